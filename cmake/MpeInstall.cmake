@@ -1,0 +1,20 @@
+# Install rules: tool libraries, public headers, the mpe command, CMake package and pkg-config.
+include(CMakePackageConfigHelpers)
+get_property(_tools GLOBAL PROPERTY MPE_TOOL_TARGETS)
+install(TARGETS ${_tools} EXPORT MpeToolsTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(DIRECTORY core/include/mpe DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_BINARY_DIR}/core/generated/mpe/calls.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/mpe)
+install(EXPORT MpeToolsTargets NAMESPACE mpe:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/MpeTools)
+configure_package_config_file(cmake/MpeToolsConfig.cmake.in ${PROJECT_BINARY_DIR}/MpeToolsConfig.cmake
+                              INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/MpeTools)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/MpeToolsConfigVersion.cmake COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/MpeToolsConfig.cmake ${PROJECT_BINARY_DIR}/MpeToolsConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/MpeTools)
+foreach(tool IN LISTS _tools)
+  get_target_property(MPE_PC_LIB ${tool} OUTPUT_NAME)
+  if(NOT MPE_PC_LIB)
+    set(MPE_PC_LIB ${tool})
+  endif()
+  configure_file(cmake/mpe-tool.pc.in ${PROJECT_BINARY_DIR}/pkgconfig/mpe-${MPE_PC_LIB}.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/pkgconfig/mpe-${MPE_PC_LIB}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endforeach()

@@ -1,0 +1,540 @@
+#!/usr/bin/env python3
+"""Generates the interposition layer from the selected MPI's own preprocessed mpi.h.
+
+Inputs: the preprocessed header (`mpicc -E -P`), the per-function table (core/mpi_calls.tsv) and
+optionally the Fortran entry points the MPI library exports (`pmpi_*_` names from `nm -D`).
+Outputs (into the build tree, never committed):
+  calls.h        - enum Fn, CallClass, Mode, role bits, struct Call, per-function descriptors
+  wrappers_c.cpp - one MPI_X per PMPI_X prototype: fill a Call, run the hooks, call PMPI_X
+  wrappers_f.cpp - one mpi_x_ per exported pmpi_x_ with a C counterpart
+  wrapped.txt    - the wrapped names, for `mpe coverage`
+
+The wrappers are thin: they call PMPI and return its code unchanged; all meaning lives in the
+hand-written tools, reached through mpe::Call.
+"""
+import argparse
+import re
+import sys
+from dataclasses import dataclass, field
+
+ROLE_KIND_CTYPE = {
+    # role kind -> (C++ field type, how a C argument converts to it)
+    "buf": "const void*",
+    "count": "int64_t",
+    "counts": "const void*",
+    "type": "MPI_Datatype",
+    "types": "const MPI_Datatype*",
+    "int": "int",
+    "comm": "MPI_Comm",
+    "comm_out": "MPI_Comm*",
+    "op": "MPI_Op",
+    "requests": "MPI_Request*",
+    "index_out": "int*",
+    "indices_out": "int*",
+    "int_out": "int*",
+    "status": "MPI_Status*",
+    "statuses": "MPI_Status*",
+    "message": "MPI_Message*",
+    "win": "MPI_Win",
+    "file": "MPI_File",
+}
+MODES = {"b": "Blocking", "nb": "Nonblocking", "pi": "PersistentInit"}
+
+
+@dataclass
+class Param:
+    text: str        # declaration text with the name in place
+    name: str
+    ctype: str       # declaration with the name removed, for classification
+    is_array: bool
+
+
+@dataclass
+class Proto:
+    ret: str
+    name: str        # MPI_X (without the P)
+    params: list
+    variadic: bool = False
+
+
+@dataclass
+class Row:
+    name: str
+    cls: str
+    mode: str
+    roles: dict = field(default_factory=dict)  # role -> list of alternatives
+
+
+def fail(msg):
+    sys.stderr.write("mpigen: error: " + msg + "\n")
+    sys.exit(1)
+
+
+def strip_attributes(text):
+    out, i = [], 0
+    while True:
+        j = text.find("__attribute__", i)
+        if j < 0:
+            out.append(text[i:])
+            return "".join(out)
+        out.append(text[i:j])
+        k = text.index("(", j)
+        depth = 0
+        while True:
+            if text[k] == "(":
+                depth += 1
+            elif text[k] == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            k += 1
+        i = k + 1
+
+
+def split_top(params):
+    parts, depth, cur = [], 0, []
+    for ch in params:
+        if ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+            continue
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        cur.append(ch)
+    if "".join(cur).strip():
+        parts.append("".join(cur).strip())
+    return parts
+
+
+TYPE_WORDS = {"int", "char", "void", "double", "float", "long", "short", "unsigned", "signed",
+              "const", "volatile", "struct", "size_t", "restrict", "__restrict"}
+
+
+def parse_param(text, index):
+    text = re.sub(r"\s+", " ", text).strip()
+    if text == "...":
+        return None
+    fp = re.match(r"^(.*\(\s*\*\s*)(\w*)(\s*\).*)$", text)
+    if fp:  # function pointer
+        name = fp.group(2) or "arg%d" % index
+        return Param(fp.group(1) + name + fp.group(3), name, fp.group(1) + fp.group(3), False)
+    arr = ""
+    m = re.match(r"^(.*?)((?:\s*\[[^\]]*\])+)$", text)
+    if m:
+        text, arr = m.group(1).strip(), m.group(2).replace(" ", "")
+    m = re.match(r"^(.*?)(\w+)$", text)
+    base, last = (m.group(1), m.group(2)) if m else (text, "")
+    if not last or last in TYPE_WORDS or last.startswith("MPI") or not base.strip():
+        name = "arg%d" % index
+        decl = text + " " + name + arr
+        ctype = text
+    else:
+        name = last
+        decl = text + arr
+        ctype = base.strip()
+    return Param(decl, name, ctype + (" *" if arr else ""), bool(arr))
+
+
+def parse_header(path):
+    text = strip_attributes(open(path).read())
+    text = re.sub(r"^\s*#.*$", "", text, flags=re.M)
+    text = re.sub(r"\s+", " ", text)
+    protos, named = {}, {}
+    for stmt in text.split(";"):
+        m = re.match(r"^\s*(?:extern\s+)?([\w\s\*]+?)\s*\b(P?MPI_\w+)\s*\((.*)\)\s*$", stmt)
+        if not m or "typedef" in stmt:
+            continue
+        ret, fname, plist = m.group(1).strip(), m.group(2), m.group(3)
+        ret = re.sub(r"\b(extern|static|inline)\b", "", ret).strip()
+        raw = [] if plist.strip() in ("", "void") else split_top(plist)
+        params, variadic = [], False
+        for i, p in enumerate(raw):
+            parsed = parse_param(p, i)
+            if parsed is None:
+                variadic = True
+            else:
+                params.append(parsed)
+        proto = Proto(ret, fname[1:] if fname.startswith("PMPI_") else fname, params, variadic)
+        (protos if fname.startswith("PMPI_") else named)[proto.name] = proto
+    # Prefer the argument names of the MPI_X declaration where PMPI_X leaves them out.
+    for name, proto in protos.items():
+        other = named.get(name)
+        if other and len(other.params) == len(proto.params):
+            for i, p in enumerate(proto.params):
+                if p.name.startswith("arg") and not other.params[i].name.startswith("arg"):
+                    proto.params[i] = other.params[i]
+    return protos
+
+
+def parse_table(path):
+    roles, rows = {}, {}
+    for lineno, line in enumerate(open(path), 1):
+        line = line.split("#", 1)[0] if not re.search(r"=\S*#\d", line) else line
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        words = line.split()
+        if words[0] == "%role":
+            if words[2] not in ROLE_KIND_CTYPE:
+                fail("%s:%d: unknown role kind %s" % (path, lineno, words[2]))
+            roles[words[1]] = words[2]
+            continue
+        if len(words) < 3 or words[2] not in MODES:
+            fail("%s:%d: expected 'function class mode roles...'" % (path, lineno))
+        row = Row(words[0], words[1], words[2])
+        for w in words[3:]:
+            role, _, alts = w.partition("=")
+            if role not in roles:
+                fail("%s:%d: unknown role %s" % (path, lineno, role))
+            row.roles[role] = alts.split("|")
+        if row.name in rows:
+            fail("%s:%d: %s listed twice" % (path, lineno, row.name))
+        rows[row.name] = row
+    return roles, rows
+
+
+def resolve_roles(proto, row):
+    """Maps each role of the row to the index of the argument that plays it."""
+    out = {}
+    for role, alts in row.roles.items():
+        idx = None
+        for alt in alts:
+            if alt.startswith("#"):
+                if int(alt[1:]) < len(proto.params):
+                    idx = int(alt[1:])
+            else:
+                idx = next((i for i, p in enumerate(proto.params) if p.name == alt), None)
+            if idx is not None:
+                break
+        if idx is None:
+            fail("%s: role %s names %s, but mpi.h declares (%s)" % (
+                proto.name, role, "|".join(alts), ", ".join(p.name for p in proto.params)))
+        out[role] = idx
+    return out
+
+
+def c_ident(s):
+    return re.sub(r"\W", "_", s)
+
+
+def emit_header(out, roles, protos, rows, classes):
+    names = sorted(protos)
+    w = out.write
+    w("// Generated by core/gen/mpigen.py from this MPI's mpi.h and core/mpi_calls.tsv. Do not edit.\n")
+    w("#pragma once\n#include <mpi.h>\n#include <cstdint>\n\nnamespace mpe {\n\n")
+    w("// Every wrapped MPI function, in name order.\nenum class Fn : uint16_t {\n")
+    for n in names:
+        w("  %s,\n" % n)
+    w("};\ninline constexpr int kFnCount = %d;\n\n" % len(names))
+    w("// What a call does; several functions share a class (MPI_Send, MPI_Isend, MPI_Send_init...).\n")
+    w("enum class CallClass : uint8_t {\n  other,\n")
+    for c in classes:
+        w("  %s,\n" % c)
+    w("};\ninline constexpr int kCallClassCount = %d;\n\n" % (len(classes) + 1))
+    w("enum class Mode : uint8_t { Blocking, Nonblocking, PersistentInit };\n\n")
+    w("// One bit per role: which fields of Call are valid for a call.\nnamespace role {\n")
+    for i, r in enumerate(roles):
+        w("inline constexpr uint64_t %s = uint64_t{1} << %d;\n" % (r, i))
+    w("}  // namespace role\n\n")
+    w("// Call flags.\ninline constexpr uint8_t kLargeCount = 1;  // counts are MPI_Count, arrays MPI_Count[]\n")
+    w("inline constexpr uint8_t kFortran = 2;     // entered through a Fortran binding\n\n")
+    w("// One MPI call as the tools see it. Only the fields whose role bit is set are valid; the\n")
+    w("// wrapper writes nothing else, which keeps the per-call cost to a few stores.\n")
+    w("struct Call {\n  Fn fn;\n  CallClass cls;\n  Mode mode;\n  uint8_t flags;\n")
+    w("  uint8_t depth;        // 0 for an application call, >0 for a call made inside another\n")
+    w("  int rc;               // return code, valid in leave hooks\n")
+    w("  uint64_t roles;       // role bits\n")
+    w("  uint64_t t_enter;     // clock ticks around the PMPI call, when a tool asked for time\n")
+    w("  uint64_t t_leave;\n")
+    for r, kind in roles.items():
+        w("  %s %s;\n" % (ROLE_KIND_CTYPE[kind], r))
+    w("  bool has(uint64_t bits) const { return (roles & bits) == bits; }\n")
+    w("  int nreq() const { return has(role::nrequests) ? nrequests : 1; }\n")
+    w("  // Reads element i of a count array, whatever its width.\n")
+    w("  int64_t count_at(const void* counts, int i) const {\n")
+    w("    return (flags & kLargeCount) ? static_cast<const MPI_Count*>(counts)[i]\n")
+    w("                                 : static_cast<const int*>(counts)[i];\n  }\n};\n\n")
+    w("struct FnInfo {\n  const char* name;\n  CallClass cls;\n  Mode mode;\n  uint64_t roles;\n};\n")
+    w("// Indexed by Fn.\nextern const FnInfo kFnInfo[kFnCount];\n")
+    w("inline const FnInfo& info(Fn fn) { return kFnInfo[static_cast<int>(fn)]; }\n")
+    w("extern const char* const kCallClassName[kCallClassCount];\n\n}  // namespace mpe\n")
+
+
+def base_row(name, rows):
+    if name in rows:
+        return rows[name], False
+    if name.endswith("_c") and name[:-2] in rows:
+        return rows[name[:-2]], True
+    return None, name.endswith("_c")
+
+
+def arg_list(proto):
+    return ", ".join(p.name for p in proto.params)
+
+
+def emit_role_assignments(proto, rmap, roles):
+    """C++ statements that copy the role arguments into `call`."""
+    lines = []
+    for role, idx in rmap.items():
+        p = proto.params[idx]
+        kind = roles[role]
+        val = p.name
+        if kind in ("buf", "counts"):
+            val = "static_cast<const void*>(%s)" % p.name
+        elif kind == "count":
+            val = "static_cast<int64_t>(%s)" % p.name
+        elif ROLE_KIND_CTYPE[kind].endswith("*") and "*" not in p.ctype:
+            val = "&" + p.name  # a handle passed by value, e.g. MPI_Request_get_status
+        lines.append("  call.%s = %s;" % (role, val))
+    return lines
+
+
+def status_substitution(proto, rmap, roles):
+    """Statements that replace MPI_STATUS(ES)_IGNORE by the core's own storage when asked to."""
+    lines = []
+    if "status" in rmap:
+        name = proto.params[rmap["status"]].name
+        lines.append("  MPI_Status status_storage_;")
+        lines.append("  if (%s == MPI_STATUS_IGNORE && core::wants_status()) %s = &status_storage_;" % (name, name))
+    if "statuses" in rmap:
+        name = proto.params[rmap["statuses"]].name
+        n = proto.params[rmap["nrequests"]].name if "nrequests" in rmap else "1"
+        lines.append("  if (%s == MPI_STATUSES_IGNORE && core::wants_status()) %s = core::status_scratch(ts, %s);"
+                     % (name, name, n))
+    return lines
+
+
+def emit_c_wrappers(out, protos, rows, roles):
+    w = out.write
+    w("// Generated by core/gen/mpigen.py. Do not edit.\n#include \"mpe/core.h\"\n\nusing namespace mpe;\n\n")
+    for name in sorted(protos):
+        proto = protos[name]
+        row, large = base_row(name, rows)
+        rmap = resolve_roles(proto, row) if row else {}
+        decl = ", ".join(p.text for p in proto.params) + (", ..." if proto.variadic else "")
+        call = "P%s(%s)" % (name, arg_list(proto))
+        returns_rc = proto.ret == "int"
+        w("extern \"C\" MPE_EXPORT %s %s(%s) {\n" % (proto.ret, name, decl or "void"))
+        w("  core::ThreadState& ts = core::thread_state();\n")
+        w("  if (!core::observing(ts)) return %s;\n" % call)
+        for line in status_substitution(proto, rmap, roles):
+            w(line + "\n")
+        w("  Call call;\n")
+        w("  call.fn = Fn::%s;\n  call.cls = kFnInfo[static_cast<int>(Fn::%s)].cls;\n" % (name, name))
+        w("  call.mode = Mode::%s;\n" % (MODES[row.mode] if row else "Blocking"))
+        w("  call.flags = %s;\n" % ("kLargeCount" if large else "0"))
+        w("  call.roles = kFnInfo[static_cast<int>(Fn::%s)].roles;\n" % name)
+        for line in emit_role_assignments(proto, rmap, roles):
+            w(line + "\n")
+        cls = row.cls if row else "other"
+        w("  core::enter(ts, call);\n")
+        if cls == "finalize":
+            w("  core::before_finalize(ts);\n")
+        if returns_rc:
+            w("  call.rc = %s;\n" % call)
+        else:
+            w("  %s result = %s;\n  call.rc = MPI_SUCCESS;\n" % (proto.ret, call))
+        if cls == "init":
+            w("  if (call.rc == MPI_SUCCESS) core::after_init(ts);\n")
+        w("  core::leave(ts, call);\n")
+        w("  return %s;\n}\n\n" % ("call.rc" if returns_rc else "result"))
+
+
+# ---- Fortran ---------------------------------------------------------------------------------
+
+def is_char_param(p):
+    return re.search(r"\bchar\b", p.ctype) is not None
+
+
+def fortran_signature(proto, cls):
+    """Argument list of the mpif.h binding: every C argument by reference, ierr last, then one
+    hidden length per character argument. Returns (params, has_ierr, return type)."""
+    params = list(proto.params)
+    if cls == "init":
+        params = [p for p in params if p.name not in ("argc", "argv")]
+    if proto.ret not in ("int",):
+        return params, False, proto.ret
+    return params, True, "void"
+
+
+FORTRAN_PRE = {
+    # role kind -> expression converting the Fortran argument pointer `a` before the call
+    "count": "static_cast<int64_t>(*static_cast<MPI_Fint*>({a}))",
+    "int": "static_cast<int>(*static_cast<MPI_Fint*>({a}))",
+    "type": "PMPI_Type_f2c(*static_cast<MPI_Fint*>({a}))",
+    "comm": "PMPI_Comm_f2c(*static_cast<MPI_Fint*>({a}))",
+    "op": "PMPI_Op_f2c(*static_cast<MPI_Fint*>({a}))",
+    "win": "PMPI_Win_f2c(*static_cast<MPI_Fint*>({a}))",
+    "file": "PMPI_File_f2c(*static_cast<MPI_Fint*>({a}))",
+    "buf": "static_cast<const void*>({a})",
+    "counts": "static_cast<const void*>({a})",
+}
+
+
+def emit_fortran_wrappers(out, protos, rows, roles, fortran_names):
+    w = out.write
+    w("// Generated by core/gen/mpigen.py. Do not edit.\n")
+    w("// Fortran (mpif.h / use mpi) bindings: arguments arrive by reference; handles are converted\n")
+    w("// with PMPI_X_f2c so the tools see C handles. What MPICH's binding does beneath (it calls\n")
+    w("// MPI_X) is suppressed, so each Fortran call is seen once.\n")
+    w("#include \"mpe/core.h\"\n#include <cstddef>\n\nusing namespace mpe;\n\n")
+    wrapped = []
+    by_lower = {n.lower(): n for n in protos}
+    for fname in sorted(fortran_names):
+        cname = by_lower.get("mpi_" + fname)
+        if not cname or cname.endswith("_c"):
+            continue
+        proto = protos[cname]
+        row, _ = base_row(cname, rows)
+        cls = row.cls if row else "other"
+        params, has_ierr, ret = fortran_signature(proto, cls)
+        if proto.variadic and cname != "MPI_Pcontrol":
+            continue
+        nchar = sum(1 for p in params if is_char_param(p))
+        args = ["void* a%d" % i for i in range(len(params))]
+        if has_ierr:
+            args.append("MPI_Fint* ierr")
+        args += ["size_t len%d" % i for i in range(nchar)]
+        fwd = ["a%d" % i for i in range(len(params))] + (["ierr"] if has_ierr else []) + \
+              ["len%d" % i for i in range(nchar)]
+        ptypes = ["void*"] * len(params) + (["MPI_Fint*"] if has_ierr else []) + ["size_t"] * nchar
+        w("extern \"C\" %s pmpi_%s_(%s);\n" % (ret, fname, ", ".join(ptypes) or "void"))
+        w("extern \"C\" MPE_EXPORT %s mpi_%s_(%s) {\n" % (ret, fname, ", ".join(args) or "void"))
+        pcall = "pmpi_%s_(%s)" % (fname, ", ".join(fwd))
+        w("  core::ThreadState& ts = core::thread_state();\n")
+        if ret != "void":
+            w("  if (!core::observing(ts)) return %s;\n" % pcall)
+        else:
+            w("  if (!core::observing(ts)) {\n    %s;\n    return;\n  }\n" % pcall)
+        rmap = {}
+        if row:
+            full = resolve_roles(proto, row)
+            # Map C argument indices to Fortran argument indices (Init drops argc/argv).
+            index_of = {id(p): i for i, p in enumerate(params)}
+            for role, idx in full.items():
+                p = proto.params[idx]
+                if id(p) in index_of:
+                    rmap[role] = index_of[id(p)]
+        w("  Call call;\n  call.fn = Fn::%s;\n  call.cls = kFnInfo[static_cast<int>(Fn::%s)].cls;\n" % (cname, cname))
+        w("  call.mode = Mode::%s;\n  call.flags = kFortran;\n" % (MODES[row.mode] if row else "Blocking"))
+        known = 0
+        pre, post = [], []
+        for role, idx in rmap.items():
+            kind = roles[role]
+            a = "a%d" % idx
+            if kind in FORTRAN_PRE:
+                pre.append("  call.%s = %s;" % (role, FORTRAN_PRE[kind].format(a=a)))
+                known |= 1 << list(roles).index(role)
+            elif kind == "requests" and "nrequests" not in rmap:
+                pre.append("  MPI_Request request_c_ = PMPI_Request_f2c(*static_cast<MPI_Fint*>(%s));" % a)
+                pre.append("  call.requests = &request_c_;")
+                post.append("  request_c_ = PMPI_Request_f2c(*static_cast<MPI_Fint*>(%s));" % a)
+                known |= 1 << list(roles).index(role)
+            elif kind == "comm_out":
+                pre.append("  MPI_Comm %s_c_ = PMPI_Comm_f2c(*static_cast<MPI_Fint*>(%s));" % (role, a))
+                pre.append("  call.%s = &%s_c_;" % (role, role))
+                post.append("  %s_c_ = PMPI_Comm_f2c(*static_cast<MPI_Fint*>(%s));" % (role, a))
+                known |= 1 << list(roles).index(role)
+            elif kind == "int_out":
+                pre.append("  call.%s = static_cast<int*>(%s);" % (role, a))
+                known |= 1 << list(roles).index(role)
+            elif kind == "status":
+                pre.append("  MPI_Fint* fstatus_ = static_cast<MPI_Fint*>(%s);" % a)
+                pre.append("  MPI_Fint fstatus_storage_[sizeof(MPI_Status) / sizeof(MPI_Fint) + 2];")
+                pre.append("  if (fstatus_ == MPI_F_STATUS_IGNORE && core::wants_status()) %s = fstatus_ = fstatus_storage_;" % a)
+                pre.append("  MPI_Status status_c_;\n  call.status = &status_c_;")
+                post.append("  if (fstatus_ != MPI_F_STATUS_IGNORE && call.rc == MPI_SUCCESS) PMPI_Status_f2c(fstatus_, &status_c_);")
+                post.append("  else call.roles &= ~role::status;")
+                known |= 1 << list(roles).index(role)
+        w("  call.roles = kFnInfo[static_cast<int>(Fn::%s)].roles & 0x%xull;\n" % (cname, known))
+        for line in pre:
+            w(line + "\n")
+        w("  core::enter(ts, call);\n")
+        if cls == "finalize":
+            w("  core::before_finalize(ts);\n")
+        w("  ++ts.suppress;\n")
+        if ret != "void":
+            w("  %s result = %s;\n" % (ret, pcall))
+        else:
+            w("  %s;\n" % pcall)
+        w("  --ts.suppress;\n")
+        w("  call.rc = %s;\n" % ("*ierr" if has_ierr else "MPI_SUCCESS"))
+        for line in post:
+            w(line + "\n")
+        if cls == "init":
+            w("  if (call.rc == MPI_SUCCESS) core::after_init(ts);\n")
+        w("  core::leave(ts, call);\n")
+        if ret != "void":
+            w("  return result;\n")
+        w("}\n\n")
+        wrapped.append("mpi_%s_" % fname)
+    return wrapped
+
+
+def emit_info(out, protos, rows, roles, classes):
+    w = out.write
+    w("// Generated by core/gen/mpigen.py. Do not edit.\n#include \"mpe/calls.h\"\n\nnamespace mpe {\n")
+    w("const FnInfo kFnInfo[kFnCount] = {\n")
+    for name in sorted(protos):
+        row, _ = base_row(name, rows)
+        bits = " | ".join("role::%s" % r for r in (resolve_roles(protos[name], row) if row else {})) or "0"
+        w("  {\"%s\", CallClass::%s, Mode::%s, %s},\n" % (
+            name, row.cls if row else "other", MODES[row.mode] if row else "Blocking", bits))
+    w("};\nconst char* const kCallClassName[kCallClassCount] = {\"other\", %s};\n}  // namespace mpe\n"
+      % ", ".join('"%s"' % c for c in classes))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--header", required=True, help="preprocessed mpi.h")
+    ap.add_argument("--table", required=True)
+    ap.add_argument("--exported", help="file with the PMPI_/pmpi_ names the MPI libraries export")
+    ap.add_argument("--outdir", required=True)
+    a = ap.parse_args()
+    protos = parse_header(a.header)
+    if not protos:
+        fail("no PMPI_ prototypes found in " + a.header)
+    roles, rows = parse_table(a.table)
+    classes = []
+    for r in rows.values():
+        if r.cls not in classes:
+            classes.append(r.cls)
+    fortran, unexported = [], []
+    if a.exported:
+        exported = set(line.strip() for line in open(a.exported))
+        unexported = sorted(n for n in protos if "P" + n not in exported)
+        for n in unexported:
+            del protos[n]
+        for line in sorted(exported):
+            m = re.match(r"^pmpi_([a-z0-9_]+?)_$", line.strip())
+            if m and not m.group(1).endswith("_") and "f08" not in m.group(1):
+                fortran.append(m.group(1))
+    import os
+    os.makedirs(os.path.join(a.outdir, "mpe"), exist_ok=True)
+
+    def write(path, fn, *args):
+        tmp = os.path.join(a.outdir, path + ".tmp")
+        with open(tmp, "w") as f:
+            result = fn(f, *args)
+        os.replace(tmp, os.path.join(a.outdir, path))
+        return result
+
+    write("mpe/calls.h", emit_header, roles, protos, rows, classes)
+    write("calls_info.cpp", emit_info, protos, rows, roles, classes)
+    write("wrappers_c.cpp", emit_c_wrappers, protos, rows, roles)
+    fwrapped = write("wrappers_f.cpp", emit_fortran_wrappers, protos, rows, roles, fortran)
+    missing = [n for n in rows if n not in protos]
+    with open(os.path.join(a.outdir, "wrapped.txt"), "w") as f:
+        for n in sorted(protos):
+            f.write(n + "\n")
+        for n in fwrapped:
+            f.write(n + "\n")
+    print("mpigen: %d C wrappers, %d Fortran wrappers, %d table rows (%d not in this MPI); "
+          "declared but not exported, so not wrapped: %s" % (
+              len(protos), len(fwrapped), len(rows), len(missing), " ".join(unexported) or "none"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,26 @@
+// Environment settings shared by the tools, and the one way a tool reports a problem.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace mpe::config {
+
+// Reads an integer setting; a malformed or out-of-range value is reported and the default used.
+int64_t env_int(const char* name, int64_t fallback, int64_t min, int64_t max);
+// Reads a string setting, or the fallback when it is unset or empty.
+std::string env_string(const char* name, const std::string& fallback);
+// True for 1/yes/true/on; a value that is none of those nor 0/no/false/off is reported.
+bool env_bool(const char* name, bool fallback);
+
+// The directory for output files: MPE_TMPDIR, else the working directory.
+std::string output_dir();
+// The file prefix: MPE_LOGFILE_PREFIX, else the program name.
+std::string output_prefix();
+// output_dir()/output_prefix() + suffix.
+std::string output_path(const std::string& suffix);
+
+// Prints one line "mpe-tools: <message>" on stderr; from rank 0 only when rank0_only is set.
+void warn(const std::string& message, bool rank0_only = true);
+
+}  // namespace mpe::config

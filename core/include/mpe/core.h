@@ -1,0 +1,72 @@
+// The interposition core: the hot path every generated wrapper runs, and the tool registry.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "mpe/calls.h"
+#include "mpe/clock.h"
+#include "mpe/tool.h"
+
+namespace mpe::core {
+
+// Per-thread state of the core. Plain data so that __thread needs no constructor call.
+struct ThreadState {
+  uint32_t depth;     // MPI calls in progress on this thread
+  uint32_t suppress;  // >0 while a tool hook or a Fortran binding's PMPI call runs
+  MPI_Status* scratch;
+  int scratch_capacity;
+};
+
+// Up to this many tools can be registered in one process.
+inline constexpr int kMaxTools = 8;
+
+// The registry, filled before main() by the tools' constructors and read-only afterwards.
+struct Registry {
+  int ntools;
+  uint32_t needs;  // union of the tools' kNeeds* bits
+  Hook enter[kMaxTools];
+  Hook leave[kMaxTools];
+  const Tool* tools[kMaxTools];
+};
+
+extern Registry g_registry MPE_HIDDEN;
+extern __thread ThreadState t_state MPE_HIDDEN __attribute__((tls_model("initial-exec")));
+
+// ~1 ns: one TLS address computation.
+inline ThreadState& thread_state() { return t_state; }
+
+// True when some tool listens and this call is not the tools' own or a binding's internals.
+inline bool observing(const ThreadState& ts) { return g_registry.ntools != 0 && ts.suppress == 0; }
+
+inline bool wants_status() { return (g_registry.needs & kNeedsStatus) != 0; }
+
+// Storage for n statuses when the application passed MPI_STATUSES_IGNORE. Grows rarely.
+MPI_Status* status_scratch(ThreadState& ts, int n) MPE_HIDDEN;
+
+// Runs the enter hooks in registration order, then stamps the time. ~1 ns per tool plus the
+// clock read when a tool asked for time.
+inline void enter(ThreadState& ts, Call& call) {
+  call.depth = static_cast<uint8_t>(ts.depth);
+  const int n = g_registry.ntools;
+  ++ts.suppress;
+  for (int i = 0; i < n; ++i) g_registry.enter[i](call);
+  --ts.suppress;
+  ++ts.depth;
+  if (g_registry.needs & kNeedsTime) call.t_enter = clock::now();
+}
+
+// Stamps the time, then runs the leave hooks in reverse order so that hooks nest.
+inline void leave(ThreadState& ts, Call& call) {
+  if (g_registry.needs & kNeedsTime) call.t_leave = clock::now();
+  --ts.depth;
+  ++ts.suppress;
+  for (int i = g_registry.ntools; i-- > 0;) g_registry.leave[i](call);
+  --ts.suppress;
+}
+
+// Life cycle: after MPI_Init(_thread) succeeded, and before PMPI_Finalize runs.
+void after_init(ThreadState& ts) MPE_HIDDEN;
+void before_finalize(ThreadState& ts) MPE_HIDDEN;
+
+}  // namespace mpe::core

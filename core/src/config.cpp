@@ -1,0 +1,83 @@
+// Environment settings and the single-line warnings tools print instead of failing.
+#include "mpe/config.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "mpe/tool.h"
+
+extern char* program_invocation_short_name;
+
+namespace mpe::config {
+
+namespace {
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return (v && *v) ? v : nullptr;
+}
+
+// The rank before MPI_Init, from the launcher's environment (MPICH's Hydra, Open MPI's ORTE).
+int launcher_rank() {
+  for (const char* name : {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"})
+    if (const char* v = env(name)) return std::atoi(v);
+  return 0;
+}
+}  // namespace
+
+void warn(const std::string& message, bool rank0_only) {
+  int rank = mpe_core_world_rank();
+  if (rank < 0) rank = launcher_rank();
+  if (rank0_only && rank != 0) return;
+  std::fprintf(stderr, "mpe-tools: %s\n", message.c_str());
+  std::fflush(stderr);
+}
+
+int64_t env_int(const char* name, int64_t fallback, int64_t min, int64_t max) {
+  const char* v = env(name);
+  if (!v) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const long long parsed = std::strtoll(v, &end, 10);
+  if (errno || *end || parsed < min || parsed > max) {
+    warn(std::string(name) + "='" + v + "' is not a whole number from " + std::to_string(min) +
+         " to " + std::to_string(max) + "; using " + std::to_string(fallback) + ".");
+    return fallback;
+  }
+  return parsed;
+}
+
+std::string env_string(const char* name, const std::string& fallback) {
+  const char* v = env(name);
+  return v ? std::string(v) : fallback;
+}
+
+bool env_bool(const char* name, bool fallback) {
+  const char* v = env(name);
+  if (!v) return fallback;
+  for (const char* yes : {"1", "yes", "true", "on"})
+    if (strcasecmp(v, yes) == 0) return true;
+  for (const char* no : {"0", "no", "false", "off"})
+    if (strcasecmp(v, no) == 0) return false;
+  warn(std::string(name) + "='" + v + "' is not a yes/no value (1/0, yes/no, on/off); using " +
+       (fallback ? "1." : "0."));
+  return fallback;
+}
+
+std::string output_dir() {
+  std::string dir = env_string("MPE_TMPDIR", ".");
+  if (access(dir.c_str(), W_OK) != 0) {
+    warn("MPE_TMPDIR='" + dir + "' is not a writable directory; writing to the working directory.");
+    dir = ".";
+  }
+  return dir;
+}
+
+std::string output_prefix() { return env_string("MPE_LOGFILE_PREFIX", program_invocation_short_name); }
+
+std::string output_path(const std::string& suffix) { return output_dir() + "/" + output_prefix() + suffix; }
+
+}  // namespace mpe::config

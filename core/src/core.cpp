@@ -1,0 +1,63 @@
+// The tool registry and the core's life-cycle steps; the per-call path is inline in core.h.
+#include "mpe/core.h"
+
+#include <cstdlib>
+
+namespace mpe::core {
+
+Registry g_registry;
+__thread ThreadState t_state;
+
+namespace {
+void no_hook(Call&) noexcept {}
+int g_world_rank = -1;
+}  // namespace
+
+MPI_Status* status_scratch(ThreadState& ts, int n) {
+  if (n <= 0) n = 1;
+  if (n > ts.scratch_capacity) {
+    // Amortised: the buffer doubles, so a thread allocates O(log n) times in its life.
+    int capacity = ts.scratch_capacity ? ts.scratch_capacity : 16;
+    while (capacity < n) capacity *= 2;
+    auto* grown = static_cast<MPI_Status*>(std::realloc(ts.scratch, sizeof(MPI_Status) * capacity));
+    if (!grown) return MPI_STATUSES_IGNORE;  // out of memory: the tools just see no statuses
+    ts.scratch = grown;
+    ts.scratch_capacity = capacity;
+  }
+  return ts.scratch;
+}
+
+void after_init(ThreadState& ts) {
+  ++ts.suppress;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &g_world_rank);
+  for (int i = 0; i < g_registry.ntools; ++i)
+    if (g_registry.tools[i]->after_init) g_registry.tools[i]->after_init();
+  --ts.suppress;
+}
+
+void before_finalize(ThreadState& ts) {
+  ++ts.suppress;
+  // Reverse order: the last tool to start is the first to stop.
+  for (int i = g_registry.ntools; i-- > 0;)
+    if (g_registry.tools[i]->before_finalize) g_registry.tools[i]->before_finalize();
+  --ts.suppress;
+}
+
+}  // namespace mpe::core
+
+using mpe::core::g_registry;
+
+extern "C" int mpe_core_register_tool(const mpe::Tool* tool) {
+  if (!tool || g_registry.ntools >= mpe::core::kMaxTools) return -1;
+  for (int i = 0; i < g_registry.ntools; ++i)
+    if (g_registry.tools[i] == tool) return 0;
+  const int i = g_registry.ntools;
+  g_registry.tools[i] = tool;
+  g_registry.enter[i] = tool->enter ? tool->enter : mpe::core::no_hook;
+  g_registry.leave[i] = tool->leave ? tool->leave : mpe::core::no_hook;
+  g_registry.needs |= tool->needs;
+  g_registry.ntools = i + 1;  // last: the wrappers only look at the first ntools entries
+  return 0;
+}
+
+extern "C" int mpe_core_world_rank() { return mpe::core::g_world_rank; }

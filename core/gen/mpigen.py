@@ -215,8 +215,8 @@ def resolve_roles(proto, row):
     return out
 
 
-def c_ident(s):
-    return re.sub(r"\W", "_", s)
+def role_bits(rmap):
+    return " | ".join("role::%s" % r for r in rmap) or "0"
 
 
 def emit_header(out, roles, protos, rows, classes):
@@ -322,10 +322,10 @@ def emit_c_wrappers(out, protos, rows, roles):
         for line in status_substitution(proto, rmap, roles):
             w(line + "\n")
         w("  Call call;\n")
-        w("  call.fn = Fn::%s;\n  call.cls = kFnInfo[static_cast<int>(Fn::%s)].cls;\n" % (name, name))
+        w("  call.fn = Fn::%s;\n  call.cls = CallClass::%s;\n" % (name, row.cls if row else "other"))
         w("  call.mode = Mode::%s;\n" % (MODES[row.mode] if row else "Blocking"))
         w("  call.flags = %s;\n" % ("kLargeCount" if large else "0"))
-        w("  call.roles = kFnInfo[static_cast<int>(Fn::%s)].roles;\n" % name)
+        w("  call.roles = %s;\n" % role_bits(rmap))
         for line in emit_role_assignments(proto, rmap, roles):
             w(line + "\n")
         cls = row.cls if row else "other"
@@ -417,29 +417,29 @@ def emit_fortran_wrappers(out, protos, rows, roles, fortran_names):
                 p = proto.params[idx]
                 if id(p) in index_of:
                     rmap[role] = index_of[id(p)]
-        w("  Call call;\n  call.fn = Fn::%s;\n  call.cls = kFnInfo[static_cast<int>(Fn::%s)].cls;\n" % (cname, cname))
+        w("  Call call;\n  call.fn = Fn::%s;\n  call.cls = CallClass::%s;\n" % (cname, cls))
         w("  call.mode = Mode::%s;\n  call.flags = kFortran;\n" % (MODES[row.mode] if row else "Blocking"))
-        known = 0
+        known = {}
         pre, post = [], []
         for role, idx in rmap.items():
             kind = roles[role]
             a = "a%d" % idx
             if kind in FORTRAN_PRE:
                 pre.append("  call.%s = %s;" % (role, FORTRAN_PRE[kind].format(a=a)))
-                known |= 1 << list(roles).index(role)
+                known[role] = idx
             elif kind == "requests" and "nrequests" not in rmap:
                 pre.append("  MPI_Request request_c_ = PMPI_Request_f2c(*static_cast<MPI_Fint*>(%s));" % a)
                 pre.append("  call.requests = &request_c_;")
                 post.append("  request_c_ = PMPI_Request_f2c(*static_cast<MPI_Fint*>(%s));" % a)
-                known |= 1 << list(roles).index(role)
+                known[role] = idx
             elif kind == "comm_out":
                 pre.append("  MPI_Comm %s_c_ = PMPI_Comm_f2c(*static_cast<MPI_Fint*>(%s));" % (role, a))
                 pre.append("  call.%s = &%s_c_;" % (role, role))
                 post.append("  %s_c_ = PMPI_Comm_f2c(*static_cast<MPI_Fint*>(%s));" % (role, a))
-                known |= 1 << list(roles).index(role)
+                known[role] = idx
             elif kind == "int_out":
                 pre.append("  call.%s = static_cast<int*>(%s);" % (role, a))
-                known |= 1 << list(roles).index(role)
+                known[role] = idx
             elif kind == "status":
                 pre.append("  MPI_Fint* fstatus_ = static_cast<MPI_Fint*>(%s);" % a)
                 pre.append("  MPI_Fint fstatus_storage_[sizeof(MPI_Status) / sizeof(MPI_Fint) + 2];")
@@ -447,8 +447,8 @@ def emit_fortran_wrappers(out, protos, rows, roles, fortran_names):
                 pre.append("  MPI_Status status_c_;\n  call.status = &status_c_;")
                 post.append("  if (fstatus_ != MPI_F_STATUS_IGNORE && call.rc == MPI_SUCCESS) PMPI_Status_f2c(fstatus_, &status_c_);")
                 post.append("  else call.roles &= ~role::status;")
-                known |= 1 << list(roles).index(role)
-        w("  call.roles = kFnInfo[static_cast<int>(Fn::%s)].roles & 0x%xull;\n" % (cname, known))
+                known[role] = idx
+        w("  call.roles = %s;\n" % role_bits(known))
         for line in pre:
             w(line + "\n")
         w("  core::enter(ts, call);\n")
@@ -479,7 +479,7 @@ def emit_info(out, protos, rows, roles, classes):
     w("const FnInfo kFnInfo[kFnCount] = {\n")
     for name in sorted(protos):
         row, _ = base_row(name, rows)
-        bits = " | ".join("role::%s" % r for r in (resolve_roles(protos[name], row) if row else {})) or "0"
+        bits = role_bits(resolve_roles(protos[name], row) if row else {})
         w("  {\"%s\", CallClass::%s, Mode::%s, %s},\n" % (
             name, row.cls if row else "other", MODES[row.mode] if row else "Blocking", bits))
     w("};\nconst char* const kCallClassName[kCallClassCount] = {\"other\", %s};\n}  // namespace mpe\n"

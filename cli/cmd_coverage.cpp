@@ -1,0 +1,82 @@
+// `mpe coverage`: how many of the MPI library's exported PMPI_ routines the tools wrap.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <stdexcept>
+
+#include "commands.h"
+
+namespace mpe::cli {
+
+namespace {
+
+// Defined symbols a shared library exports, read with nm.
+std::set<std::string> exported_symbols(const std::string& library) {
+  if (!std::filesystem::exists(library)) throw std::runtime_error(library + ": no such file");
+  const std::string cmd = "nm -D --defined-only '" + library + "' 2>/dev/null";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+  if (!pipe) throw std::runtime_error("cannot run nm");
+  std::set<std::string> out;
+  char line[1024];
+  while (fgets(line, sizeof line, pipe.get())) {
+    std::string s(line);
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+    const auto space = s.rfind(' ');
+    out.insert(space == std::string::npos ? s : s.substr(space + 1));
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_coverage_command(CLI::App& app) {
+  auto tool = std::make_shared<std::string>();
+  auto list = std::make_shared<bool>(false);
+  CLI::App* cov = app.add_subcommand("coverage", "Count the MPI library's PMPI_ routines that the tools wrap");
+  cov->add_option("--tool-library", *tool, "tool library to inspect (default: libmpetime.so beside mpe)");
+  cov->add_flag("--list-missing", *list, "name every routine that is not wrapped");
+  cov->callback([tool, list] {
+    std::string lib = *tool;
+    if (lib.empty()) {
+      for (const char* name : {"libmpetime.so", "libumq.so", "liblog.so", "libmpenull.so"}) {
+        lib = library_dir() + "/" + name;
+        if (std::filesystem::exists(lib)) break;
+      }
+    }
+    const auto wrapped = exported_symbols(lib);
+    int total = 0, covered = 0;
+    std::set<std::string> missing;
+    for (const char* mpi_lib : {MPE_MPI_C_LIBRARY, MPE_MPI_FORTRAN_LIBRARY}) {
+      for (const auto& sym : exported_symbols(mpi_lib)) {
+        // C routines only: the Fortran library also exports upper-case aliases (PMPI_SEND).
+        if (sym.rfind("PMPI_", 0) != 0 || sym.find_first_of("abcdefghijklmnopqrstuvwxyz") == std::string::npos)
+          continue;
+        ++total;
+        if (wrapped.count(sym.substr(1))) ++covered; else missing.insert(sym.substr(1));
+      }
+    }
+    // Fortran: every pmpi_x_ entry point of the mpif.h / use mpi binding.
+    int ftotal = 0, fcovered = 0;
+    std::set<std::string> fmissing;
+    for (const auto& sym : exported_symbols(MPE_MPI_FORTRAN_LIBRARY)) {
+      if (sym.rfind("pmpi_", 0) != 0 || sym.back() != '_' || sym[sym.size() - 2] == '_' ||
+          sym.find("f08") != std::string::npos)
+        continue;
+      ++ftotal;
+      if (wrapped.count(sym.substr(1))) ++fcovered; else fmissing.insert(sym.substr(1));
+    }
+    std::printf("MPI library:  %s (%s)\ntool library: %s\n", MPE_MPI_C_LIBRARY, MPE_MPI_NAME, lib.c_str());
+    std::printf("C:       %d of %d exported PMPI_ routines wrapped (%.1f%%)\n", covered, total, 100.0 * covered / total);
+    std::printf("Fortran: %d of %d exported pmpi_*_ entry points wrapped (%.1f%%); the rest are predefined\n"
+                "         callbacks and Fortran-only helpers with no C routine behind them\n",
+                fcovered, ftotal, 100.0 * fcovered / ftotal);
+    if (*list) {
+      for (const auto& m : missing) std::printf("  not wrapped (C): %s\n", m.c_str());
+      for (const auto& m : fmissing) std::printf("  not wrapped (Fortran): %s\n", m.c_str());
+    }
+    if (covered != total) throw std::runtime_error("C coverage is below 100%");
+  });
+}
+
+}  // namespace mpe::cli

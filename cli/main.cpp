@@ -1,0 +1,38 @@
+// `mpe`: the command line of mpe-tools. Errors become one message and a non-zero exit here only.
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <filesystem>
+
+#include "commands.h"
+
+namespace mpe::cli {
+
+std::string library_dir() {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return MPE_INSTALL_LIBDIR;
+  buf[n] = '\0';
+  const auto dir = std::filesystem::path(buf).parent_path().parent_path() / "lib";
+  return std::filesystem::exists(dir) ? dir.string() : std::string(MPE_INSTALL_LIBDIR);
+}
+
+}  // namespace mpe::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"mpe-tools: see where MPI programs spend their time", "mpe"};
+  app.set_version_flag("--version", std::string("mpe-tools " MPE_VERSION " (built for " MPE_MPI_NAME ")"));
+  app.require_subcommand(1);
+  mpe::cli::add_run_command(app);
+  mpe::cli::add_coverage_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mpe: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

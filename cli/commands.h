@@ -8,6 +8,7 @@ namespace mpe::cli {
 
 void add_run_command(CLI::App& app);
 void add_coverage_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 
 // Directory holding the tool libraries: <dir of the mpe executable>/../lib.
 std::string library_dir();

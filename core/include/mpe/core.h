@@ -46,7 +46,7 @@ MPI_Status* status_scratch(ThreadState& ts, int n) MPE_HIDDEN;
 
 // Runs the enter hooks in registration order, then stamps the time. ~1 ns per tool plus the
 // clock read when a tool asked for time.
-inline void enter(ThreadState& ts, Call& call) {
+__attribute__((always_inline)) inline void enter(ThreadState& ts, Call& call) {
   call.depth = static_cast<uint8_t>(ts.depth);
   const int n = g_registry.ntools;
   ++ts.suppress;
@@ -57,7 +57,7 @@ inline void enter(ThreadState& ts, Call& call) {
 }
 
 // Stamps the time, then runs the leave hooks in reverse order so that hooks nest.
-inline void leave(ThreadState& ts, Call& call) {
+__attribute__((always_inline)) inline void leave(ThreadState& ts, Call& call) {
   if (g_registry.needs & kNeedsTime) call.t_leave = clock::now();
   --ts.depth;
   ++ts.suppress;

@@ -1,0 +1,550 @@
+// libmpetime: time, calls and bytes per MPI routine per process; one file per process and the
+// whole-run report from rank 0 at MPI_Finalize.
+//
+// Design. Each thread accumulates into its own Table (one Stat per wrapped routine), allocated
+// and linked into a global list under a mutex the first time the thread makes an MPI call; after
+// that the per-call path takes no lock and allocates nothing. At finalize the main thread sums
+// the tables. Nested calls: call.depth says how deep a call is; a per-thread array of child
+// time per depth turns inclusive time into exclusive time, so the exclusive times of a thread
+// add up to no more than its wall time. Bytes are derived from each routine's semantics
+// (bytes.cpp-like helpers below); receives take their size from the status, which the core
+// guarantees to be real because this tool asks for kNeedsStatus.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "mpe/config.h"
+#include "mpe/core.h"
+#include "profile.h"
+
+namespace {
+
+using mpe::Call;
+using mpe::CallClass;
+using mpe::Mode;
+namespace role = mpe::role;
+
+constexpr int kMaxDepth = 32;
+
+struct Stat {
+  uint64_t calls, incl, excl, min, max, sent, recv;
+};
+
+struct Table {
+  Stat stats[mpe::kFnCount];
+  uint64_t child[kMaxDepth];  // time of finished calls at each depth, not yet charged to a parent
+  Table* next;
+};
+
+std::mutex g_mutex;
+Table* g_tables = nullptr;  // every thread's table; never freed, so a thread may exit early
+int g_nthreads = 0;
+__thread Table* t_table __attribute__((tls_model("initial-exec")));
+
+std::atomic<bool> g_paused{false};
+std::atomic<uint64_t> g_run_start{0};    // ticks when the measured span began (init or reset)
+std::atomic<uint64_t> g_pause_start{0};  // ticks when the current pause began
+std::atomic<uint64_t> g_paused_ticks{0}; // total ticks spent paused since g_run_start
+
+Table* new_table() noexcept {
+  auto* t = static_cast<Table*>(std::calloc(1, sizeof(Table)));
+  if (!t) return nullptr;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  t->next = g_tables;
+  g_tables = t;
+  ++g_nthreads;
+  t_table = t;
+  return t;
+}
+
+// Bytes of one element of a datatype; 0 for MPI_DATATYPE_NULL or on error.
+int64_t type_size(MPI_Datatype t) noexcept {
+  if (t == MPI_DATATYPE_NULL) return 0;
+  MPI_Count size = 0;
+  if (PMPI_Type_size_x(t, &size) != MPI_SUCCESS || size < 0) return 0;
+  return size;
+}
+
+// Bytes a completed receive delivered, from its status.
+int64_t status_bytes(const MPI_Status* st) noexcept {
+  if (st == nullptr || st == MPI_STATUS_IGNORE || st->MPI_SOURCE == MPI_PROC_NULL) return 0;
+  MPI_Count n = 0;
+  if (PMPI_Get_elements_x(st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0) return 0;
+  return n;
+}
+
+struct CommShape {
+  int rank = 0, size = 0;
+  bool inter = false;
+};
+
+CommShape shape(MPI_Comm comm) noexcept {
+  CommShape s;
+  if (comm == MPI_COMM_NULL) return s;
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  s.inter = inter != 0;
+  PMPI_Comm_rank(comm, &s.rank);
+  if (s.inter)
+    PMPI_Comm_remote_size(comm, &s.size);
+  else
+    PMPI_Comm_size(comm, &s.size);
+  return s;
+}
+
+// In- and out-degree of a communicator's topology (neighbourhood collectives).
+void degrees(MPI_Comm comm, int* in, int* out) noexcept {
+  *in = *out = 0;
+  int topo = MPI_UNDEFINED;
+  if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS) return;
+  if (topo == MPI_CART) {
+    int ndims = 0;
+    PMPI_Cartdim_get(comm, &ndims);
+    *in = *out = 2 * ndims;
+  } else if (topo == MPI_GRAPH) {
+    int rank = 0, n = 0;
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Graph_neighbors_count(comm, rank, &n);
+    *in = *out = n;
+  } else if (topo == MPI_DIST_GRAPH) {
+    int weighted = 0;
+    PMPI_Dist_graph_neighbors_count(comm, in, out, &weighted);
+  }
+}
+
+int64_t sum_counts(const Call& c, const void* counts, MPI_Datatype t, int n, int skip = -1) noexcept {
+  if (!counts) return 0;
+  int64_t total = 0;
+  for (int i = 0; i < n; ++i)
+    if (i != skip) total += c.count_at(counts, i);
+  return total * type_size(t);
+}
+
+int64_t sum_counts_w(const Call& c, const void* counts, const MPI_Datatype* types, int n, int skip = -1) noexcept {
+  if (!counts || !types) return 0;
+  int64_t total = 0;
+  for (int i = 0; i < n; ++i)
+    if (i != skip) total += c.count_at(counts, i) * type_size(types[i]);
+  return total;
+}
+
+// Root-based collectives: is this process the root, a non-root, or idle (intercomm PROC_NULL)?
+enum class RootRole { root, other, idle };
+RootRole root_role(const Call& c, const CommShape& s) noexcept {
+  if (s.inter) return c.root == MPI_ROOT ? RootRole::root : c.root == MPI_PROC_NULL ? RootRole::idle : RootRole::other;
+  return c.root == s.rank ? RootRole::root : RootRole::other;
+}
+
+// Bytes of request completions: one status per completed request.
+void completed_bytes(const Call& c, Stat& st) noexcept {
+  auto one = [&](const MPI_Status* s) { st.recv += static_cast<uint64_t>(status_bytes(s)); };
+  switch (c.cls) {
+    case CallClass::wait:
+      one(c.status);
+      break;
+    case CallClass::test:
+      if (c.flag && *c.flag) one(c.status);
+      break;
+    case CallClass::waitany:
+    case CallClass::testany:
+      if ((c.cls == CallClass::waitany || (c.flag && *c.flag)) && c.index && *c.index != MPI_UNDEFINED) one(c.status);
+      break;
+    case CallClass::waitall:
+    case CallClass::testall:
+      if ((c.cls == CallClass::waitall || (c.flag && *c.flag)) && c.statuses != MPI_STATUSES_IGNORE)
+        for (int i = 0; i < c.nrequests; ++i) one(&c.statuses[i]);
+      break;
+    case CallClass::waitsome:
+    case CallClass::testsome:
+      if (c.outcount && *c.outcount != MPI_UNDEFINED && c.statuses != MPI_STATUSES_IGNORE)
+        for (int i = 0; i < *c.outcount; ++i) one(&c.statuses[i]);
+      break;
+    default:
+      break;
+  }
+}
+
+// Adds the bytes a call moved to its routine's counters. Out of line: most cheap calls move none.
+__attribute__((noinline)) void count_bytes(const Call& c, Stat& st) noexcept {
+  if (c.rc != MPI_SUCCESS || c.mode == Mode::PersistentInit) return;
+  const bool blocking = c.mode == Mode::Blocking;
+  const bool in_place = c.has(role::sendbuf) && c.sendbuf == MPI_IN_PLACE;
+  auto sbytes = [&] { return c.sendcount * type_size(c.sendtype); };
+  auto rbytes = [&] { return c.recvcount * type_size(c.recvtype); };
+  int64_t sent = 0, recv = 0;
+  switch (c.cls) {
+    case CallClass::send:
+      if (c.dest != MPI_PROC_NULL) sent = sbytes();
+      break;
+    case CallClass::recv:
+    case CallClass::mrecv:
+      if (blocking) recv = status_bytes(c.status);
+      break;
+    case CallClass::sendrecv:
+      if (c.dest != MPI_PROC_NULL) sent = sbytes();
+      if (blocking) recv = status_bytes(c.status);
+      break;
+    case CallClass::wait: case CallClass::waitall: case CallClass::waitany: case CallClass::waitsome:
+    case CallClass::test: case CallClass::testall: case CallClass::testany: case CallClass::testsome:
+      completed_bytes(c, st);
+      return;
+    case CallClass::bcast: {
+      const CommShape s = shape(c.comm);
+      const RootRole r = root_role(c, s);
+      if (r == RootRole::root) sent = sbytes();
+      if (r == RootRole::other) recv = sbytes();
+      break;
+    }
+    case CallClass::reduce: {
+      const CommShape s = shape(c.comm);
+      const RootRole r = root_role(c, s);
+      if (r == RootRole::other || (r == RootRole::root && !s.inter)) sent = sbytes();
+      if (r == RootRole::root) recv = sbytes();
+      break;
+    }
+    case CallClass::allreduce:
+    case CallClass::scan:
+      sent = recv = sbytes();
+      break;
+    case CallClass::exscan: {
+      sent = sbytes();
+      if (shape(c.comm).rank > 0) recv = sbytes();
+      break;
+    }
+    case CallClass::reduce_scatter: {
+      const CommShape s = shape(c.comm);
+      if (!s.inter && c.recvcounts) {
+        sent = sum_counts(c, c.recvcounts, c.recvtype, s.size);
+        recv = c.count_at(c.recvcounts, s.rank) * type_size(c.recvtype);
+      }
+      break;
+    }
+    case CallClass::reduce_scatter_block: {
+      const CommShape s = shape(c.comm);
+      recv = rbytes();
+      sent = s.size * recv;
+      break;
+    }
+    case CallClass::gather:
+    case CallClass::gatherv: {
+      const CommShape s = shape(c.comm);
+      const RootRole r = root_role(c, s);
+      const bool root_in_place = r == RootRole::root && !s.inter && in_place;
+      if (r == RootRole::other || (r == RootRole::root && !s.inter && !in_place)) sent = sbytes();
+      if (r == RootRole::root) {
+        const int skip = root_in_place ? s.rank : -1;
+        recv = c.cls == CallClass::gather ? (s.size - (root_in_place ? 1 : 0)) * rbytes()
+                                          : sum_counts(c, c.recvcounts, c.recvtype, s.size, skip);
+      }
+      break;
+    }
+    case CallClass::scatter:
+    case CallClass::scatterv: {
+      const CommShape s = shape(c.comm);
+      const RootRole r = root_role(c, s);
+      const bool root_in_place = r == RootRole::root && !s.inter && c.recvbuf == MPI_IN_PLACE;
+      if (r == RootRole::root) {
+        const int skip = root_in_place ? s.rank : -1;
+        sent = c.cls == CallClass::scatter ? (s.size - (root_in_place ? 1 : 0)) * sbytes()
+                                           : sum_counts(c, c.sendcounts, c.sendtype, s.size, skip);
+      }
+      if (r == RootRole::other || (r == RootRole::root && !s.inter && !root_in_place)) recv = rbytes();
+      break;
+    }
+    case CallClass::allgather: {
+      const CommShape s = shape(c.comm);
+      if (in_place) {
+        sent = rbytes();
+        recv = (s.size - 1) * rbytes();
+      } else {
+        sent = sbytes();
+        recv = s.size * rbytes();
+      }
+      break;
+    }
+    case CallClass::allgatherv: {
+      const CommShape s = shape(c.comm);
+      if (!c.recvcounts) break;
+      const int64_t own = s.inter ? 0 : c.count_at(c.recvcounts, s.rank) * type_size(c.recvtype);
+      sent = in_place ? own : sbytes();
+      recv = sum_counts(c, c.recvcounts, c.recvtype, s.size, in_place ? s.rank : -1);
+      break;
+    }
+    case CallClass::alltoall: {
+      const CommShape s = shape(c.comm);
+      recv = s.size * rbytes();
+      sent = in_place ? recv : s.size * sbytes();
+      break;
+    }
+    case CallClass::alltoallv: {
+      const CommShape s = shape(c.comm);
+      recv = sum_counts(c, c.recvcounts, c.recvtype, s.size);
+      sent = in_place ? recv : sum_counts(c, c.sendcounts, c.sendtype, s.size);
+      break;
+    }
+    case CallClass::alltoallw: {
+      const CommShape s = shape(c.comm);
+      recv = sum_counts_w(c, c.recvcounts, c.recvtypes, s.size);
+      sent = in_place ? recv : sum_counts_w(c, c.sendcounts, c.sendtypes, s.size);
+      break;
+    }
+    case CallClass::neighbor_allgather:
+    case CallClass::neighbor_alltoall: {
+      int in = 0, out = 0;
+      degrees(c.comm, &in, &out);
+      sent = out * sbytes();
+      recv = in * rbytes();
+      break;
+    }
+    case CallClass::neighbor_allgatherv: {
+      int in = 0, out = 0;
+      degrees(c.comm, &in, &out);
+      sent = out * sbytes();
+      recv = sum_counts(c, c.recvcounts, c.recvtype, in);
+      break;
+    }
+    case CallClass::neighbor_alltoallv: {
+      int in = 0, out = 0;
+      degrees(c.comm, &in, &out);
+      sent = sum_counts(c, c.sendcounts, c.sendtype, out);
+      recv = sum_counts(c, c.recvcounts, c.recvtype, in);
+      break;
+    }
+    case CallClass::neighbor_alltoallw: {
+      int in = 0, out = 0;
+      degrees(c.comm, &in, &out);
+      sent = sum_counts_w(c, c.sendcounts, c.sendtypes, out);
+      recv = sum_counts_w(c, c.recvcounts, c.recvtypes, in);
+      break;
+    }
+    case CallClass::rma:
+      if (c.has(role::sendtype)) sent = (c.has(role::sendcount) ? c.sendcount : 1) * type_size(c.sendtype);
+      if (c.has(role::recvtype)) recv = (c.has(role::recvcount) ? c.recvcount : 1) * type_size(c.recvtype);
+      break;
+    case CallClass::file_read:
+      if (blocking) recv = status_bytes(c.status);
+      break;
+    case CallClass::file_write:
+      sent = sbytes();
+      break;
+    default:
+      break;
+  }
+  if (sent > 0) st.sent += static_cast<uint64_t>(sent);
+  if (recv > 0) st.recv += static_cast<uint64_t>(recv);
+}
+
+// Classes whose calls move data or complete requests, indexed by CallClass.
+constexpr bool moves_bytes(CallClass c) {
+  switch (c) {
+    case CallClass::other: case CallClass::init: case CallClass::finalize: case CallClass::pcontrol:
+    case CallClass::probe: case CallClass::mprobe: case CallClass::request_get_status: case CallClass::start:
+    case CallClass::cancel: case CallClass::request_free: case CallClass::pready: case CallClass::parrived:
+    case CallClass::barrier: case CallClass::comm_create: case CallClass::comm_free: case CallClass::win_sync:
+    case CallClass::file_open: case CallClass::file_close:
+      return false;
+    default:
+      return true;
+  }
+}
+
+struct ClassTable {
+  bool v[mpe::kCallClassCount];
+  constexpr ClassTable() : v() {
+    for (int i = 0; i < mpe::kCallClassCount; ++i) v[i] = moves_bytes(static_cast<CallClass>(i));
+  }
+};
+constexpr ClassTable kMovesBytes;
+
+void reset_all() noexcept {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (Table* t = g_tables; t; t = t->next) std::memset(t->stats, 0, sizeof t->stats);
+  g_run_start.store(mpe_clock_now(), std::memory_order_relaxed);
+  g_paused_ticks.store(0, std::memory_order_relaxed);
+  if (g_paused.load(std::memory_order_relaxed)) g_pause_start.store(mpe_clock_now(), std::memory_order_relaxed);
+}
+
+// MPI_Pcontrol: 0 pauses, 1 resumes, 2 resets the counters; other levels are ignored.
+void pcontrol(int level) noexcept {
+  if (level == 0 && !g_paused.exchange(true)) {
+    g_pause_start.store(mpe_clock_now(), std::memory_order_relaxed);
+  } else if (level == 1 && g_paused.exchange(false)) {
+    g_paused_ticks.fetch_add(mpe_clock_now() - g_pause_start.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  } else if (level == 2) {
+    reset_all();
+  }
+}
+
+// The per-call path. ~10 ns for a call that moves no bytes: a TLS load, one table row update.
+void on_leave(Call& call) noexcept {
+  const bool is_pcontrol = call.cls == CallClass::pcontrol;
+  if (__builtin_expect(is_pcontrol, 0)) pcontrol(call.has(role::level) ? call.level : -1);
+  if (g_paused.load(std::memory_order_relaxed) && !is_pcontrol) return;
+  Table* t = t_table;
+  if (__builtin_expect(t == nullptr, 0) && (t = new_table()) == nullptr) return;
+  const uint64_t dur = call.t_leave - call.t_enter;
+  const int d = call.depth < kMaxDepth - 1 ? call.depth : kMaxDepth - 2;
+  const uint64_t children = t->child[d + 1];
+  t->child[d + 1] = 0;
+  if (d > 0) t->child[d] += dur;
+  Stat& s = t->stats[static_cast<int>(call.fn)];
+  if (s.calls == 0 || dur < s.min) s.min = dur;
+  if (dur > s.max) s.max = dur;
+  ++s.calls;
+  s.incl += dur;
+  s.excl += dur > children ? dur - children : 0;
+  if (kMovesBytes.v[static_cast<int>(call.cls)]) count_bytes(call, s);
+}
+
+void after_init() noexcept {
+  g_run_start.store(mpe_clock_now(), std::memory_order_relaxed);
+}
+
+std::string command_line() {
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  while (!all.empty() && all.back() == '\0') all.pop_back();
+  for (char& c : all)
+    if (c == '\0') c = ' ';
+  return all;
+}
+
+// This process's profile: every thread's table summed, ticks turned into nanoseconds.
+mpe::time::RankProfile collect(uint64_t end, int rank, int size) {
+  const double ns_per_tick = 1e9 / mpe_clock_ticks_per_second();
+  auto ns = [&](uint64_t ticks) { return static_cast<uint64_t>(std::llround(static_cast<double>(ticks) * ns_per_tick)); };
+  mpe::time::RankProfile p;
+  p.rank = rank;
+  p.size = size;
+  char host[256] = "unknown";
+  gethostname(host, sizeof host - 1);
+  p.host = host;
+  p.command = command_line();
+  p.mpi = MPE_MPI_NAME;
+  p.timer = mpe_clock_name();
+  uint64_t paused = g_paused_ticks.load();
+  if (g_paused.load()) paused += end - g_pause_start.load();
+  const uint64_t span = end - g_run_start.load();
+  p.run_ns = ns(span > paused ? span - paused : 0);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  p.threads = g_nthreads ? g_nthreads : 1;
+  for (int f = 0; f < mpe::kFnCount; ++f) {
+    Stat sum{};
+    for (Table* t = g_tables; t; t = t->next) {
+      const Stat& s = t->stats[f];
+      if (!s.calls) continue;
+      if (!sum.calls || s.min < sum.min) sum.min = s.min;
+      if (s.max > sum.max) sum.max = s.max;
+      sum.calls += s.calls;
+      sum.incl += s.incl;
+      sum.excl += s.excl;
+      sum.sent += s.sent;
+      sum.recv += s.recv;
+    }
+    const auto& info = mpe::kFnInfo[f];
+    if (info.cls == CallClass::finalize) sum = Stat{1, 0, 0, 0, 0, 0, 0};  // timed span ends as it starts
+    if (!sum.calls) continue;
+    mpe::time::RoutineStats r;
+    r.name = info.name;
+    r.calls = sum.calls;
+    r.incl_ns = ns(sum.incl);
+    r.excl_ns = ns(sum.excl);
+    r.min_ns = ns(sum.min);
+    r.max_ns = ns(sum.max);
+    r.bytes_sent = sum.sent;
+    r.bytes_recv = sum.recv;
+    if (info.cls != CallClass::init) p.mpi_ns += r.excl_ns;  // MPI_Init precedes the run span
+    p.routines.push_back(std::move(r));
+  }
+  return p;
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return false;
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  return std::fclose(f) == 0 && ok;
+}
+
+void finalize() {
+  const uint64_t end = mpe_clock_now();
+  int rank = 0, size = 1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  const std::string text = mpe::time::serialize(collect(end, rank, size));
+  const std::string base = mpe::config::output_path(".mpetime");
+  const std::string mine = base + "." + std::to_string(rank) + ".txt";
+  const int wrote = write_file(mine, text) ? 1 : 0;
+  if (!wrote) mpe::config::warn("libmpetime: cannot write " + mine + ": " + std::strerror(errno), false);
+
+  // Gather every rank's file contents on rank 0 over a private communicator.
+  MPI_Comm comm;
+  if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) {
+    mpe::config::warn("libmpetime: cannot create a communicator for the report; per-process files only");
+    return;
+  }
+  int len = static_cast<int>(text.size());
+  std::vector<int> lens(rank == 0 ? size : 0), displs;
+  std::vector<int> wrote_all(rank == 0 ? size : 0);
+  PMPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm);
+  PMPI_Gather(&wrote, 1, MPI_INT, wrote_all.data(), 1, MPI_INT, 0, comm);
+  std::string all;
+  if (rank == 0) {
+    displs.resize(size);
+    long total = 0;
+    for (int i = 0; i < size; ++i) displs[i] = static_cast<int>(total), total += lens[i];
+    all.resize(static_cast<size_t>(total));
+  }
+  PMPI_Gatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0, comm);
+  PMPI_Comm_free(&comm);
+  if (rank != 0) return;
+
+  std::vector<mpe::time::RankProfile> profiles(size);
+  std::string error;
+  for (int i = 0; i < size; ++i)
+    if (!mpe::time::parse(all.substr(displs[i], lens[i]), &profiles[i], &error)) {
+      mpe::config::warn("libmpetime: rank " + std::to_string(i) + " sent a bad profile: " + error);
+      return;
+    }
+  if (!mpe::time::check_run(&profiles, &error)) {
+    mpe::config::warn("libmpetime: " + error);
+    return;
+  }
+  const std::string txt = base + ".txt", json = base + ".json";
+  const bool ok = write_file(txt, mpe::time::text_report(profiles)) && write_file(json, mpe::time::json_report(profiles));
+  int files = 0;
+  for (int w : wrote_all) files += w;
+  if (!ok) {
+    mpe::config::warn("libmpetime: cannot write the report " + txt + ": " + std::strerror(errno));
+    return;
+  }
+  mpe::config::warn("libmpetime: report in " + txt + " and " + json + "; " + std::to_string(files) + " of " +
+                    std::to_string(size) + " per-process files in " + base + ".<rank>.txt");
+}
+
+void before_finalize() noexcept {
+  try {
+    finalize();
+  } catch (const std::exception& e) {
+    mpe::config::warn(std::string("libmpetime: report failed: ") + e.what());
+  } catch (...) {
+    mpe::config::warn("libmpetime: report failed");
+  }
+}
+
+const mpe::Tool kTool = {"time", mpe::kNeedsTime | mpe::kNeedsStatus, nullptr, on_leave, after_init, before_finalize};
+
+__attribute__((constructor)) void register_time_tool() {
+  if (mpe_core_register_tool(&kTool) != 0) mpe::config::warn("libmpetime: too many tools loaded; time is off");
+}
+
+}  // namespace

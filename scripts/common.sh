@@ -1,0 +1,36 @@
+# Shared by scripts/demo, scripts/test and scripts/bench: packages, build directories, MPI names.
+# Sourced, not run.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD_MPICH=${MPE_BUILD_DIR:-$ROOT/build}
+BUILD_OMPI=${MPE_BUILD_DIR_OMPI:-$ROOT/build-ompi}
+
+# Everything the project builds with, from Debian's packages.
+PACKAGES=(build-essential cmake ninja-build pkg-config python3 gfortran binutils
+          mpich libmpich-dev openmpi-bin libopenmpi-dev
+          libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
+          libzstd-dev libunwind-dev libdw-dev libotf2-trace-dev otf2-tools
+          qt6-base-dev xvfb xauth)
+
+# Installs the packages that are missing; silent when none is.
+ensure_packages() {
+  local missing=()
+  for p in "${PACKAGES[@]}" "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "Installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# configure_and_build <build dir> <mpich|openmpi>
+configure_and_build() {
+  local dir=$1 mpi=$2
+  if [ ! -f "$dir/build.ninja" ]; then
+    cmake -S "$ROOT" -B "$dir" -G Ninja -DMPE_MPI="$mpi" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  fi
+  cmake --build "$dir" -- --quiet 2>&1 | grep -v '^\[' || true
+  [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "build failed in $dir" >&2; return 1; }
+}

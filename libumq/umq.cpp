@@ -185,7 +185,7 @@ void comm_remove(MPI_Comm c) {
 MPI_T_pvar_handle g_global_handle;
 int g_global_count;
 
-__thread alignas(8) unsigned char t_buf[kReadBytes];
+alignas(8) __thread unsigned char t_buf[kReadBytes];
 
 void record(uint64_t length, int peer, uint64_t peer_value, int label) noexcept;
 

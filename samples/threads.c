@@ -8,18 +8,21 @@
  *
  * MPICH busy-polls inside blocking calls; 16 spinning threads on a couple of
  * cores starve exactly the thread whose send is awaited, and the run takes
- * seconds. So every thread keeps one message in flight: it sends message 0
- * up front, and exchange i receives message i while sending message i+1 (to
- * MPI_PROC_NULL in the last exchange). Before each exchange the thread polls
- * MPI_Iprobe, sleeping briefly between polls, until message i is there, so
- * MPI_Sendrecv never has to wait.
+ * seconds. So every thread keeps one message in flight: it starts sending
+ * message 0 up front with MPI_Isend, and exchange i receives message i while
+ * sending message i+1 (to MPI_PROC_NULL in the last exchange). Before each
+ * exchange the thread polls MPI_Iprobe, sleeping briefly between polls, until
+ * message i is there, so MPI_Sendrecv never waits for its receive.
  *
  * Exact MPI calls per rank (when M > 0):
  *   MPI_Init_thread 1 (main thread), MPI_Comm_rank 1, MPI_Comm_size 1,
- *   MPI_Send 4 (one per thread), MPI_Sendrecv 4*M (M per thread),
+ *   MPI_Isend 4 and MPI_Wait 4 (one each per thread), MPI_Sendrecv 4*M (M per thread),
  *   MPI_Reduce 1, MPI_Finalize 1 (main thread);
  *   MPI_Iprobe at least 4*M (timing-dependent: one per poll).
  * Messages are one MPI_UINT64_T on MPI_COMM_WORLD.
+ *
+ * Needs P >= 2: with P = 1 the message in flight would go to the sending thread
+ * itself, and MPICH completes a send to self only once it is received.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -63,8 +66,9 @@ static void *exchange_with_neighbours(void *arg)
     if (exchanges == 0)
         return NULL;
 
-    uint64_t outgoing = message_value(rank, tag, 0);
-    MPI_Send(&outgoing, 1, MPI_UINT64_T, next, tag, MPI_COMM_WORLD);
+    uint64_t first = message_value(rank, tag, 0);
+    MPI_Request first_send;
+    MPI_Isend(&first, 1, MPI_UINT64_T, next, tag, MPI_COMM_WORLD, &first_send);
 
     for (int i = 0; i < exchanges; i++) {
         int arrived = 0;
@@ -77,13 +81,14 @@ static void *exchange_with_neighbours(void *arg)
 
         int last = i == exchanges - 1;
         uint64_t incoming = 0;
-        outgoing = last ? 0 : message_value(rank, tag, i + 1);
+        uint64_t outgoing = last ? 0 : message_value(rank, tag, i + 1);
         MPI_Sendrecv(&outgoing, last ? 0 : 1, MPI_UINT64_T, last ? MPI_PROC_NULL : next, tag,
                      &incoming, 1, MPI_UINT64_T, prev, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         if (incoming != message_value(prev, tag, i))
             self->ok = 0;
         self->checksum += checksum_term(incoming, i);
     }
+    MPI_Wait(&first_send, MPI_STATUS_IGNORE);
     return NULL;
 }
 
@@ -101,9 +106,9 @@ int main(int argc, char **argv)
     }
 
     exchanges = argc > 1 ? atoi(argv[1]) : 100;
-    if (exchanges < 0) {
+    if (nranks < 2 || exchanges < 0) {
         if (rank == 0)
-            fprintf(stderr, "threads: the number of exchanges must be >= 0\n");
+            fprintf(stderr, "threads: needs at least 2 ranks and exchanges >= 0\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
 

@@ -1,0 +1,145 @@
+"""libumq integration tests. UMQ_TEST_MODE selects the MPI:
+  default  the build's own MPI: Debian's MPICH (no variable: one clear line, output unchanged),
+           or Open MPI (full report checks) when the build is an Open MPI build;
+  pvars    the pvar-enabled MPICH from scripts/build-mpich-pvars (built here when missing);
+  openmpi  an Open MPI build tree of this project (MPE_OMPI_BUILD_DIR, else configured and built
+           here under <build>/umq-openmpi), full report checks.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import mpitest
+
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODE = os.environ.get("UMQ_TEST_MODE", "default")
+
+
+def flood_line():
+    with open(os.path.join(SRC, "samples", "flood.c")) as f:
+        for n, line in enumerate(f, 1):
+            if "/* flood-receive-line */" in line:
+                return n
+    mpitest.fail("no flood-receive-line in samples/flood.c")
+
+
+LINE = flood_line()
+NO_VAR_LINE = "umq: looked for the MPI_T performance variable"
+
+
+def report(r):
+    files = r.files(".umq.json")
+    mpitest.expect(len(files) == 1, "expected one .umq.json in %s, found %r\nstderr:\n%s" % (r.workdir, files, r.stderr))
+    import json
+    with open(files[0]) as f:
+        rep = json.load(f)
+    mpitest.expect(os.path.exists(files[0][:-5] + ".txt"), "no text report next to " + files[0])
+    return rep
+
+
+def check_flood(np, k, mode, per_peer):
+    """Floods rank 0 and checks the top call site is the sample's receive line."""
+    total = (np - 1) * k
+    r = mpitest.run(np, [mpitest.program("flood"), str(k), mode], tools=("umq",),
+                    env={"MPE_UMQ_PRINT": "1"})
+    mpitest.expect("received=%d mode=%s" % (total, mode) in r.stdout, "flood output: " + r.stdout)
+    rep = report(r)
+    mpitest.expect(rep["sites"], "%s: no call site reported\n%s" % (mode, r.stderr))
+    top = rep["sites"][0]
+    mpitest.expect_eq(top["location"], "flood.c:%d" % LINE, "%s: top call site" % mode)
+    mpitest.expect_eq(top["mpi_function"], "MPI_Recv", "%s: MPI function" % mode)
+    mpitest.expect_eq(top["max_length"], total, "%s: max queue length" % mode)
+    mpitest.expect_eq(top["ranks"], [0], "%s: ranks" % mode)
+    # Read before each receive: total, total-1, ... while above the default threshold 5.
+    mpitest.expect_eq(top["occurrences"], max(0, total - 5), "%s: occurrences" % mode)
+    mpitest.expect(any(fr["function"] == "main" and fr["line"] == LINE for fr in top["stack"]),
+                   "%s: stack lacks main at flood.c:%d: %r" % (mode, LINE, top["stack"]))
+    mpitest.expect("new call site" in r.stderr and "flood.c:%d" % LINE in r.stderr,
+                   "MPE_UMQ_PRINT=1 printed no new call site:\n" + r.stderr)
+    if mode == "dup":
+        mpitest.expect(any("MPI_Comm_dup" in c for c in top["communicators"]), "dup: communicator %r" % top["communicators"])
+    if mode == "split":
+        mpitest.expect(any("MPI_Comm_split" in c for c in top["communicators"]), "split: communicator %r" % top["communicators"])
+    if per_peer:
+        peers = {p["peer"] for p in top["top_peers"]}
+        mpitest.expect(peers and peers <= set(range(1, np)), "%s: top peers %r" % (mode, top["top_peers"]))
+        if np == 2:
+            mpitest.expect_eq(top["top_peers"][0]["peer"], 1, "%s: flooding peer" % mode)
+            mpitest.expect_eq(top["top_peers"][0]["max_queued"], total, "%s: peer's queue" % mode)
+        txt = open(r.files(".umq.txt")[0]).read()
+        mpitest.expect("top sending peer: rank 1" in txt, "text report names no flooding peer:\n" + txt)
+    mpitest.cleanup(r)
+
+
+def check_balanced(np, k):
+    r = mpitest.run(np, [mpitest.program("flood"), str(k), "balanced"], tools=("umq",))
+    rep = report(r)
+    mpitest.expect_eq(rep["sites"], [], "balanced: call sites")
+    mpitest.cleanup(r)
+
+
+def full_checks(per_peer):
+    check_flood(3, 10, "world", per_peer)
+    check_flood(2, 20, "world", per_peer)
+    check_flood(3, 8, "dup", per_peer)
+    check_flood(3, 8, "split", per_peer)
+    check_balanced(3, 10)
+    # Threshold: with MPE_UMQ_THRESHOLD above the queue, nothing is reported.
+    r = mpitest.run(2, [mpitest.program("flood"), "10"], tools=("umq",), env={"MPE_UMQ_THRESHOLD": "10"})
+    mpitest.expect_eq(report(r)["sites"], [], "threshold 10, queue 10: call sites")
+    mpitest.cleanup(r)
+
+
+def check_no_variable():
+    plain = mpitest.run(3, [mpitest.program("flood"), "10"])
+    r = mpitest.run(3, [mpitest.program("flood"), "10"], tools=("umq",))
+    mpitest.expect_eq(r.stdout, plain.stdout, "program output under libumq")
+    lines = [l for l in r.stderr.splitlines() if NO_VAR_LINE in l]
+    mpitest.expect_eq(len(lines), 1, "clear lines on stderr (%r)" % r.stderr)
+    for word in ("unexpected_recvq_length", "pml_ob1_unexpected_msgq_length", "exports none",
+                 "--enable-mpit-pvars=recvq", "ob1"):
+        mpitest.expect(word in lines[0], "clear line lacks %r: %s" % (word, lines[0]))
+    mpitest.expect_eq(r.files(".umq.json"), [], "report files without a variable")
+    print("clear line: " + lines[0])
+
+
+def use_openmpi(build):
+    mpitest.BUILD = build
+    mpitest.MPIEXEC = shutil.which("mpiexec.openmpi") or "mpiexec.openmpi"
+    mpitest.MPI = "openmpi"
+    flags = ["--oversubscribe"]
+    if os.geteuid() == 0:
+        flags.append("--allow-run-as-root")
+    mpitest.MPIEXEC_FLAGS = flags
+
+
+if MODE == "default":
+    if mpitest.MPI == "openmpi":
+        full_checks(per_peer=True)
+    else:
+        check_no_variable()
+elif MODE == "pvars":
+    prefix = os.environ.get("MPE_MPICH_PVARS_PREFIX", "/var/cache/mpe-tools/mpich-pvars")
+    script = os.path.join(SRC, "scripts", "build-mpich-pvars")
+    if not os.path.exists(os.path.join(prefix, ".mpe-built")):
+        print("building the pvar-enabled MPICH into %s (about 8 minutes)" % prefix, flush=True)
+        subprocess.run([script, prefix])
+    if not os.path.exists(os.path.join(prefix, ".mpe-built")):
+        print("SKIP: the pvar-enabled MPICH is missing at %s and scripts/build-mpich-pvars could not build it" % prefix)
+        sys.exit(0)
+    mpitest.MPIEXEC = os.path.join(prefix, "bin", "mpiexec")
+    os.environ["LD_LIBRARY_PATH"] = os.path.join(prefix, "lib") + (":" + os.environ["LD_LIBRARY_PATH"] if os.environ.get("LD_LIBRARY_PATH") else "")
+    full_checks(per_peer=False)
+elif MODE == "openmpi":
+    build = os.environ.get("MPE_OMPI_BUILD_DIR") or os.path.join(mpitest.BUILD, "umq-openmpi")
+    if not os.path.exists(os.path.join(build, "CMakeCache.txt")):
+        subprocess.run(["cmake", "-S", SRC, "-B", build, "-G", "Ninja", "-DMPE_MPI=openmpi",
+                        "-DMPE_BUILD_TESTS=OFF", "-DMPE_BUILD_BENCH=OFF"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["ninja", "-C", build, "umq", "flood"], check=True, stdout=subprocess.DEVNULL)
+    use_openmpi(build)
+    full_checks(per_peer=True)
+else:
+    mpitest.fail("unknown UMQ_TEST_MODE " + MODE)
+print("ok")

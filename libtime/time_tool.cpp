@@ -39,9 +39,60 @@ struct Stat {
   uint64_t calls, incl, excl, min, max, sent, recv;
 };
 
+constexpr int kReqSlots = 4096;  // outstanding nonblocking receives tracked per thread (power of 2)
+constexpr int kSnapMax = 1024;   // requests per Wait/Test call whose kind is remembered
+
+// Outstanding nonblocking receive requests of one thread: an open-addressing set with linear
+// probing and backward-shift deletion; an all-zero handle marks an empty slot (no MPI uses 0).
+struct RecvSet {
+  MPI_Request slot[kReqSlots];
+  static uint64_t key(MPI_Request r) {
+    uint64_t k = 0;
+    std::memcpy(&k, &r, sizeof r < sizeof k ? sizeof r : sizeof k);
+    return k;
+  }
+  static bool empty(MPI_Request r) { return key(r) == 0; }
+  static unsigned home(MPI_Request r) { return static_cast<unsigned>((key(r) * 0x9E3779B97F4A7C15ull) >> 52) & (kReqSlots - 1); }
+  int find(MPI_Request r) const {
+    for (unsigned i = home(r), n = 0; n < kReqSlots; i = (i + 1) & (kReqSlots - 1), ++n) {
+      if (empty(slot[i])) return -1;
+      if (slot[i] == r) return static_cast<int>(i);
+    }
+    return -1;
+  }
+  void insert(MPI_Request r) {
+    if (empty(r) || r == MPI_REQUEST_NULL || find(r) >= 0) return;
+    for (unsigned i = home(r), n = 0; n < kReqSlots - 1; i = (i + 1) & (kReqSlots - 1), ++n)
+      if (empty(slot[i])) {
+        slot[i] = r;
+        return;
+      }
+    // Full: the receive's bytes will not be counted (documented limit).
+  }
+  void erase(MPI_Request r) {
+    int at = find(r);
+    if (at < 0) return;
+    unsigned i = static_cast<unsigned>(at), j = i;
+    std::memset(&slot[i], 0, sizeof slot[i]);
+    for (;;) {
+      j = (j + 1) & (kReqSlots - 1);
+      if (empty(slot[j])) return;
+      const unsigned h = home(slot[j]);
+      // Move slot[j] back into the hole at i unless its home lies cyclically in (i, j].
+      if ((j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j))) {
+        slot[i] = slot[j];
+        std::memset(&slot[j], 0, sizeof slot[j]);
+        i = j;
+      }
+    }
+  }
+};
+
 struct Table {
   Stat stats[mpe::kFnCount];
   uint64_t child[kMaxDepth];  // time of finished calls at each depth, not yet charged to a parent
+  RecvSet recvs;
+  MPI_Request snap[kSnapMax]; // for the Wait/Test in progress: request i if a tracked receive, else 0
   Table* next;
 };
 
@@ -144,38 +195,63 @@ RootRole root_role(const Call& c, const CommShape& s) noexcept {
   return c.root == s.rank ? RootRole::root : RootRole::other;
 }
 
-// Bytes of request completions: one status per completed request.
-void completed_bytes(const Call& c, Stat& st) noexcept {
-  auto one = [&](const MPI_Status* s) { st.recv += static_cast<uint64_t>(status_bytes(s)); };
+// Bytes of request completions: the status of each completed request that was a receive.
+void completed_bytes(const Call& c, Stat& st, Table* t) noexcept {
+  if (c.depth != 0 || !c.has(role::requests) || !c.requests) return;  // the snapshot is taken for application calls only
+  const int n = c.nreq() < kSnapMax ? c.nreq() : kSnapMax;
+  auto one = [&](int i, const MPI_Status* s) {
+    if (i < 0 || i >= n || RecvSet::empty(t->snap[i])) return;
+    st.recv += static_cast<uint64_t>(status_bytes(s));
+    t->recvs.erase(t->snap[i]);
+    std::memset(&t->snap[i], 0, sizeof t->snap[i]);
+  };
   switch (c.cls) {
     case CallClass::wait:
-      one(c.status);
+      one(0, c.status);
       break;
     case CallClass::test:
-      if (c.flag && *c.flag) one(c.status);
+      if (c.flag && *c.flag) one(0, c.status);
       break;
     case CallClass::waitany:
     case CallClass::testany:
-      if ((c.cls == CallClass::waitany || (c.flag && *c.flag)) && c.index && *c.index != MPI_UNDEFINED) one(c.status);
+      if ((c.cls == CallClass::waitany || (c.flag && *c.flag)) && c.index && *c.index != MPI_UNDEFINED)
+        one(*c.index, c.status);
       break;
     case CallClass::waitall:
     case CallClass::testall:
       if ((c.cls == CallClass::waitall || (c.flag && *c.flag)) && c.statuses != MPI_STATUSES_IGNORE)
-        for (int i = 0; i < c.nrequests; ++i) one(&c.statuses[i]);
+        for (int i = 0; i < n; ++i) one(i, &c.statuses[i]);
       break;
     case CallClass::waitsome:
     case CallClass::testsome:
-      if (c.outcount && *c.outcount != MPI_UNDEFINED && c.statuses != MPI_STATUSES_IGNORE)
-        for (int i = 0; i < *c.outcount; ++i) one(&c.statuses[i]);
+      if (c.outcount && *c.outcount != MPI_UNDEFINED && c.indices && c.statuses != MPI_STATUSES_IGNORE)
+        for (int k = 0; k < *c.outcount; ++k) one(c.indices[k], &c.statuses[k]);
       break;
     default:
       break;
   }
 }
 
+// Before a Wait/Test: remembers which requests are tracked receives, since MPI overwrites
+// completed handles with MPI_REQUEST_NULL. ~2 ns per request.
+void snapshot(const Call& c, Table* t) noexcept {
+  if (c.depth != 0 || !c.has(role::requests) || !c.requests) return;
+  const int n = c.nreq() < kSnapMax ? c.nreq() : kSnapMax;
+  for (int i = 0; i < n; ++i) {
+    const bool tracked = !RecvSet::empty(c.requests[i]) && t->recvs.find(c.requests[i]) >= 0;
+    if (tracked)
+      t->snap[i] = c.requests[i];
+    else
+      std::memset(&t->snap[i], 0, sizeof t->snap[i]);
+  }
+}
+
 // Adds the bytes a call moved to its routine's counters. Out of line: most cheap calls move none.
-__attribute__((noinline)) void count_bytes(const Call& c, Stat& st) noexcept {
+__attribute__((noinline)) void count_bytes(const Call& c, Stat& st, Table* t) noexcept {
   if (c.rc != MPI_SUCCESS || c.mode == Mode::PersistentInit) return;
+  if (c.mode == Mode::Nonblocking && c.requests &&
+      (c.cls == CallClass::recv || c.cls == CallClass::mrecv || c.cls == CallClass::sendrecv || c.cls == CallClass::file_read))
+    t->recvs.insert(*c.requests);  // a nonblocking receive: its bytes come with its completion
   const bool blocking = c.mode == Mode::Blocking;
   const bool in_place = c.has(role::sendbuf) && c.sendbuf == MPI_IN_PLACE;
   auto sbytes = [&] { return c.sendcount * type_size(c.sendtype); };
@@ -195,7 +271,7 @@ __attribute__((noinline)) void count_bytes(const Call& c, Stat& st) noexcept {
       break;
     case CallClass::wait: case CallClass::waitall: case CallClass::waitany: case CallClass::waitsome:
     case CallClass::test: case CallClass::testall: case CallClass::testany: case CallClass::testsome:
-      completed_bytes(c, st);
+      completed_bytes(c, st, t);
       return;
     case CallClass::bcast: {
       const CommShape s = shape(c.comm);
@@ -384,10 +460,25 @@ void pcontrol(int level) noexcept {
   }
 }
 
+// Before each call: only Wait/Test variants and MPI_Request_free do anything. ~1 ns otherwise.
+void on_enter(Call& call) noexcept {
+  const CallClass c = call.cls;
+  const bool completes = c >= CallClass::wait && c <= CallClass::testsome;
+  if (__builtin_expect(!completes && c != CallClass::request_free, 1)) return;
+  Table* t = t_table;
+  if (!t || g_paused.load(std::memory_order_relaxed)) return;
+  if (completes)
+    snapshot(call, t);
+  else if (call.has(role::requests) && call.requests)
+    t->recvs.erase(*call.requests);
+}
+
 // The per-call path. ~10 ns for a call that moves no bytes: a TLS load, one table row update.
 void on_leave(Call& call) noexcept {
   const bool is_pcontrol = call.cls == CallClass::pcontrol;
   if (__builtin_expect(is_pcontrol, 0)) pcontrol(call.has(role::level) ? call.level : -1);
+  // The run starts when MPI_Init(_thread) is entered, so the init time is part of it.
+  if (__builtin_expect(call.cls == CallClass::init, 0)) g_run_start.store(call.t_enter, std::memory_order_relaxed);
   if (g_paused.load(std::memory_order_relaxed) && !is_pcontrol) return;
   Table* t = t_table;
   if (__builtin_expect(t == nullptr, 0) && (t = new_table()) == nullptr) return;
@@ -402,12 +493,9 @@ void on_leave(Call& call) noexcept {
   ++s.calls;
   s.incl += dur;
   s.excl += dur > children ? dur - children : 0;
-  if (kMovesBytes.v[static_cast<int>(call.cls)]) count_bytes(call, s);
+  if (kMovesBytes.v[static_cast<int>(call.cls)]) count_bytes(call, s, t);
 }
 
-void after_init() noexcept {
-  g_run_start.store(mpe_clock_now(), std::memory_order_relaxed);
-}
 
 std::string command_line() {
   std::ifstream f("/proc/self/cmdline", std::ios::binary);
@@ -462,7 +550,7 @@ mpe::time::RankProfile collect(uint64_t end, int rank, int size) {
     r.max_ns = ns(sum.max);
     r.bytes_sent = sum.sent;
     r.bytes_recv = sum.recv;
-    if (info.cls != CallClass::init) p.mpi_ns += r.excl_ns;  // MPI_Init precedes the run span
+    p.mpi_ns += r.excl_ns;
     p.routines.push_back(std::move(r));
   }
   return p;
@@ -541,7 +629,7 @@ void before_finalize() noexcept {
   }
 }
 
-const mpe::Tool kTool = {"time", mpe::kNeedsTime | mpe::kNeedsStatus, nullptr, on_leave, after_init, before_finalize};
+const mpe::Tool kTool = {"time", mpe::kNeedsTime | mpe::kNeedsStatus, on_enter, on_leave, nullptr, before_finalize};
 
 __attribute__((constructor)) void register_time_tool() {
   if (mpe_core_register_tool(&kTool) != 0) mpe::config::warn("libmpetime: too many tools loaded; time is off");

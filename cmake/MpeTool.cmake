@@ -1,8 +1,8 @@
-# mpe_add_tool(<name> SOURCES ...): a tool library, lib<name>.so, carrying its own copy of the
+# mpe_add_tool(<name> [ALIAS a] [NO_INSTALL] SOURCES ...): a tool library, lib<name>.so, carrying its own copy of the
 # generated core. Whichever tool library the loader finds first provides the MPI_ symbols; the
 # others register their hooks with it through the exported mpe_core_register_tool.
 function(mpe_add_tool name)
-  cmake_parse_arguments(ARG "" "ALIAS" "SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "NO_INSTALL" "ALIAS" "SOURCES" ${ARGN})
   add_library(${name} SHARED ${ARG_SOURCES} $<TARGET_OBJECTS:mpe_core>)
   target_link_libraries(${name} PUBLIC MPI::MPI_C PRIVATE mpe_core_interface ${MPE_MPI_FORTRAN_LIBRARY})
   set_target_properties(${name} PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
@@ -13,5 +13,7 @@ function(mpe_add_tool name)
     add_library(mpe::${ARG_ALIAS} ALIAS ${name})
     set_target_properties(${name} PROPERTIES EXPORT_NAME ${ARG_ALIAS})
   endif()
-  set_property(GLOBAL APPEND PROPERTY MPE_TOOL_TARGETS ${name})
+  if(NOT ARG_NO_INSTALL)
+    set_property(GLOBAL APPEND PROPERTY MPE_TOOL_TARGETS ${name})
+  endif()
 endfunction()

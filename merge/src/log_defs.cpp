@@ -1,0 +1,434 @@
+// Serialization of the definitions and the chunk codec (delta + byte shuffle + zstd, checksums).
+#include "mpe/log_defs.h"
+
+#include <zstd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+
+namespace mpe {
+
+const char* status_code_name(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return "ok";
+    case StatusCode::kNotALogfile: return "not a logfile";
+    case StatusCode::kUnsupportedVersion: return "unsupported version";
+    case StatusCode::kCorrupt: return "corrupt";
+    case StatusCode::kTruncated: return "truncated";
+    case StatusCode::kIoError: return "I/O error";
+    case StatusCode::kInvalidArgument: return "invalid argument";
+  }
+  return "unknown";
+}
+
+std::string Status::to_string() const {
+  return ok() ? std::string("ok") : std::string(status_code_name(code_)) + ": " + message_;
+}
+
+}  // namespace mpe
+
+namespace mpe::log {
+
+uint64_t hash64(const void* data, size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xC2B2AE3D27D4EB4Full);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t k;
+    std::memcpy(&k, p + i, 8);
+    k *= 0x87C37B91114253D5ull;
+    k = (k << 31) | (k >> 33);
+    h ^= k * 0x4CF5AD432745937Full;
+    h = ((h << 27) | (h >> 37)) * 5 + 0x52DCE729;
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, p + i, n - i);
+  h ^= tail * 0x87C37B91114253D5ull;
+  h ^= h >> 33;
+  h *= 0xFF51AFD7ED558CCDull;
+  h ^= h >> 33;
+  h *= 0xC4CEB9FE1A85EC53ull;
+  h ^= h >> 33;
+  return h;
+}
+
+double ClockSync::correct(uint64_t t) const {
+  const bool a = valid & 1, b = valid & 2;
+  if (a && b && t_final > t_init) {
+    const double slope = static_cast<double>(offset_final - offset_init) / static_cast<double>(t_final - t_init);
+    return static_cast<double>(t) + static_cast<double>(offset_init) +
+           slope * (static_cast<double>(t) - static_cast<double>(t_init));
+  }
+  if (a) return static_cast<double>(t) + static_cast<double>(offset_init);
+  if (b) return static_cast<double>(t) + static_cast<double>(offset_final);
+  return static_cast<double>(t);
+}
+
+bool ByteReader::raw(void* out, size_t n) {
+  if (left() < n) return false;
+  std::memcpy(out, p_, n);
+  p_ += n;
+  return true;
+}
+
+bool ByteReader::str(std::string* s) {
+  uint32_t n;
+  if (!u32(&n) || left() < n) return false;
+  s->assign(p_, n);
+  p_ += n;
+  return true;
+}
+
+namespace {
+
+constexpr uint32_t kMaxItems = 1u << 24;  // sanity bound on every serialized count
+
+Status corrupt(const std::string& what) { return Status(StatusCode::kCorrupt, what); }
+
+void put_category(ByteWriter& w, const Category& c) {
+  w.u32(c.id);
+  w.u8(static_cast<uint8_t>(c.kind));
+  w.u32(c.end_id);
+  w.u32(c.color);
+  w.str(c.name);
+}
+
+bool get_category(ByteReader& r, Category* c) {
+  uint8_t kind;
+  if (!r.u32(&c->id) || !r.u8(&kind) || !r.u32(&c->end_id) || !r.u32(&c->color) || !r.str(&c->name)) return false;
+  if (kind > 1) return false;
+  c->kind = static_cast<CategoryKind>(kind);
+  return true;
+}
+
+void put_rank(ByteWriter& w, const RankMeta& m) {
+  w.u32(m.rank);
+  w.u32(m.world_size);
+  w.i64(m.pid);
+  w.str(m.host);
+  w.f64(m.ticks_per_second);
+  w.u8(m.logging_at_start ? 1 : 0);
+  w.u8(m.sync.valid);
+  w.u64(m.sync.t_init);
+  w.i64(m.sync.offset_init);
+  w.u64(m.sync.rtt_init);
+  w.u64(m.sync.t_final);
+  w.i64(m.sync.offset_final);
+  w.u64(m.sync.rtt_final);
+  w.u32(static_cast<uint32_t>(m.threads.size()));
+  for (const auto& t : m.threads) {
+    w.u32(t.index);
+    w.i64(t.tid);
+  }
+  w.u32(static_cast<uint32_t>(m.comms.size()));
+  for (const auto& c : m.comms) {
+    w.u32(c.index);
+    w.u64(c.global_id);
+    w.u8(c.inter ? 1 : 0);
+    w.u32(static_cast<uint32_t>(c.members.size()));
+    for (int32_t x : c.members) w.u32(static_cast<uint32_t>(x));
+  }
+  w.u32(static_cast<uint32_t>(m.user_categories.size()));
+  for (const auto& c : m.user_categories) put_category(w, c);
+}
+
+bool get_count(ByteReader& r, uint32_t* n, size_t min_item_bytes) {
+  return r.u32(n) && *n <= kMaxItems && static_cast<size_t>(*n) * min_item_bytes <= r.left();
+}
+
+bool get_rank(ByteReader& r, RankMeta* m) {
+  uint8_t flag;
+  uint32_t n;
+  if (!r.u32(&m->rank) || !r.u32(&m->world_size) || !r.i64(&m->pid) || !r.str(&m->host) ||
+      !r.f64(&m->ticks_per_second) || !r.u8(&flag))
+    return false;
+  if (!(m->ticks_per_second > 0) || !std::isfinite(m->ticks_per_second)) return false;
+  m->logging_at_start = flag != 0;
+  if (!r.u8(&m->sync.valid) || !r.u64(&m->sync.t_init) || !r.i64(&m->sync.offset_init) ||
+      !r.u64(&m->sync.rtt_init) || !r.u64(&m->sync.t_final) || !r.i64(&m->sync.offset_final) ||
+      !r.u64(&m->sync.rtt_final))
+    return false;
+  if (!get_count(r, &n, 12)) return false;
+  m->threads.resize(n);
+  for (auto& t : m->threads)
+    if (!r.u32(&t.index) || !r.i64(&t.tid)) return false;
+  if (!get_count(r, &n, 17)) return false;
+  m->comms.resize(n);
+  for (auto& c : m->comms) {
+    uint8_t inter;
+    uint32_t k;
+    if (!r.u32(&c.index) || !r.u64(&c.global_id) || !r.u8(&inter) || !get_count(r, &k, 4)) return false;
+    c.inter = inter != 0;
+    c.members.resize(k);
+    for (auto& x : c.members) {
+      uint32_t v;
+      if (!r.u32(&v)) return false;
+      x = static_cast<int32_t>(v);
+    }
+  }
+  if (!get_count(r, &n, 17)) return false;
+  m->user_categories.resize(n);
+  for (auto& c : m->user_categories)
+    if (!get_category(r, &c)) return false;
+  return true;
+}
+
+void shuffle(const Record* in, uint32_t n, char* out) {
+  const auto* src = reinterpret_cast<const unsigned char*>(in);
+  uint64_t prev = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    Record r = in[i];
+    const uint64_t t = r.time;
+    r.time = t - prev;  // wraps for negative deltas; undone by the same wrap on decode
+    prev = t;
+    const auto* b = reinterpret_cast<const unsigned char*>(&r);
+    for (size_t j = 0; j < sizeof(Record); ++j) out[j * n + i] = static_cast<char>(b[j]);
+  }
+  (void)src;
+}
+
+void unshuffle(const char* in, uint32_t n, Record* out) {
+  uint64_t prev = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    unsigned char b[sizeof(Record)];
+    for (size_t j = 0; j < sizeof(Record); ++j) b[j] = static_cast<unsigned char>(in[j * n + i]);
+    std::memcpy(&out[i], b, sizeof(Record));
+    out[i].time += prev;
+    prev = out[i].time;
+  }
+}
+
+void fill_range_and_summary(const Record* r, uint32_t n, ChunkHeader* h) {
+  h->t_first = n ? UINT64_MAX : 0;
+  h->t_last = 0;
+  std::unordered_map<uint32_t, CategoryTime> acc;
+  for (uint32_t i = 0; i < n; ++i) {
+    h->t_first = std::min(h->t_first, r[i].time);
+    uint64_t end = r[i].time;
+    if (r[i].kind == static_cast<uint8_t>(RecordKind::kState)) {
+      end += r[i].c;
+      if (r[i].a == 0) {
+        auto& ct = acc[r[i].cat];
+        ct.cat = r[i].cat;
+        ct.count++;
+        ct.ticks += r[i].c;
+      }
+    }
+    h->t_last = std::max(h->t_last, end);
+  }
+  std::vector<CategoryTime> v;
+  v.reserve(acc.size());
+  for (auto& [k, ct] : acc) v.push_back(ct);
+  std::sort(v.begin(), v.end(), [](const CategoryTime& a, const CategoryTime& b) {
+    return a.ticks != b.ticks ? a.ticks > b.ticks : a.cat < b.cat;
+  });
+  for (int s = 0; s < kSummarySlots; ++s) {
+    if (s < static_cast<int>(v.size()))
+      h->summary[s] = v[s];
+    else
+      h->summary[s] = CategoryTime{0xFFFFFFFFu, 0, 0};
+  }
+}
+
+}  // namespace
+
+void seal(ChunkHeader* h) { h->header_hash = hash64(h, offsetof(ChunkHeader, header_hash)); }
+void seal(FileHeader* h) { h->header_hash = hash64(h, offsetof(FileHeader, header_hash)); }
+void seal(Footer* f) { f->footer_hash = hash64(f, offsetof(Footer, footer_hash)); }
+void seal(PartHeader* h) { h->header_hash = hash64(h, offsetof(PartHeader, header_hash)); }
+
+std::string serialize_rank_meta(const RankMeta& m) {
+  ByteWriter w;
+  put_rank(w, m);
+  return std::move(w.data());
+}
+
+Status parse_rank_meta(const char* p, size_t n, RankMeta* out) {
+  ByteReader r(p, n);
+  if (!get_rank(r, out)) return corrupt("rank definitions are malformed");
+  return Status();
+}
+
+std::string serialize_definitions(const Definitions& d) {
+  ByteWriter w;
+  w.u32(d.world_size);
+  w.str(d.program);
+  w.str(d.clock);
+  w.f64(d.ticks_per_second);
+  w.u8(d.recovered ? 1 : 0);
+  w.u32(static_cast<uint32_t>(d.categories.size()));
+  for (const auto& c : d.categories) put_category(w, c);
+  w.u32(static_cast<uint32_t>(d.ranks.size()));
+  for (const auto& m : d.ranks) put_rank(w, m);
+  return std::move(w.data());
+}
+
+Status parse_definitions(const char* p, size_t n, Definitions* out) {
+  ByteReader r(p, n);
+  uint8_t rec;
+  uint32_t k;
+  if (!r.u32(&out->world_size) || !r.str(&out->program) || !r.str(&out->clock) ||
+      !r.f64(&out->ticks_per_second) || !r.u8(&rec) || !get_count(r, &k, 17))
+    return corrupt("definitions header is malformed");
+  if (!(out->ticks_per_second > 0) || !std::isfinite(out->ticks_per_second))
+    return corrupt("definitions give a bad clock rate");
+  out->recovered = rec != 0;
+  out->categories.resize(k);
+  for (auto& c : out->categories)
+    if (!get_category(r, &c)) return corrupt("a category definition is malformed");
+  if (!get_count(r, &k, 40)) return corrupt("rank count is malformed");
+  out->ranks.resize(k);
+  for (auto& m : out->ranks)
+    if (!get_rank(r, &m)) return corrupt("rank definitions are malformed");
+  for (size_t i = 0; i < out->ranks.size(); ++i)
+    if (out->ranks[i].rank != i) return corrupt("rank definitions are out of order");
+  if (out->world_size != out->ranks.size()) return corrupt("world size does not match the rank definitions");
+  return Status();
+}
+
+void encode_events(const Record* records, uint32_t n, uint32_t rank, uint32_t thread, int zstd_level,
+                   std::string* out) {
+  ChunkHeader h{};
+  h.magic = kChunkMagic;
+  h.kind = static_cast<uint16_t>(ChunkKind::kEvents);
+  h.flags = kChunkZstd | kChunkShuffled;
+  h.rank = rank;
+  h.thread = thread;
+  h.nrecords = n;
+  h.raw_size = n * static_cast<uint32_t>(sizeof(Record));
+  fill_range_and_summary(records, n, &h);
+  std::string raw(h.raw_size, '\0');
+  shuffle(records, n, raw.data());
+  const size_t bound = ZSTD_compressBound(raw.size());
+  const size_t base = out->size();
+  out->resize(base + sizeof(ChunkHeader) + bound);
+  const size_t csize = ZSTD_compress(out->data() + base + sizeof(ChunkHeader), bound, raw.data(), raw.size(), zstd_level);
+  if (ZSTD_isError(csize)) {  // cannot happen with a bound-sized buffer; store raw then
+    h.flags = kChunkShuffled;
+    out->resize(base + sizeof(ChunkHeader));
+    out->append(raw);
+    h.payload_size = h.raw_size;
+  } else {
+    h.payload_size = static_cast<uint32_t>(csize);
+    out->resize(base + sizeof(ChunkHeader) + csize);
+  }
+  h.payload_hash = hash64(out->data() + base + sizeof(ChunkHeader), h.payload_size);
+  seal(&h);
+  std::memcpy(out->data() + base, &h, sizeof h);
+}
+
+size_t encode_events_raw(const Record* records, uint32_t n, uint32_t rank, uint32_t thread, char* out,
+                         size_t cap) {
+  const size_t need = sizeof(ChunkHeader) + static_cast<size_t>(n) * sizeof(Record);
+  if (need > cap) return 0;
+  ChunkHeader h{};
+  h.magic = kChunkMagic;
+  h.kind = static_cast<uint16_t>(ChunkKind::kEvents);
+  h.flags = 0;
+  h.rank = rank;
+  h.thread = thread;
+  h.nrecords = n;
+  h.raw_size = h.payload_size = n * static_cast<uint32_t>(sizeof(Record));
+  h.t_first = n ? UINT64_MAX : 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    h.t_first = std::min(h.t_first, records[i].time);
+    const uint64_t end = records[i].time + (records[i].kind == 1 ? records[i].c : 0);
+    h.t_last = std::max(h.t_last, end);
+  }
+  for (auto& s : h.summary) s = CategoryTime{0xFFFFFFFFu, 0, 0};
+  std::memcpy(out + sizeof h, records, h.payload_size);
+  h.payload_hash = hash64(out + sizeof h, h.payload_size);
+  seal(&h);
+  std::memcpy(out, &h, sizeof h);
+  return need;
+}
+
+void encode_blob(ChunkKind kind, uint32_t rank, const std::string& blob, std::string* out) {
+  ChunkHeader h{};
+  h.magic = kChunkMagic;
+  h.kind = static_cast<uint16_t>(kind);
+  h.flags = kChunkZstd;
+  h.rank = rank;
+  h.raw_size = static_cast<uint32_t>(blob.size());
+  for (auto& s : h.summary) s = CategoryTime{0xFFFFFFFFu, 0, 0};
+  std::string c(ZSTD_compressBound(blob.size()), '\0');
+  const size_t csize = ZSTD_compress(c.data(), c.size(), blob.data(), blob.size(), 3);
+  if (ZSTD_isError(csize)) {
+    h.flags = 0;
+    c = blob;
+  } else {
+    c.resize(csize);
+  }
+  h.payload_size = static_cast<uint32_t>(c.size());
+  h.payload_hash = hash64(c.data(), c.size());
+  seal(&h);
+  out->append(reinterpret_cast<const char*>(&h), sizeof h);
+  out->append(c);
+}
+
+Status check_chunk_header(const ChunkHeader& h, uint64_t avail, uint64_t offset) {
+  const std::string at = " at offset " + std::to_string(offset);
+  if (avail < sizeof(ChunkHeader)) return Status(StatusCode::kTruncated, "chunk header cut short" + at);
+  if (h.magic != kChunkMagic) return corrupt("no chunk" + at);
+  if (h.header_hash != hash64(&h, offsetof(ChunkHeader, header_hash))) return corrupt("chunk header checksum mismatch" + at);
+  if (h.kind < 1 || h.kind > 3) return corrupt("unknown chunk kind" + at);
+  if (h.kind == static_cast<uint16_t>(ChunkKind::kEvents) &&
+      static_cast<uint64_t>(h.nrecords) * sizeof(Record) != h.raw_size)
+    return corrupt("chunk record count and size disagree" + at);
+  if (!(h.flags & kChunkZstd) && h.payload_size != h.raw_size) return corrupt("stored chunk has a bad size" + at);
+  if (h.raw_size > (1u << 30)) return corrupt("chunk larger than 1 GiB" + at);
+  if (avail - sizeof(ChunkHeader) < h.payload_size)
+    return Status(StatusCode::kTruncated, "chunk payload cut short" + at);
+  return Status();
+}
+
+namespace {
+Status payload_bytes(const ChunkHeader& h, const char* payload, std::string* out) {
+  if (hash64(payload, h.payload_size) != h.payload_hash) return corrupt("chunk payload checksum mismatch");
+  if (h.flags & kChunkZstd) {
+    out->resize(h.raw_size);
+    const size_t got = ZSTD_decompress(out->data(), out->size(), payload, h.payload_size);
+    if (ZSTD_isError(got) || got != h.raw_size) return corrupt("chunk payload does not decompress");
+  } else {
+    out->assign(payload, h.payload_size);
+  }
+  return Status();
+}
+}  // namespace
+
+Status decode_events(const ChunkHeader& h, const char* payload, std::vector<Record>* out) {
+  std::string raw;
+  MPE_RETURN_IF_ERROR(payload_bytes(h, payload, &raw));
+  out->resize(h.nrecords);
+  if (h.flags & kChunkShuffled)
+    unshuffle(raw.data(), h.nrecords, out->data());
+  else if (h.nrecords)
+    std::memcpy(out->data(), raw.data(), raw.size());
+  return Status();
+}
+
+Status decode_blob(const ChunkHeader& h, const char* payload, std::string* out) {
+  return payload_bytes(h, payload, out);
+}
+
+uint32_t default_mpi_color(const std::string& n) {
+  auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
+  if (has("Wait") || has("Test")) return 0xD03030;
+  if (has("Barrier")) return 0xFFD700;
+  if (has("Bcast") || has("reduce") || has("Reduce") || has("gather") || has("Gather") || has("scatter") ||
+      has("Scatter") || has("alltoall") || has("Alltoall") || has("scan") || has("Scan"))
+    return 0xFF8C00;
+  if (has("Sendrecv")) return 0x8A2BE2;
+  if (has("send") || has("Send")) return 0x1E90FF;
+  if (has("recv") || has("Recv")) return 0x32CD32;
+  if (has("probe") || has("Probe")) return 0x20B2AA;
+  if (has("Init") || has("Finalize")) return 0x808080;
+  if (has("Pcontrol")) return 0xFFFFFF;
+  if (has("File")) return 0x8B4513;
+  if (has("Win") || has("Put") || has("Get") || has("Accumulate")) return 0xDA70D6;
+  return 0xA0A0A0;
+}
+
+}  // namespace mpe::log

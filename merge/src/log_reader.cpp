@@ -1,0 +1,316 @@
+// The logfile reader: validates every length, offset and checksum, then builds the model.
+#include "mpe/log_reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <tuple>
+
+namespace mpe::log {
+
+namespace {
+
+Status io_error(const std::string& path, const std::string& what) {
+  return Status(StatusCode::kIoError, path + ": " + what + ": " + std::strerror(errno));
+}
+
+Status pread_all(int fd, void* buf, size_t n, uint64_t off) {
+  auto* p = static_cast<char*>(buf);
+  while (n > 0) {
+    const ssize_t got = ::pread(fd, p, n, static_cast<off_t>(off));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return Status(StatusCode::kIoError, std::string("read failed: ") + std::strerror(errno));
+    }
+    if (got == 0) return Status(StatusCode::kTruncated, "unexpected end of file");
+    p += got;
+    n -= static_cast<size_t>(got);
+    off += static_cast<uint64_t>(got);
+  }
+  return Status();
+}
+
+Status corrupt(const std::string& m) { return Status(StatusCode::kCorrupt, m); }
+
+}  // namespace
+
+StatusOr<LogFile> LogFile::open(const std::string& path) {
+  LogFile f;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return io_error(path, "cannot open");
+  f.fd_ = std::shared_ptr<int>(new int(fd), [](int* p) {
+    ::close(*p);
+    delete p;
+  });
+  struct stat st;
+  if (fstat(fd, &st) != 0) return io_error(path, "cannot stat");
+  f.file_size_ = static_cast<uint64_t>(st.st_size);
+
+  FileHeader h{};
+  if (f.file_size_ < 8 || !pread_all(fd, &h, std::min<uint64_t>(sizeof h, f.file_size_), 0).ok() ||
+      std::memcmp(h.magic, kFileMagic, 8) != 0)
+    return Status(StatusCode::kNotALogfile, path + " is not an .mpelog logfile (no MPELOG magic)");
+  if (f.file_size_ < sizeof h) return Status(StatusCode::kTruncated, path + ": header cut short");
+  if (h.version > kCurrentVersion || h.version < kMinSupportedVersion)
+    return Status(StatusCode::kUnsupportedVersion,
+                  path + ": format version " + std::to_string(h.version) + ", this reader supports " +
+                      std::to_string(kMinSupportedVersion) + ".." + std::to_string(kCurrentVersion));
+  if (h.header_hash != hash64(&h, offsetof(FileHeader, header_hash)) || h.header_size != sizeof h)
+    return corrupt(path + ": header checksum mismatch");
+  if (f.file_size_ < sizeof h + sizeof(Footer))
+    return Status(StatusCode::kTruncated, path + ": no footer (file cut short; if the run died, try `mpe merge --recover`)");
+
+  Footer ft{};
+  MPE_RETURN_IF_ERROR(pread_all(fd, &ft, sizeof ft, f.file_size_ - sizeof ft));
+  if (std::memcmp(ft.magic, kFooterMagic, 8) != 0)
+    return Status(StatusCode::kTruncated,
+                  path + ": no footer at the end (file cut short or still being written; if the run died, try `mpe merge --recover`)");
+  if (ft.footer_hash != hash64(&ft, offsetof(Footer, footer_hash))) return corrupt(path + ": footer checksum mismatch");
+  if (ft.file_size != f.file_size_)
+    return Status(ft.file_size > f.file_size_ ? StatusCode::kTruncated : StatusCode::kCorrupt,
+                  path + ": footer says " + std::to_string(ft.file_size) + " bytes, file has " +
+                      std::to_string(f.file_size_));
+  const uint64_t tail_end = f.file_size_ - sizeof ft;
+  if (ft.definitions_offset < sizeof h || ft.definitions_size < sizeof(ChunkHeader) ||
+      ft.definitions_offset > tail_end || ft.definitions_size > tail_end - ft.definitions_offset)
+    return corrupt(path + ": definitions lie outside the file");
+  if (ft.index_count > (tail_end / sizeof(IndexEntry)) || ft.index_offset > tail_end ||
+      ft.index_count * sizeof(IndexEntry) > tail_end - ft.index_offset)
+    return corrupt(path + ": index lies outside the file");
+
+  ChunkHeader dh{};
+  MPE_RETURN_IF_ERROR(pread_all(fd, &dh, sizeof dh, ft.definitions_offset));
+  Status s = check_chunk_header(dh, ft.definitions_size, ft.definitions_offset);
+  if (!s.ok()) return Status(StatusCode::kCorrupt, path + ": definitions: " + s.message());
+  if (dh.kind != static_cast<uint16_t>(ChunkKind::kDefinitions)) return corrupt(path + ": definitions chunk has the wrong kind");
+  std::string payload(dh.payload_size, '\0');
+  MPE_RETURN_IF_ERROR(pread_all(fd, payload.data(), payload.size(), ft.definitions_offset + sizeof dh));
+  std::string blob;
+  s = decode_blob(dh, payload.data(), &blob);
+  if (!s.ok()) return Status(StatusCode::kCorrupt, path + ": definitions: " + s.message());
+  s = parse_definitions(blob.data(), blob.size(), &f.defs_);
+  if (!s.ok()) return Status(StatusCode::kCorrupt, path + ": " + s.message());
+
+  f.index_.resize(ft.index_count);
+  if (ft.index_count) MPE_RETURN_IF_ERROR(pread_all(fd, f.index_.data(), ft.index_count * sizeof(IndexEntry), ft.index_offset));
+  if (hash64(f.index_.data(), ft.index_count * sizeof(IndexEntry)) != ft.index_hash)
+    return corrupt(path + ": index checksum mismatch");
+  const uint64_t data_end = std::min(ft.definitions_offset, ft.index_offset);
+  for (size_t i = 0; i < f.index_.size(); ++i) {
+    const IndexEntry& e = f.index_[i];
+    if (e.offset < sizeof h || e.size < sizeof(ChunkHeader) || e.offset > data_end || e.size > data_end - e.offset)
+      return corrupt(path + ": index entry " + std::to_string(i) + " points outside the data");
+    if (e.rank >= f.defs_.world_size) return corrupt(path + ": index entry " + std::to_string(i) + " names rank " + std::to_string(e.rank));
+  }
+
+  f.category_slot_.assign(0x10000, -1);
+  for (size_t i = 0; i < f.defs_.categories.size(); ++i)
+    if (f.defs_.categories[i].id < 0x10000) f.category_slot_[f.defs_.categories[i].id] = static_cast<int32_t>(i);
+  f.origin_ = 0;
+  bool first = true;
+  for (const auto& e : f.index_) {
+    const double t = f.defs_.ranks[e.rank].sync.correct(e.t_first);
+    if (first || t < f.origin_) f.origin_ = t;
+    first = false;
+  }
+  return f;
+}
+
+StatusOr<std::vector<Record>> LogFile::read_chunk(size_t i) const {
+  if (i >= index_.size()) return Status(StatusCode::kInvalidArgument, "no chunk " + std::to_string(i));
+  const IndexEntry& e = index_[i];
+  std::string buf(e.size, '\0');
+  MPE_RETURN_IF_ERROR(pread_all(*fd_, buf.data(), buf.size(), e.offset));
+  ChunkHeader h;
+  std::memcpy(&h, buf.data(), sizeof h);
+  MPE_RETURN_IF_ERROR(check_chunk_header(h, e.size, e.offset));
+  if (h.kind != static_cast<uint16_t>(ChunkKind::kEvents) || h.rank != e.rank || h.thread != e.thread ||
+      h.nrecords != e.nrecords || sizeof h + h.payload_size != e.size)
+    return corrupt("chunk at offset " + std::to_string(e.offset) + " does not match its index entry");
+  std::vector<Record> out;
+  Status s = decode_events(h, buf.data() + sizeof h, &out);
+  if (!s.ok()) return Status(s.code(), s.message() + " (chunk at offset " + std::to_string(e.offset) + ")");
+  return out;
+}
+
+int64_t LogFile::to_ns(uint32_t rank, uint64_t ticks) const {
+  const double t = defs_.ranks[rank].sync.correct(ticks) - origin_;
+  return static_cast<int64_t>(std::llround(t * 1e9 / defs_.ticks_per_second));
+}
+
+int64_t LogFile::duration_ns(uint32_t rank, uint64_t ticks) const {
+  (void)rank;
+  return static_cast<int64_t>(std::llround(static_cast<double>(ticks) * 1e9 / defs_.ticks_per_second));
+}
+
+const Category* LogFile::category(uint32_t cat) const {
+  if (cat >= category_slot_.size() || category_slot_[cat] < 0) return nullptr;
+  return &defs_.categories[static_cast<size_t>(category_slot_[cat])];
+}
+
+std::string LogFile::category_name(uint32_t cat) const {
+  const Category* c = category(cat);
+  return c ? c->name : "cat" + std::to_string(cat);
+}
+
+int Trace::timeline_of(uint32_t rank, uint32_t thread) const {
+  for (size_t i = 0; i < timelines.size(); ++i)
+    if (timelines[i].rank == rank && timelines[i].thread == thread) return static_cast<int>(i);
+  return -1;
+}
+
+namespace {
+
+struct MsgEnd {
+  int64_t time;
+  uint64_t seq;  // position in the log, to keep equal times in logged order
+  uint32_t timeline;
+  uint64_t bytes;
+};
+
+using MsgKey = std::tuple<uint64_t, int32_t, int32_t, int32_t>;  // comm, src, dst, tag
+
+}  // namespace
+
+StatusOr<Trace> load_trace(const LogFile& file) {
+  const Definitions& defs = file.definitions();
+  Trace tr;
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> tl_of;
+  std::map<MsgKey, std::pair<std::vector<MsgEnd>, std::vector<MsgEnd>>> queues;
+  std::vector<std::vector<std::pair<uint32_t, int64_t>>> user_stack;  // per timeline: (start id, start time)
+  bool any = false;
+  uint64_t seq = 0;
+  for (size_t i = 0; i < file.index().size(); ++i) {
+    auto recs = file.read_chunk(i);
+    if (!recs.ok()) return recs.status();
+    const IndexEntry& e = file.index()[i];
+    const RankMeta& rm = defs.ranks[e.rank];
+    auto [it, inserted] = tl_of.try_emplace({e.rank, e.thread}, static_cast<uint32_t>(tr.timelines.size()));
+    if (inserted) {
+      tr.timelines.push_back(Timeline{e.rank, e.thread, {}, {}});
+      user_stack.emplace_back();
+    }
+    const uint32_t tl = it->second;
+    Timeline& T = tr.timelines[tl];
+    auto world = [&](uint32_t comm, int32_t r, int32_t* out, uint64_t* gid) {
+      if (comm >= rm.comms.size()) return false;
+      const CommDef& c = rm.comms[comm];
+      if (c.index != comm || r < 0 || static_cast<size_t>(r) >= c.members.size()) return false;
+      *out = c.members[static_cast<size_t>(r)];
+      *gid = c.global_id;
+      return true;
+    };
+    for (const Record& r : *recs) {
+      ++tr.records;
+      const int64_t t = file.to_ns(e.rank, r.time);
+      int64_t end = t;
+      switch (static_cast<RecordKind>(r.kind)) {
+        case RecordKind::kState:
+          end = t + file.duration_ns(e.rank, r.c);
+          T.states.push_back(State{t, end, r.cat, static_cast<uint32_t>(r.a)});
+          break;
+        case RecordKind::kSend:
+        case RecordKind::kRecv: {
+          int32_t peer;
+          uint64_t gid;
+          const bool send = r.kind == static_cast<uint8_t>(RecordKind::kSend);
+          if (!world(r.comm, r.a, &peer, &gid)) {
+            (send ? tr.unmatched_sends : tr.unmatched_recvs)++;
+            T.events.push_back(Event{t, static_cast<RecordKind>(r.kind), r.cat, r.a, r.b, r.comm, r.c});
+            break;
+          }
+          const int32_t me = static_cast<int32_t>(e.rank);
+          auto& q = queues[send ? MsgKey{gid, me, peer, r.b} : MsgKey{gid, peer, me, r.b}];
+          (send ? q.first : q.second).push_back(MsgEnd{t, seq++, tl, r.c});
+          break;
+        }
+        case RecordKind::kSendCancel: {
+          int32_t peer;
+          uint64_t gid;
+          if (world(r.comm, r.a, &peer, &gid)) {
+            auto& q = queues[MsgKey{gid, static_cast<int32_t>(e.rank), peer, r.b}].first;
+            if (!q.empty()) q.pop_back();
+          }
+          break;
+        }
+        case RecordKind::kUserEvent: {
+          const Category* c = file.category(r.cat);
+          auto& st = user_stack[tl];
+          if (c && c->kind == CategoryKind::kState && c->id == r.cat) {
+            st.push_back({r.cat, t});
+            break;
+          }
+          bool closed = false;
+          for (size_t k = st.size(); k-- > 0;) {
+            const Category* sc = file.category(st[k].first);
+            if (sc && sc->end_id == r.cat) {
+              T.states.push_back(State{st[k].second, t, st[k].first, static_cast<uint32_t>(k)});
+              st.erase(st.begin() + static_cast<long>(k));
+              closed = true;
+              break;
+            }
+          }
+          if (!closed) T.events.push_back(Event{t, RecordKind::kUserEvent, r.cat, r.a, r.b, r.comm, r.c});
+          break;
+        }
+        default:
+          T.events.push_back(Event{t, static_cast<RecordKind>(r.kind), r.cat, r.a, r.b, r.comm, r.c});
+          break;
+      }
+      if (!any || t < tr.t_begin) tr.t_begin = t;
+      if (!any || end > tr.t_end) tr.t_end = end;
+      any = true;
+    }
+  }
+  for (auto& [key, q] : queues) {
+    auto by_time = [](const MsgEnd& a, const MsgEnd& b) { return a.time != b.time ? a.time < b.time : a.seq < b.seq; };
+    std::sort(q.first.begin(), q.first.end(), by_time);
+    std::sort(q.second.begin(), q.second.end(), by_time);
+    const size_t n = std::min(q.first.size(), q.second.size());
+    for (size_t k = 0; k < n; ++k) {
+      const MsgEnd& s = q.first[k];
+      const MsgEnd& r = q.second[k];
+      tr.messages.push_back(Message{s.timeline, r.timeline, s.time, r.time, std::get<1>(key), std::get<2>(key),
+                                    std::get<3>(key), std::get<0>(key), s.bytes});
+      if (r.time < s.time) ++tr.backward_messages;
+    }
+    tr.unmatched_sends += q.first.size() - n;
+    tr.unmatched_recvs += q.second.size() - n;
+  }
+  std::sort(tr.messages.begin(), tr.messages.end(),
+            [](const Message& a, const Message& b) { return a.send_time < b.send_time; });
+  for (auto& T : tr.timelines) {
+    std::stable_sort(T.states.begin(), T.states.end(), [](const State& a, const State& b) {
+      return a.start != b.start ? a.start < b.start : a.depth < b.depth;
+    });
+    std::stable_sort(T.events.begin(), T.events.end(), [](const Event& a, const Event& b) { return a.time < b.time; });
+  }
+  // Order timelines by (rank, thread) and renumber the messages' timeline references.
+  std::vector<uint32_t> order(tr.timelines.size()), where(tr.timelines.size());
+  for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const Timeline& x = tr.timelines[a];
+    const Timeline& y = tr.timelines[b];
+    return x.rank != y.rank ? x.rank < y.rank : x.thread < y.thread;
+  });
+  std::vector<Timeline> sorted;
+  sorted.reserve(order.size());
+  for (uint32_t k = 0; k < order.size(); ++k) {
+    where[order[k]] = k;
+    sorted.push_back(std::move(tr.timelines[order[k]]));
+  }
+  tr.timelines = std::move(sorted);
+  for (auto& m : tr.messages) {
+    m.send_timeline = where[m.send_timeline];
+    m.recv_timeline = where[m.recv_timeline];
+  }
+  return tr;
+}
+
+}  // namespace mpe::log

@@ -12,9 +12,9 @@
  *
  * Each message is 2 MPI_INTs (small enough for the eager protocol) with tag 7.
  * In the world/dup/split modes all sends happen before an MPI_Barrier and rank 0
- * posts its MPI_Recv(MPI_ANY_SOURCE) calls only after it, all from the single
- * source line marked "flood-receive-line"; in balanced mode the pre-posted
- * receive is the line marked "balanced-receive-line".
+ * posts its MPI_Recv(MPI_ANY_SOURCE) calls only after it, all from one source
+ * line; in balanced mode the pre-posted MPI_Irecv calls also come from one line.
+ * Each of the two lines ends in a marker comment so tests can find its number.
  *
  * Exact MPI calls per rank:
  *   all ranks:       MPI_Init 1, MPI_Comm_rank 1, MPI_Comm_size 1, MPI_Barrier 1, MPI_Finalize 1

@@ -4,29 +4,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { NRANKS = 4 };
+enum { NRANKS = 4, MAX_CHECKS = 64 };
 
 static int rank;
 static int left, right;
-static int local_failures;
 
-/* Collective over MPI_COMM_WORLD: rank 0 prints every rank's value in rank order, so the line is deterministic. */
+/* Results are only recorded here and gathered once at the end, so checking adds no communication between tests. */
+static const char *check_names[MAX_CHECKS];
+static long long check_results[MAX_CHECKS][2];
+static int check_count;
+
+/* Every rank must call this for the same checks in the same order. */
 static void check(const char *name, long long value, int ok)
 {
-    long long mine[2] = {value, ok != 0};
-    long long all[2 * NRANKS];
-    MPI_Gather(mine, 2, MPI_LONG_LONG, all, 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
-    if (!ok)
-        local_failures++;
-    if (rank != 0)
-        return;
-    printf("CHECK %s ", name);
-    for (int r = 0; r < NRANKS; r++)
-        printf("%s%lld", r ? "," : "", all[2 * r]);
-    printf("\n");
-    for (int r = 0; r < NRANKS; r++)
-        if (!all[2 * r + 1])
-            printf("ERROR %s rank=%d\n", name, r);
+    if (check_count == MAX_CHECKS) {
+        fprintf(stderr, "too many checks; raise MAX_CHECKS\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    check_names[check_count] = name;
+    check_results[check_count][0] = value;
+    check_results[check_count][1] = ok != 0;
+    check_count++;
 }
 
 static int start(int *argc, char ***argv, const char *program)
@@ -45,16 +43,39 @@ static int start(int *argc, char ***argv, const char *program)
     return 0;
 }
 
+/* Rank 0 prints every check with all ranks' values in rank order, then the verdict that sets every exit code. */
 static int finish(const char *program)
 {
-    int failed = local_failures > 0, any_failed;
-    MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    int counts[NRANKS];
+    static long long all_results[NRANKS][MAX_CHECKS][2];
+    MPI_Gather(&check_count, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Gather(check_results, 2 * MAX_CHECKS, MPI_LONG_LONG, all_results, 2 * MAX_CHECKS, MPI_LONG_LONG, 0,
+               MPI_COMM_WORLD);
+
+    int failed = 0;
     if (rank == 0) {
-        printf("%s %s\n", any_failed ? "FAIL" : "PASS", program);
+        for (int r = 0; r < NRANKS; r++)
+            if (counts[r] != check_count) {
+                printf("ERROR check_count rank=%d\n", r);
+                failed = 1;
+            }
+        for (int i = 0; i < check_count; i++) {
+            printf("CHECK %s ", check_names[i]);
+            for (int r = 0; r < NRANKS; r++)
+                printf("%s%lld", r ? "," : "", all_results[r][i][0]);
+            printf("\n");
+            for (int r = 0; r < NRANKS; r++)
+                if (i < counts[r] && !all_results[r][i][1]) {
+                    printf("ERROR %s rank=%d\n", check_names[i], r);
+                    failed = 1;
+                }
+        }
+        printf("%s %s\n", failed ? "FAIL" : "PASS", program);
         fflush(stdout);
     }
+    MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Finalize();
-    return any_failed ? 1 : 0;
+    return failed ? 1 : 0;
 }
 
 /*
@@ -83,7 +104,7 @@ static void testall_ignoring_statuses(int count, MPI_Request *requests, int *fla
 /* Rank 0 receives one message from every other rank through each kind of wildcard. */
 static void test_wildcards(void)
 {
-    /* A private communicator keeps wildcard receives from matching another test's traffic. */
+    /* A private communicator per round keeps wildcard receives from matching another round's traffic. */
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
 
@@ -121,8 +142,10 @@ static void test_wildcards(void)
         value = rank + 1;
     }
     check("wildcard_any_source_any_tag", value, ok);
+    MPI_Comm_free(&comm);
 
     /* Each wildcard alone: fixed source with MPI_ANY_TAG, then MPI_ANY_SOURCE with a fixed tag. */
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     value = 0;
     ok = 1;
     if (rank == 0) {

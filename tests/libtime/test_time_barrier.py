@@ -7,7 +7,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import mpitest  # noqa: E402
 from timelib import profiles  # noqa: E402
 
-NP, SLEEP_MS = 4, 1000
+NP, SLEEP_MS = 4, 2000
 r = mpitest.run(NP, [mpitest.program("sleep_barrier"), str(SLEEP_MS)], tools=("time",))
 profs = profiles(r.workdir, "sleep_barrier")
 sleep_ns = SLEEP_MS * 1e6

@@ -75,7 +75,6 @@ struct State {
   int world_rank;
   MPI_T_pvar_session session;
   bool t_initialized;
-  std::atomic<uint64_t> reads;
   std::atomic<uint64_t> over;
   std::atomic<uint64_t> dropped;
   std::atomic<int> nlabels;
@@ -209,7 +208,6 @@ void on_receive(mpe::Call& call) noexcept {
     count = g_global_count;
   }
   if (PMPI_T_pvar_read(g.session, h, t_buf) != MPI_SUCCESS) return;
-  g.reads.fetch_add(1, std::memory_order_relaxed);
   uint64_t total = 0, top = 0;
   int top_peer = -1;
   if (g.width == 4) {

@@ -454,12 +454,12 @@ def emit_fortran_wrappers(out, protos, rows, roles, fortran_names):
         w("  core::enter(ts, call);\n")
         if cls == "finalize":
             w("  core::before_finalize(ts);\n")
-        w("  ++ts.suppress;\n")
+        w("  core::suppress(ts);\n")
         if ret != "void":
             w("  %s result = %s;\n" % (ret, pcall))
         else:
             w("  %s;\n" % pcall)
-        w("  --ts.suppress;\n")
+        w("  core::unsuppress(ts);\n")
         w("  call.rc = %s;\n" % ("*ierr" if has_ierr else "MPI_SUCCESS"))
         for line in post:
             w(line + "\n")

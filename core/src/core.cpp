@@ -9,7 +9,6 @@ Registry g_registry;
 __thread ThreadState t_state;
 
 namespace {
-void no_hook(Call&) noexcept {}
 int g_world_rank = -1;
 }  // namespace
 
@@ -28,19 +27,19 @@ MPI_Status* status_scratch(ThreadState& ts, int n) {
 }
 
 void after_init(ThreadState& ts) {
-  ++ts.suppress;
+  suppress(ts);
   PMPI_Comm_rank(MPI_COMM_WORLD, &g_world_rank);
   for (int i = 0; i < g_registry.ntools; ++i)
     if (g_registry.tools[i]->after_init) g_registry.tools[i]->after_init();
-  --ts.suppress;
+  unsuppress(ts);
 }
 
 void before_finalize(ThreadState& ts) {
-  ++ts.suppress;
+  suppress(ts);
   // Reverse order: the last tool to start is the first to stop.
   for (int i = g_registry.ntools; i-- > 0;)
     if (g_registry.tools[i]->before_finalize) g_registry.tools[i]->before_finalize();
-  --ts.suppress;
+  unsuppress(ts);
 }
 
 }  // namespace mpe::core
@@ -51,12 +50,18 @@ extern "C" int mpe_core_register_tool(const mpe::Tool* tool) {
   if (!tool || g_registry.ntools >= mpe::core::kMaxTools) return -1;
   for (int i = 0; i < g_registry.ntools; ++i)
     if (g_registry.tools[i] == tool) return 0;
-  const int i = g_registry.ntools;
-  g_registry.tools[i] = tool;
-  g_registry.enter[i] = tool->enter ? tool->enter : mpe::core::no_hook;
-  g_registry.leave[i] = tool->leave ? tool->leave : mpe::core::no_hook;
+  // Counts are published after their entries: the wrappers only read the first n of each.
+  if (tool->enter) {
+    g_registry.enter[g_registry.nenter] = tool->enter;
+    ++g_registry.nenter;
+  }
+  if (tool->leave) {
+    g_registry.leave[g_registry.nleave] = tool->leave;
+    ++g_registry.nleave;
+  }
   g_registry.needs |= tool->needs;
-  g_registry.ntools = i + 1;  // last: the wrappers only look at the first ntools entries
+  g_registry.tools[g_registry.ntools] = tool;
+  ++g_registry.ntools;
   return 0;
 }
 

@@ -32,9 +32,9 @@ extern "C" MPE_EXPORT void mpi_recv_(void* a0, void* a1, void* a2, void* a3, voi
   MPI_Status status_c_;
   call.status = &status_c_;
   core::enter(ts, call);
-  ++ts.suppress;
+  core::suppress(ts);
   pmpi_recv_(a0, a1, a2, a3, a4, a5, a6, ierr);
-  --ts.suppress;
+  core::unsuppress(ts);
   call.rc = *ierr;
   if (fstatus_ != MPI_F_STATUS_IGNORE && call.rc == MPI_SUCCESS) PMPI_Status_f2c(fstatus_, &status_c_);
   else call.roles &= ~role::status;
@@ -61,9 +61,9 @@ extern "C" MPE_EXPORT void mpi_send_(void* a0, void* a1, void* a2, void* a3, voi
   call.tag = static_cast<int>(*static_cast<MPI_Fint*>(a4));
   call.comm = PMPI_Comm_f2c(*static_cast<MPI_Fint*>(a5));
   core::enter(ts, call);
-  ++ts.suppress;
+  core::suppress(ts);
   pmpi_send_(a0, a1, a2, a3, a4, a5, ierr);
-  --ts.suppress;
+  core::unsuppress(ts);
   call.rc = *ierr;
   core::leave(ts, call);
 }
@@ -79,9 +79,9 @@ extern "C" MPE_EXPORT double mpi_wtime_(void) {
   call.flags = kFortran;
   call.roles = 0;
   core::enter(ts, call);
-  ++ts.suppress;
+  core::suppress(ts);
   double result = pmpi_wtime_();
-  --ts.suppress;
+  core::unsuppress(ts);
   call.rc = MPI_SUCCESS;
   core::leave(ts, call);
   return result;

@@ -12,26 +12,21 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
+#include "paired.h"
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using mpe::bench::median;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
+// ns of CPU time per call of f.
 template <typename F>
 double ns_per(F f, int iterations) {
-  const auto t0 = Clock::now();
-  for (int i = 0; i < iterations; ++i) f();
-  return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / iterations;
+  return mpe::bench::ns_per_call(f, iterations, mpe::bench::cpu_ns);
 }
 
 // The variable libumq would use, bound to MPI_COMM_WORLD when it is per communicator.

@@ -184,7 +184,11 @@ void comm_remove(MPI_Comm c) {
 MPI_T_pvar_handle g_global_handle;
 int g_global_count;
 
-alignas(8) __thread unsigned char t_buf[kReadBytes];
+// Initial-exec: one %fs-relative access instead of a __tls_get_addr call per receive.
+alignas(8) __thread unsigned char t_buf[kReadBytes] __attribute__((tls_model("initial-exec")));
+// The communicator of this thread's last receive and its entry: most receives repeat it.
+__thread MPI_Comm t_last_comm __attribute__((tls_model("initial-exec")));
+__thread CommEntry* t_last_entry __attribute__((tls_model("initial-exec")));
 
 void record(uint64_t length, int peer, uint64_t peer_value, int label) noexcept;
 
@@ -195,8 +199,13 @@ inline bool is_receive(mpe::CallClass cls) {
 
 void on_receive(mpe::Call& call) noexcept {
   MPI_Comm comm = call.has(mpe::role::comm) ? call.comm : MPI_COMM_WORLD;  // Mrecv: no comm
-  CommEntry* e = comm_find(comm);
-  if (!e && comm != MPI_COMM_NULL) e = comm_add(comm, "(first use)", MPI_COMM_NULL);  // idup etc.
+  CommEntry* e = t_last_entry;
+  if (comm != t_last_comm || !e || e->state.load(std::memory_order_relaxed) != 1 || e->key != comm_key(comm)) {
+    e = comm_find(comm);
+    if (!e && comm != MPI_COMM_NULL) e = comm_add(comm, "(first use)", MPI_COMM_NULL);  // idup etc.
+    t_last_comm = comm;
+    t_last_entry = e;
+  }
   MPI_T_pvar_handle h;
   int count;
   if (g.comm_bound) {

@@ -23,16 +23,24 @@ std::string library_dir() {
 int main(int argc, char** argv) {
   CLI::App app{"mpe-tools: see where MPI programs spend their time", "mpe"};
   app.set_version_flag("--version", std::string("mpe-tools " MPE_VERSION " (built for " MPE_MPI_NAME ")"));
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
   mpe::cli::add_run_command(app);
   mpe::cli::add_coverage_command(app);
   mpe::cli::add_report_command(app);
+  mpe::cli::add_stat_command(app);
+  mpe::cli::add_print_command(app);
+  mpe::cli::add_merge_command(app);
+  mpe::cli::add_synth_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mpe: %s\n", e.what());
+    return 1;
+  }
+  if (app.get_subcommands().empty()) {
+    std::fprintf(stderr, "%s", app.help().c_str());
     return 1;
   }
   return 0;

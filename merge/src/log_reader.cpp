@@ -64,14 +64,17 @@ StatusOr<LogFile> LogFile::open(const std::string& path) {
   if (h.header_hash != hash64(&h, offsetof(FileHeader, header_hash)) || h.header_size != sizeof h)
     return corrupt(path + ": header checksum mismatch");
   if (f.file_size_ < sizeof h + sizeof(Footer))
-    return Status(StatusCode::kTruncated, path + ": no footer (file cut short; if the run died, try `mpe merge --recover`)");
+    return Status(StatusCode::kTruncated,
+                  path + ": no footer (file cut short; if the run died, try `mpe merge --recover`)");
 
   Footer ft{};
   MPE_RETURN_IF_ERROR(pread_all(fd, &ft, sizeof ft, f.file_size_ - sizeof ft));
   if (std::memcmp(ft.magic, kFooterMagic, 8) != 0)
-    return Status(StatusCode::kTruncated,
-                  path + ": no footer at the end (file cut short or still being written; if the run died, try `mpe merge --recover`)");
-  if (ft.footer_hash != hash64(&ft, offsetof(Footer, footer_hash))) return corrupt(path + ": footer checksum mismatch");
+    return Status(StatusCode::kTruncated, path +
+                                              ": no footer at the end (file cut short or still being "
+                                              "written; if the run died, try `mpe merge --recover`)");
+  if (ft.footer_hash != hash64(&ft, offsetof(Footer, footer_hash)))
+    return corrupt(path + ": footer checksum mismatch");
   if (ft.file_size != f.file_size_)
     return Status(ft.file_size > f.file_size_ ? StatusCode::kTruncated : StatusCode::kCorrupt,
                   path + ": footer says " + std::to_string(ft.file_size) + " bytes, file has " +
@@ -88,7 +91,8 @@ StatusOr<LogFile> LogFile::open(const std::string& path) {
   MPE_RETURN_IF_ERROR(pread_all(fd, &dh, sizeof dh, ft.definitions_offset));
   Status s = check_chunk_header(dh, ft.definitions_size, ft.definitions_offset);
   if (!s.ok()) return Status(StatusCode::kCorrupt, path + ": definitions: " + s.message());
-  if (dh.kind != static_cast<uint16_t>(ChunkKind::kDefinitions)) return corrupt(path + ": definitions chunk has the wrong kind");
+  if (dh.kind != static_cast<uint16_t>(ChunkKind::kDefinitions))
+    return corrupt(path + ": definitions chunk has the wrong kind");
   std::string payload(dh.payload_size, '\0');
   MPE_RETURN_IF_ERROR(pread_all(fd, payload.data(), payload.size(), ft.definitions_offset + sizeof dh));
   std::string blob;
@@ -98,20 +102,24 @@ StatusOr<LogFile> LogFile::open(const std::string& path) {
   if (!s.ok()) return Status(StatusCode::kCorrupt, path + ": " + s.message());
 
   f.index_.resize(ft.index_count);
-  if (ft.index_count) MPE_RETURN_IF_ERROR(pread_all(fd, f.index_.data(), ft.index_count * sizeof(IndexEntry), ft.index_offset));
+  if (ft.index_count)
+    MPE_RETURN_IF_ERROR(pread_all(fd, f.index_.data(), ft.index_count * sizeof(IndexEntry), ft.index_offset));
   if (hash64(f.index_.data(), ft.index_count * sizeof(IndexEntry)) != ft.index_hash)
     return corrupt(path + ": index checksum mismatch");
   const uint64_t data_end = std::min(ft.definitions_offset, ft.index_offset);
   for (size_t i = 0; i < f.index_.size(); ++i) {
     const IndexEntry& e = f.index_[i];
-    if (e.offset < sizeof h || e.size < sizeof(ChunkHeader) || e.offset > data_end || e.size > data_end - e.offset)
+    if (e.offset < sizeof h || e.size < sizeof(ChunkHeader) || e.offset > data_end ||
+        e.size > data_end - e.offset)
       return corrupt(path + ": index entry " + std::to_string(i) + " points outside the data");
-    if (e.rank >= f.defs_.world_size) return corrupt(path + ": index entry " + std::to_string(i) + " names rank " + std::to_string(e.rank));
+    if (e.rank >= f.defs_.world_size)
+      return corrupt(path + ": index entry " + std::to_string(i) + " names rank " + std::to_string(e.rank));
   }
 
   f.category_slot_.assign(0x10000, -1);
   for (size_t i = 0; i < f.defs_.categories.size(); ++i)
-    if (f.defs_.categories[i].id < 0x10000) f.category_slot_[f.defs_.categories[i].id] = static_cast<int32_t>(i);
+    if (f.defs_.categories[i].id < 0x10000)
+      f.category_slot_[f.defs_.categories[i].id] = static_cast<int32_t>(i);
   f.origin_ = 0;
   bool first = true;
   for (const auto& e : f.index_) {
@@ -175,6 +183,66 @@ struct MsgEnd {
 };
 
 using MsgKey = std::tuple<uint64_t, int32_t, int32_t, int32_t>;  // comm, src, dst, tag
+
+// Causality repair, applied only when clock synchronisation left receives ending before their
+// sends (its error bound is half a round trip, which an oversubscribed run can make large).
+//
+// Invariant: afterwards recv_time >= send_time for every message whenever the constraints
+// allow it. Each rank gets one constant shift >= 0 (a correction of its clock offset); the
+// constraints shift[dst] - shift[src] >= send - recv + 1 (the tightest per rank pair) are solved
+// for the smallest shifts by Bellman-Ford longest paths. Cost: O(P * pairs) plus one pass over
+// the records. Failure mode: constraints that contradict each other (a cycle of positive
+// weight, which real message latencies cannot produce) stop after P rounds, leaving some
+// messages backward; they are counted in backward_messages.
+void enforce_causality(Trace* tr, uint32_t nranks) {
+  std::map<std::pair<int32_t, int32_t>, int64_t> need;
+  for (const auto& m : tr->messages) {
+    if (m.src < 0 || m.dst < 0 || static_cast<uint32_t>(m.src) >= nranks ||
+        static_cast<uint32_t>(m.dst) >= nranks)
+      continue;
+    const int64_t w = m.send_time - m.recv_time + 1;
+    auto [it, fresh] = need.try_emplace({m.src, m.dst}, w);
+    if (!fresh) it->second = std::max(it->second, w);
+  }
+  std::vector<int64_t> shift(nranks, 0);
+  for (uint32_t round = 0; round <= nranks; ++round) {
+    bool changed = false;
+    for (const auto& [edge, w] : need) {
+      if (edge.first == edge.second) continue;
+      const int64_t want = shift[static_cast<size_t>(edge.first)] + w;
+      if (shift[static_cast<size_t>(edge.second)] < want) {
+        shift[static_cast<size_t>(edge.second)] = want;
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+  auto tl_rank = [&](uint32_t tl) { return tr->timelines[tl].rank; };
+  for (auto& m : tr->messages) {
+    m.send_time += shift[tl_rank(m.send_timeline)];
+    m.recv_time += shift[tl_rank(m.recv_timeline)];
+  }
+  bool any = false;
+  for (auto& T : tr->timelines) {
+    const int64_t d = shift[T.rank];
+    for (auto& st : T.states) st.start += d, st.end += d;
+    for (auto& e : T.events) e.time += d;
+    for (const auto& st : T.states) {
+      if (!any || st.start < tr->t_begin) tr->t_begin = st.start;
+      if (!any || st.end > tr->t_end) tr->t_end = st.end;
+      any = true;
+    }
+    for (const auto& e : T.events) {
+      if (!any || e.time < tr->t_begin) tr->t_begin = e.time;
+      if (!any || e.time > tr->t_end) tr->t_end = e.time;
+      any = true;
+    }
+  }
+  tr->causality_shift_ns = shift;
+  tr->backward_messages = 0;
+  for (const auto& m : tr->messages)
+    if (m.recv_time < m.send_time) ++tr->backward_messages;
+}
 
 }  // namespace
 
@@ -269,27 +337,31 @@ StatusOr<Trace> load_trace(const LogFile& file) {
     }
   }
   for (auto& [key, q] : queues) {
-    auto by_time = [](const MsgEnd& a, const MsgEnd& b) { return a.time != b.time ? a.time < b.time : a.seq < b.seq; };
+    auto by_time = [](const MsgEnd& a, const MsgEnd& b) {
+      return a.time != b.time ? a.time < b.time : a.seq < b.seq;
+    };
     std::sort(q.first.begin(), q.first.end(), by_time);
     std::sort(q.second.begin(), q.second.end(), by_time);
     const size_t n = std::min(q.first.size(), q.second.size());
     for (size_t k = 0; k < n; ++k) {
       const MsgEnd& s = q.first[k];
       const MsgEnd& r = q.second[k];
-      tr.messages.push_back(Message{s.timeline, r.timeline, s.time, r.time, std::get<1>(key), std::get<2>(key),
-                                    std::get<3>(key), std::get<0>(key), s.bytes});
+      tr.messages.push_back(Message{s.timeline, r.timeline, s.time, r.time, std::get<1>(key),
+                                    std::get<2>(key), std::get<3>(key), std::get<0>(key), s.bytes});
       if (r.time < s.time) ++tr.backward_messages;
     }
     tr.unmatched_sends += q.first.size() - n;
     tr.unmatched_recvs += q.second.size() - n;
   }
+  if (tr.backward_messages > 0) enforce_causality(&tr, defs.world_size);
   std::sort(tr.messages.begin(), tr.messages.end(),
             [](const Message& a, const Message& b) { return a.send_time < b.send_time; });
   for (auto& T : tr.timelines) {
     std::stable_sort(T.states.begin(), T.states.end(), [](const State& a, const State& b) {
       return a.start != b.start ? a.start < b.start : a.depth < b.depth;
     });
-    std::stable_sort(T.events.begin(), T.events.end(), [](const Event& a, const Event& b) { return a.time < b.time; });
+    std::stable_sort(T.events.begin(), T.events.end(),
+                     [](const Event& a, const Event& b) { return a.time < b.time; });
   }
   // Order timelines by (rank, thread) and renumber the messages' timeline references.
   std::vector<uint32_t> order(tr.timelines.size()), where(tr.timelines.size());

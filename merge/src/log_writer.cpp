@@ -56,7 +56,8 @@ std::vector<Category> mpi_categories(const std::vector<std::string>& names) {
   std::vector<Category> v;
   v.reserve(names.size());
   for (size_t i = 0; i < names.size(); ++i)
-    v.push_back(Category{static_cast<uint32_t>(i), CategoryKind::kState, 0, default_mpi_color(names[i]), names[i]});
+    v.push_back(
+        Category{static_cast<uint32_t>(i), CategoryKind::kState, 0, default_mpi_color(names[i]), names[i]});
   return v;
 }
 
@@ -140,8 +141,10 @@ StatusOr<PartFile> read_part(const std::string& path) {
     return Status(StatusCode::kNotALogfile, path + " is not a liblog spill file");
   std::memcpy(&p.header, all.data(), sizeof p.header);
   if (p.header.version > kCurrentVersion || p.header.version < kMinSupportedVersion)
-    return Status(StatusCode::kUnsupportedVersion, path + ": spill file version " + std::to_string(p.header.version));
-  if (p.header.header_hash != hash64(&p.header, offsetof(PartHeader, header_hash)) || p.header.rank >= p.header.size)
+    return Status(StatusCode::kUnsupportedVersion,
+                  path + ": spill file version " + std::to_string(p.header.version));
+  if (p.header.header_hash != hash64(&p.header, offsetof(PartHeader, header_hash)) ||
+      p.header.rank >= p.header.size)
     return Status(StatusCode::kCorrupt, path + ": spill file header is damaged");
   uint64_t off = sizeof(PartHeader);
   while (off < all.size()) {
@@ -153,7 +156,8 @@ StatusOr<PartFile> read_part(const std::string& path) {
     }
     std::memcpy(&h, all.data() + off, sizeof h);
     Status s = check_chunk_header(h, avail, off);
-    if (s.ok() && h.rank != p.header.rank) s = Status(StatusCode::kCorrupt, "chunk of another rank at offset " + std::to_string(off));
+    if (s.ok() && h.rank != p.header.rank)
+      s = Status(StatusCode::kCorrupt, "chunk of another rank at offset " + std::to_string(off));
     const char* payload = all.data() + off + sizeof h;
     if (s.ok() && h.kind == static_cast<uint16_t>(ChunkKind::kEvents)) {
       std::vector<Record> recs;

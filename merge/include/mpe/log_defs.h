@@ -14,18 +14,18 @@ namespace mpe::log {
 enum class CategoryKind : uint8_t { kState = 0, kEvent = 1 };
 
 struct Category {
-  uint32_t id = 0;       // MPI function index, or user event id (a user state uses its start id)
+  uint32_t id = 0;  // MPI function index, or user event id (a user state uses its start id)
   CategoryKind kind = CategoryKind::kState;
-  uint32_t end_id = 0;   // user states: the id of the event that ends the state
-  uint32_t color = 0;    // 0xRRGGBB
+  uint32_t end_id = 0;  // user states: the id of the event that ends the state
+  uint32_t color = 0;   // 0xRRGGBB
   std::string name;
 };
 
 struct CommDef {
-  uint32_t index = 0;           // per-rank index, as in Record::comm
-  uint64_t global_id = 0;       // the same on every member
+  uint32_t index = 0;      // per-rank index, as in Record::comm
+  uint64_t global_id = 0;  // the same on every member
   bool inter = false;
-  std::vector<int32_t> members; // world rank of each comm rank (local group)
+  std::vector<int32_t> members;  // world rank of each comm rank (local group)
 };
 
 struct ThreadDef {
@@ -36,7 +36,7 @@ struct ThreadDef {
 // Clock correction of one rank against the reference (rank 0): reference ticks at local ticks t
 // are t + offset(t), offset linear between the two measurements (offset only if one is valid).
 struct ClockSync {
-  uint8_t valid = 0;     // bit 0: init measurement, bit 1: finalize measurement
+  uint8_t valid = 0;  // bit 0: init measurement, bit 1: finalize measurement
   uint64_t t_init = 0;
   int64_t offset_init = 0;
   uint64_t rtt_init = 0;
@@ -63,11 +63,11 @@ struct RankMeta {
 struct Definitions {
   uint32_t world_size = 0;
   std::string program;
-  std::string clock;                  // "tsc" or "monotonic"
-  double ticks_per_second = 1e9;      // of the reference rank
-  bool recovered = false;             // built by `mpe merge --recover`
-  std::vector<Category> categories;   // MPI functions and user categories
-  std::vector<RankMeta> ranks;        // indexed by rank
+  std::string clock;                 // "tsc" or "monotonic"
+  double ticks_per_second = 1e9;     // of the reference rank
+  bool recovered = false;            // built by `mpe merge --recover`
+  std::vector<Category> categories;  // MPI functions and user categories
+  std::vector<RankMeta> ranks;       // indexed by rank
 };
 
 // Bounds-checked little-endian serialization.
@@ -78,7 +78,10 @@ class ByteWriter {
   void u64(uint64_t v) { raw(&v, 8); }
   void i64(int64_t v) { raw(&v, 8); }
   void f64(double v) { raw(&v, 8); }
-  void str(const std::string& s) { u32(static_cast<uint32_t>(s.size())); raw(s.data(), s.size()); }
+  void str(const std::string& s) {
+    u32(static_cast<uint32_t>(s.size()));
+    raw(s.data(), s.size());
+  }
   void raw(const void* p, size_t n) { buf_.append(static_cast<const char*>(p), n); }
   std::string& data() { return buf_; }
 

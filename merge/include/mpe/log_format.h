@@ -28,13 +28,14 @@ enum class RecordKind : uint8_t {
   kSendCancel = 8,  // a send recorded earlier was cancelled: same a, b, comm as its kSend
 };
 
-// One event, 32 bytes in memory. On disk, records are delta-encoded on `time` (signed, two's
-// complement) and byte-shuffled (byte j of every record together) before zstd.
+// One event, 32 bytes in memory. On disk, records are delta-encoded on `time` (two's
+// complement, so nested states' negative deltas work) and byte-shuffled (byte j of every
+// record together, j = 0..31) before zstd.
 struct Record {
   uint64_t time;  // clock ticks of the rank (uncorrected)
   uint8_t kind;   // RecordKind
   uint8_t flags;
-  uint16_t cat;   // category: MPI function index or user state/event id
+  uint16_t cat;  // category: MPI function index or user state/event id
   int32_t a;
   int32_t b;
   uint32_t comm;  // per-rank communicator index (0 world, 1 self, 2.. as created)
@@ -67,9 +68,9 @@ static_assert(sizeof(CategoryTime) == 16);
 
 // Precedes every chunk, in spill files and in the logfile alike (chunks are copied verbatim).
 struct ChunkHeader {
-  uint32_t magic;         // kChunkMagic
-  uint16_t kind;          // ChunkKind
-  uint16_t flags;         // kChunkZstd | kChunkShuffled
+  uint32_t magic;  // kChunkMagic
+  uint16_t kind;   // ChunkKind
+  uint16_t flags;  // kChunkZstd | kChunkShuffled
   uint32_t rank;
   uint32_t thread;
   uint32_t nrecords;      // records in the chunk (events chunks)
@@ -80,30 +81,30 @@ struct ChunkHeader {
   uint64_t t_last;        // largest record end time (time + duration for states), ticks
   uint64_t payload_hash;  // hash64 of the on-disk payload
   CategoryTime summary[kSummarySlots];
-  uint64_t header_hash;   // hash64 of all bytes of this header before this field
+  uint64_t header_hash;  // hash64 of all bytes of this header before this field
 };
 static_assert(sizeof(ChunkHeader) == 128, "ChunkHeader must stay 128 bytes");
 
 // The first bytes of a logfile.
 struct FileHeader {
-  char magic[8];          // kFileMagic
+  char magic[8];  // kFileMagic
   uint16_t version;
-  uint16_t header_size;   // sizeof(FileHeader)
+  uint16_t header_size;  // sizeof(FileHeader)
   uint32_t reserved;
   uint64_t reserved2[5];
-  uint64_t header_hash;   // hash64 of the bytes before this field
+  uint64_t header_hash;  // hash64 of the bytes before this field
 };
 static_assert(sizeof(FileHeader) == 64);
 
 // One entry per events chunk, in the index near the end of the logfile.
 struct IndexEntry {
-  uint64_t offset;        // file offset of the chunk's ChunkHeader
+  uint64_t offset;  // file offset of the chunk's ChunkHeader
   uint32_t rank;
   uint32_t thread;
-  uint64_t t_first;       // as in the chunk header, ticks of that rank
+  uint64_t t_first;  // as in the chunk header, ticks of that rank
   uint64_t t_last;
   uint32_t nrecords;
-  uint32_t size;          // header + payload bytes
+  uint32_t size;  // header + payload bytes
   CategoryTime summary[kSummarySlots];
 };
 static_assert(sizeof(IndexEntry) == 104);
@@ -114,10 +115,10 @@ struct Footer {
   uint64_t definitions_size;    // header + payload bytes
   uint64_t index_offset;        // IndexEntry[index_count]
   uint64_t index_count;
-  uint64_t file_size;           // total bytes including this footer
-  uint64_t index_hash;          // hash64 of the index bytes
-  uint64_t footer_hash;         // hash64 of the bytes before this field, magic excluded
-  char magic[8];                // kFooterMagic
+  uint64_t file_size;    // total bytes including this footer
+  uint64_t index_hash;   // hash64 of the index bytes
+  uint64_t footer_hash;  // hash64 of the bytes before this field, magic excluded
+  char magic[8];         // kFooterMagic
 };
 static_assert(sizeof(Footer) == 64);
 

@@ -72,7 +72,7 @@ struct Message {
   int32_t src;        // world ranks
   int32_t dst;
   int32_t tag;
-  uint64_t comm;      // global communicator id
+  uint64_t comm;  // global communicator id
   uint64_t bytes;
 };
 
@@ -90,7 +90,10 @@ struct Trace {
   std::vector<Message> messages;    // matched, ordered by send time
   uint64_t unmatched_sends = 0;
   uint64_t unmatched_recvs = 0;
-  uint64_t backward_messages = 0;   // matched messages whose receive ends before the send began
+  uint64_t backward_messages = 0;  // matched messages whose receive ends before the send began
+  // Per-rank shifts (ns) the reader added so that no receive ends before its send began; empty
+  // when clock synchronisation alone achieved that. Applied to every time in the model.
+  std::vector<int64_t> causality_shift_ns;
   uint64_t records = 0;
   int64_t t_begin = 0;
   int64_t t_end = 0;
@@ -99,7 +102,8 @@ struct Trace {
 };
 
 // Decodes every chunk and builds the model: states, events, messages matched per (communicator,
-// source, destination, tag) in order (MPI's non-overtaking rule). Cost: ~50 ns per record.
+// source, destination, tag) in order (MPI's non-overtaking rule), with the causality repair
+// described in log_reader.cpp when clock sync left backward messages. Cost: ~50 ns per record.
 StatusOr<Trace> load_trace(const LogFile& file);
 
 }  // namespace mpe::log

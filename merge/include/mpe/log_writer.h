@@ -47,9 +47,9 @@ struct PartFile {
   std::vector<std::string> chunks;  // encoded events chunks, verbatim
   RankMeta meta;
   bool has_meta = false;
-  Definitions base;                 // from the part's definitions chunk
+  Definitions base;  // from the part's definitions chunk
   bool has_base = false;
-  Status tail;                      // why reading stopped early (truncated/corrupt tail), or ok
+  Status tail;  // why reading stopped early (truncated/corrupt tail), or ok
 };
 
 // Reads a spill file, keeping every intact chunk before the first damaged one.

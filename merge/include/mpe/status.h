@@ -7,7 +7,15 @@
 
 namespace mpe {
 
-enum class StatusCode { kOk, kNotALogfile, kUnsupportedVersion, kCorrupt, kTruncated, kIoError, kInvalidArgument };
+enum class StatusCode {
+  kOk,
+  kNotALogfile,
+  kUnsupportedVersion,
+  kCorrupt,
+  kTruncated,
+  kIoError,
+  kInvalidArgument
+};
 
 // Names a code ("corrupt", "truncated"...).
 const char* status_code_name(StatusCode code);
@@ -48,10 +56,10 @@ class StatusOr {
   std::variant<Status, T> v_;
 };
 
-#define MPE_RETURN_IF_ERROR(expr)    \
-  do {                               \
-    ::mpe::Status _st = (expr);      \
-    if (!_st.ok()) return _st;       \
+#define MPE_RETURN_IF_ERROR(expr) \
+  do {                            \
+    ::mpe::Status _st = (expr);   \
+    if (!_st.ok()) return _st;    \
   } while (0)
 
 }  // namespace mpe

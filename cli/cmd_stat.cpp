@@ -1,0 +1,189 @@
+// `mpe stat`: a logfile's summary: time range, ranks, threads, states, messages, clock corrections.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "commands.h"
+#include "mpe/log_reader.h"
+
+namespace mpe::cli {
+
+namespace {
+
+std::string json_str(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      o += '\\', o += c;
+    else if (static_cast<unsigned char>(c) < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", c);
+      o += b;
+    } else
+      o += c;
+  }
+  return o + "\"";
+}
+
+struct StateStat {
+  uint64_t count = 0;
+  int64_t time = 0;
+};
+
+}  // namespace
+
+void add_stat_command(CLI::App& app) {
+  struct Options {
+    std::string file;
+    bool json = false;
+  };
+  auto opts = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("stat", "Summarize a logfile: ranks, threads, states, messages, clocks");
+  cmd->add_option("file", opts->file, "the .mpelog logfile")->required();
+  cmd->add_flag("--json", opts->json, "print JSON");
+  cmd->callback([opts] {
+    auto file = log::LogFile::open(opts->file);
+    if (!file.ok()) throw std::runtime_error(file.status().to_string());
+    auto tr = log::load_trace(*file);
+    if (!tr.ok()) throw std::runtime_error(opts->file + ": " + tr.status().to_string());
+    const log::Definitions& d = file->definitions();
+    std::map<std::string, StateStat> states;
+    std::map<uint32_t, std::map<std::string, uint64_t>> per_rank;
+    std::map<uint32_t, uint32_t> threads;
+    uint64_t collectives = 0, markers = 0, user_events = 0, comm_creates = 0, bytes = 0;
+    for (const auto& t : tr->timelines) {
+      threads[t.rank]++;
+      for (const auto& s : t.states) {
+        auto& st = states[file->category_name(s.cat)];
+        st.count++;
+        st.time += s.end - s.start;
+        per_rank[t.rank][file->category_name(s.cat)]++;
+      }
+      for (const auto& e : t.events) {
+        if (e.kind == log::RecordKind::kCollective) ++collectives;
+        if (e.kind == log::RecordKind::kMarker) ++markers;
+        if (e.kind == log::RecordKind::kUserEvent) ++user_events;
+        if (e.kind == log::RecordKind::kCommCreate) ++comm_creates;
+      }
+    }
+    for (const auto& m : tr->messages) bytes += m.bytes;
+    const double tick_ns = 1e9 / d.ticks_per_second;
+    if (opts->json) {
+      std::string o = "{";
+      o += "\"program\":" + json_str(d.program) + ",\"clock\":" + json_str(d.clock);
+      o +=
+          ",\"ranks\":" + std::to_string(d.world_size) + ",\"recovered\":" + (d.recovered ? "true" : "false");
+      uint64_t event_bytes = 0;
+      for (const auto& e : file->index()) event_bytes += e.size;
+      o += ",\"records\":" + std::to_string(tr->records) +
+           ",\"chunks\":" + std::to_string(file->index().size());
+      o += ",\"event_bytes\":" + std::to_string(event_bytes) +
+           ",\"file_bytes\":" + std::to_string(file->file_size());
+      o += ",\"t_begin_ns\":" + std::to_string(tr->t_begin) + ",\"t_end_ns\":" + std::to_string(tr->t_end);
+      o += ",\"threads\":{";
+      bool first = true;
+      for (auto& [r, n] : threads)
+        o += (first ? "" : ",") + json_str(std::to_string(r)) + ":" + std::to_string(n), first = false;
+      o += "},\"states\":{";
+      first = true;
+      for (auto& [name, s] : states)
+        o += (first ? "" : ",") + json_str(name) + ":{\"count\":" + std::to_string(s.count) +
+             ",\"time_ns\":" + std::to_string(s.time) + "}",
+            first = false;
+      o += "},\"states_per_rank\":{";
+      first = true;
+      for (auto& [r, m] : per_rank) {
+        o += (first ? "" : ",") + json_str(std::to_string(r)) + ":{";
+        first = false;
+        bool f2 = true;
+        for (auto& [name, n] : m) o += (f2 ? "" : ",") + json_str(name) + ":" + std::to_string(n), f2 = false;
+        o += "}";
+      }
+      o += "},\"messages\":{\"matched\":" + std::to_string(tr->messages.size()) +
+           ",\"unmatched_sends\":" + std::to_string(tr->unmatched_sends) +
+           ",\"unmatched_recvs\":" + std::to_string(tr->unmatched_recvs) +
+           ",\"backward\":" + std::to_string(tr->backward_messages) + ",\"bytes\":" + std::to_string(bytes) +
+           "}";
+      o += ",\"collectives\":" + std::to_string(collectives) + ",\"markers\":" + std::to_string(markers) +
+           ",\"user_events\":" + std::to_string(user_events) +
+           ",\"comm_creates\":" + std::to_string(comm_creates);
+      o += ",\"categories\":{";
+      first = true;
+      for (const auto& c : d.categories)
+        if (c.id >= log::kUserCategoryBase) {
+          char col[16];
+          std::snprintf(col, sizeof col, "#%06x", c.color);
+          o += (first ? "" : ",") + json_str(c.name) + ":{\"id\":" + std::to_string(c.id) +
+               ",\"color\":" + json_str(col) +
+               ",\"kind\":" + json_str(c.kind == log::CategoryKind::kState ? "state" : "event") + "}";
+          first = false;
+        }
+      o += "},\"clock_sync\":[";
+      for (size_t r = 0; r < d.ranks.size(); ++r) {
+        const auto& s = d.ranks[r].sync;
+        o += (r ? "," : "") + std::string("{\"rank\":") + std::to_string(r) +
+             ",\"valid\":" + std::to_string(s.valid) +
+             ",\"offset_init_ns\":" + std::to_string(static_cast<int64_t>(s.offset_init * tick_ns)) +
+             ",\"offset_final_ns\":" + std::to_string(static_cast<int64_t>(s.offset_final * tick_ns)) +
+             ",\"rtt_init_ns\":" + std::to_string(static_cast<int64_t>(s.rtt_init * tick_ns)) + "}";
+      }
+      o += "],\"causality_shift_ns\":[";
+      for (size_t r = 0; r < tr->causality_shift_ns.size(); ++r)
+        o += (r ? "," : "") + std::to_string(tr->causality_shift_ns[r]);
+      o += "]}\n";
+      std::fwrite(o.data(), 1, o.size(), stdout);
+      return;
+    }
+    std::printf("file:       %s (%llu bytes, %zu chunks%s)\n", opts->file.c_str(),
+                static_cast<unsigned long long>(file->file_size()), file->index().size(),
+                d.recovered ? ", recovered" : "");
+    std::printf("program:    %s   clock: %s (%.0f ticks/s)\n", d.program.c_str(), d.clock.c_str(),
+                d.ticks_per_second);
+    std::printf("time range: %.6f s .. %.6f s (%.6f s)\n", tr->t_begin * 1e-9, tr->t_end * 1e-9,
+                (tr->t_end - tr->t_begin) * 1e-9);
+    std::printf("ranks:      %u   timelines: %zu   records: %llu\n", d.world_size, tr->timelines.size(),
+                static_cast<unsigned long long>(tr->records));
+    for (auto& [r, n] : threads)
+      if (n > 1) std::printf("            rank %u: %u threads\n", r, n);
+    std::printf(
+        "messages:   %zu matched, %llu unmatched sends, %llu unmatched receives, %llu bytes, %llu backward\n",
+        tr->messages.size(), static_cast<unsigned long long>(tr->unmatched_sends),
+        static_cast<unsigned long long>(tr->unmatched_recvs), static_cast<unsigned long long>(bytes),
+        static_cast<unsigned long long>(tr->backward_messages));
+    std::printf(
+        "events:     %llu collectives, %llu Pcontrol markers, %llu user events, %llu communicators created\n",
+        static_cast<unsigned long long>(collectives), static_cast<unsigned long long>(markers),
+        static_cast<unsigned long long>(user_events), static_cast<unsigned long long>(comm_creates));
+    std::printf("clock corrections (offset to rank 0 at init / finalize, drift):\n");
+    for (const auto& m : d.ranks) {
+      const auto& s = m.sync;
+      if (!s.valid) {
+        std::printf("  rank %u: none\n", m.rank);
+        continue;
+      }
+      const double drift = (s.valid == 3 && s.t_final > s.t_init)
+                               ? 1e6 * static_cast<double>(s.offset_final - s.offset_init) /
+                                     static_cast<double>(s.t_final - s.t_init)
+                               : 0.0;
+      std::printf("  rank %u: %+.0f ns / %+.0f ns (min round trip %.0f ns), drift %+.3f ppm\n", m.rank,
+                  s.offset_init * tick_ns, s.offset_final * tick_ns, s.rtt_init * tick_ns, drift);
+    }
+    if (!tr->causality_shift_ns.empty()) {
+      std::printf("causality repair (receives that ended before their send): ranks shifted by");
+      for (size_t r = 0; r < tr->causality_shift_ns.size(); ++r)
+        std::printf(" %lld", static_cast<long long>(tr->causality_shift_ns[r]));
+      std::printf(" ns\n");
+    }
+    std::vector<std::pair<std::string, StateStat>> v(states.begin(), states.end());
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second.time > b.second.time; });
+    std::printf("%-32s %12s %16s %14s\n", "state", "count", "total time (s)", "mean (us)");
+    for (const auto& [name, s] : v)
+      std::printf("%-32s %12llu %16.6f %14.3f\n", name.c_str(), static_cast<unsigned long long>(s.count),
+                  s.time * 1e-9, s.count ? s.time * 1e-3 / static_cast<double>(s.count) : 0.0);
+  });
+}
+
+}  // namespace mpe::cli

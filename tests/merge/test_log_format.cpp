@@ -1,0 +1,316 @@
+// Unit tests of the logfile format library: round trips, message matching, and clear errors for
+// files that are not logfiles, newer, truncated or corrupt.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "mpe/log_reader.h"
+#include "mpe/log_writer.h"
+
+using namespace mpe::log;
+
+namespace {
+
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "mpelog_test_" + std::to_string(getpid()) + "_" + name;
+}
+
+Record rec(RecordKind k, uint64_t t, uint16_t cat, int32_t a = 0, int32_t b = 0, uint32_t comm = 0,
+           uint64_t c = 0) {
+  Record r{};
+  r.time = t;
+  r.kind = static_cast<uint8_t>(k);
+  r.cat = cat;
+  r.a = a;
+  r.b = b;
+  r.comm = comm;
+  r.c = c;
+  return r;
+}
+
+Definitions two_rank_defs() {
+  Definitions d;
+  d.world_size = 2;
+  d.program = "test";
+  d.clock = "monotonic";
+  d.ticks_per_second = 1e9;
+  d.categories = mpi_categories({"MPI_Send", "MPI_Recv", "MPI_Barrier"});
+  for (uint32_t r = 0; r < 2; ++r) {
+    RankMeta m;
+    m.rank = r;
+    m.world_size = 2;
+    m.host = "h";
+    m.threads = {ThreadDef{0, 100 + r}};
+    m.comms = {CommDef{0, 0, false, {0, 1}}, CommDef{1, 1000 + r, false, {static_cast<int32_t>(r)}}};
+    m.user_categories = {
+        Category{kUserCategoryBase, CategoryKind::kState, kUserCategoryBase + 1u, 0xFF0000, "compute"}};
+    d.ranks.push_back(m);
+  }
+  merge_user_categories(&d);
+  return d;
+}
+
+// Rank 0 sends 3 messages to rank 1 (tag 5); rank 1 receives them; rank 1 has a user state.
+std::string write_two_rank_log(const std::string& name) {
+  const std::string path = temp_path(name);
+  LogWriter w;
+  EXPECT_TRUE(w.open(path).ok());
+  std::vector<Record> r0, r1;
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t t = 1000 + 100 * i;
+    r0.push_back(rec(RecordKind::kState, t, 0, 0, 0, 0, 20));
+    r0.push_back(rec(RecordKind::kSend, t, 0, 1, 5, 0, 8));
+    r1.push_back(rec(RecordKind::kState, t - 10, 1, 0, 0, 0, 50));
+    r1.push_back(rec(RecordKind::kRecv, t + 40, 1, 0, 5, 0, 8));
+  }
+  r1.push_back(rec(RecordKind::kUserEvent, 1500, kUserCategoryBase));
+  r1.push_back(rec(RecordKind::kUserEvent, 1600, kUserCategoryBase + 1));
+  std::string c0, c1;
+  encode_events(r0.data(), static_cast<uint32_t>(r0.size()), 0, 0, 1, &c0);
+  encode_events(r1.data(), static_cast<uint32_t>(r1.size()), 1, 0, 1, &c1);
+  EXPECT_TRUE(w.add_events_chunk(c0).ok());
+  EXPECT_TRUE(w.add_events_chunk(c1).ok());
+  EXPECT_TRUE(w.finish(two_rank_defs()).ok());
+  return path;
+}
+
+std::string slurp(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+void spit(const std::string& p, const std::string& s) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f.write(s.data(), static_cast<std::streamsize>(s.size()));
+}
+
+}  // namespace
+
+TEST(Codec, EventsRoundTripWithNegativeDeltas) {
+  std::vector<Record> in;
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 1000; ++i)
+    in.push_back(rec(RecordKind::kState, rng() % 100000, i % 7, i % 3, -i, 2, rng()));
+  std::string chunk;
+  encode_events(in.data(), static_cast<uint32_t>(in.size()), 3, 2, 1, &chunk);
+  ChunkHeader h;
+  std::memcpy(&h, chunk.data(), sizeof h);
+  ASSERT_TRUE(check_chunk_header(h, chunk.size(), 0).ok());
+  std::vector<Record> out;
+  ASSERT_TRUE(decode_events(h, chunk.data() + sizeof h, &out).ok());
+  ASSERT_EQ(out.size(), in.size());
+  EXPECT_EQ(0, std::memcmp(out.data(), in.data(), in.size() * sizeof(Record)));
+  EXPECT_EQ(h.rank, 3u);
+  EXPECT_EQ(h.thread, 2u);
+}
+
+TEST(Codec, PingPongRecordsCompressWell) {
+  std::vector<Record> in;
+  uint64_t t = 1000000;
+  for (int i = 0; i < 20000; ++i) {
+    in.push_back(rec(RecordKind::kState, t, 0, 0, 0, 0, 300 + (i % 3)));
+    in.push_back(rec(RecordKind::kSend, t + 5, 0, 1, 1, 0, 8));
+    t += 1100 + (i % 5);
+  }
+  std::string chunk;
+  encode_events(in.data(), static_cast<uint32_t>(in.size()), 0, 0, 1, &chunk);
+  EXPECT_LT(chunk.size(), in.size() * 4);  // < 8 B per call (two records per call)
+}
+
+TEST(Codec, RawChunkDecodes) {
+  std::vector<Record> in = {rec(RecordKind::kMarker, 5, 0, 1, 1), rec(RecordKind::kState, 7, 3, 0, 0, 0, 9)};
+  char buf[1024];
+  const size_t n = encode_events_raw(in.data(), 2, 0, 1, buf, sizeof buf);
+  ASSERT_GT(n, 0u);
+  ChunkHeader h;
+  std::memcpy(&h, buf, sizeof h);
+  ASSERT_TRUE(check_chunk_header(h, n, 0).ok());
+  std::vector<Record> out;
+  ASSERT_TRUE(decode_events(h, buf + sizeof h, &out).ok());
+  EXPECT_EQ(out[1].c, 9u);
+  EXPECT_EQ(h.t_last, 16u);
+}
+
+TEST(Reader, RoundTripMatchesMessagesAndPairsUserStates) {
+  const std::string path = write_two_rank_log("roundtrip");
+  auto f = LogFile::open(path);
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  EXPECT_EQ(f->definitions().world_size, 2u);
+  ASSERT_EQ(f->index().size(), 2u);
+  EXPECT_EQ(f->category_name(2), "MPI_Barrier");
+  EXPECT_EQ(f->index()[0].summary[0].cat, 0u);
+  EXPECT_EQ(f->index()[0].summary[0].count, 3u);
+  auto tr = load_trace(*f);
+  ASSERT_TRUE(tr.ok()) << tr.status().to_string();
+  EXPECT_EQ(tr->messages.size(), 3u);
+  EXPECT_EQ(tr->unmatched_sends, 0u);
+  EXPECT_EQ(tr->unmatched_recvs, 0u);
+  EXPECT_EQ(tr->backward_messages, 0u);
+  ASSERT_EQ(tr->timelines.size(), 2u);
+  EXPECT_EQ(tr->messages[0].src, 0);
+  EXPECT_EQ(tr->messages[0].dst, 1);
+  EXPECT_EQ(tr->messages[0].recv_time - tr->messages[0].send_time, 40);
+  const Timeline& t1 = tr->timelines[1];
+  int user = 0;
+  for (const auto& s : t1.states)
+    if (s.cat == kUserCategoryBase) {
+      ++user;
+      EXPECT_EQ(s.end - s.start, 100);
+    }
+  EXPECT_EQ(user, 1);
+  EXPECT_EQ(f->category(kUserCategoryBase)->color, 0xFF0000u);
+  std::remove(path.c_str());
+}
+
+TEST(Reader, RepairsBackwardMessagesByShiftingRanks) {
+  const std::string path = temp_path("backward");
+  LogWriter w;
+  ASSERT_TRUE(w.open(path).ok());
+  // Rank 0 sends at 1000 and 3000; rank 1 receives at 900 (before the send) and 3100.
+  std::vector<Record> r0 = {rec(RecordKind::kSend, 1000, 0, 1, 5, 0, 8),
+                            rec(RecordKind::kSend, 3000, 0, 1, 5, 0, 8)};
+  std::vector<Record> r1 = {rec(RecordKind::kRecv, 900, 1, 0, 5, 0, 8),
+                            rec(RecordKind::kRecv, 3100, 1, 0, 5, 0, 8)};
+  std::string c0, c1;
+  encode_events(r0.data(), 2, 0, 0, 1, &c0);
+  encode_events(r1.data(), 2, 1, 0, 1, &c1);
+  ASSERT_TRUE(w.add_events_chunk(c0).ok());
+  ASSERT_TRUE(w.add_events_chunk(c1).ok());
+  ASSERT_TRUE(w.finish(two_rank_defs()).ok());
+  auto f = LogFile::open(path);
+  ASSERT_TRUE(f.ok());
+  auto tr = load_trace(*f);
+  ASSERT_TRUE(tr.ok());
+  EXPECT_EQ(tr->backward_messages, 0u);
+  ASSERT_EQ(tr->causality_shift_ns.size(), 2u);
+  EXPECT_EQ(tr->causality_shift_ns[0], 0);
+  EXPECT_EQ(tr->causality_shift_ns[1], 101);
+  for (const auto& m : tr->messages) EXPECT_GE(m.recv_time, m.send_time);
+  std::remove(path.c_str());
+}
+
+TEST(Reader, AppliesClockCorrectionWithDrift) {
+  ClockSync s;
+  s.valid = 3;
+  s.t_init = 1000;
+  s.offset_init = 10;
+  s.t_final = 2000;
+  s.offset_final = 30;
+  EXPECT_DOUBLE_EQ(s.correct(1000), 1010);
+  EXPECT_DOUBLE_EQ(s.correct(1500), 1520);
+  EXPECT_DOUBLE_EQ(s.correct(2000), 2030);
+}
+
+TEST(Reader, RejectsNonLogfile) {
+  const std::string p = temp_path("notlog");
+  spit(p, "hello, this is not a logfile at all, really not");
+  auto f = LogFile::open(p);
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().code(), mpe::StatusCode::kNotALogfile);
+  std::remove(p.c_str());
+}
+
+TEST(Reader, RejectsNewerVersion) {
+  const std::string path = write_two_rank_log("newer");
+  std::string s = slurp(path);
+  FileHeader h;
+  std::memcpy(&h, s.data(), sizeof h);
+  h.version = kCurrentVersion + 1;
+  seal(&h);
+  std::memcpy(s.data(), &h, sizeof h);
+  spit(path, s);
+  auto f = LogFile::open(path);
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().code(), mpe::StatusCode::kUnsupportedVersion);
+  std::remove(path.c_str());
+}
+
+TEST(Reader, ReportsTruncation) {
+  const std::string path = write_two_rank_log("trunc");
+  const std::string s = slurp(path);
+  spit(path, s.substr(0, s.size() - 10));
+  auto f = LogFile::open(path);
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().code(), mpe::StatusCode::kTruncated);
+  EXPECT_NE(f.status().message().find("recover"), std::string::npos);
+  std::remove(path.c_str());
+}
+
+TEST(Reader, ReportsCorruptChunkPayload) {
+  const std::string path = write_two_rank_log("corrupt");
+  std::string s = slurp(path);
+  s[sizeof(FileHeader) + sizeof(ChunkHeader) + 3] ^= 0x55;
+  spit(path, s);
+  auto f = LogFile::open(path);
+  ASSERT_TRUE(f.ok());
+  auto tr = load_trace(*f);
+  ASSERT_FALSE(tr.ok());
+  EXPECT_EQ(tr.status().code(), mpe::StatusCode::kCorrupt);
+  EXPECT_NE(tr.status().message().find("checksum"), std::string::npos);
+  std::remove(path.c_str());
+}
+
+// Flips and cuts bytes at random: every outcome must be an error or a valid trace, never a crash.
+TEST(Reader, SurvivesRandomDamage) {
+  const std::string path = write_two_rank_log("fuzz");
+  const std::string good = slurp(path);
+  std::mt19937 rng(42);
+  for (int i = 0; i < 400; ++i) {
+    std::string s = good;
+    if (i % 3 == 0) {
+      s.resize(rng() % s.size());
+    } else {
+      for (int k = 0; k < 1 + static_cast<int>(rng() % 4); ++k)
+        s[rng() % s.size()] = static_cast<char>(rng());
+    }
+    spit(path, s);
+    auto f = LogFile::open(path);
+    if (f.ok()) (void)load_trace(*f);
+  }
+  std::remove(path.c_str());
+}
+
+TEST(Recover, BuildsLogfileFromPartsAndKeepsChunksBeforeDamage) {
+  std::vector<std::string> parts;
+  Definitions base = two_rank_defs();
+  base.ranks.clear();
+  base.world_size = 0;
+  for (uint32_t r = 0; r < 2; ++r) {
+    PartHeader h{};
+    std::memcpy(h.magic, kPartMagic, 8);
+    h.version = kCurrentVersion;
+    h.header_size = sizeof h;
+    h.rank = r;
+    h.size = 2;
+    h.ticks_per_second = 1e9;
+    seal(&h);
+    std::string s(reinterpret_cast<const char*>(&h), sizeof h);
+    encode_blob(ChunkKind::kDefinitions, r, serialize_definitions(base), &s);
+    encode_blob(ChunkKind::kRankMeta, r, serialize_rank_meta(two_rank_defs().ranks[r]), &s);
+    std::vector<Record> recs = {rec(RecordKind::kState, 100, 2, 0, 0, 0, 10)};
+    encode_events(recs.data(), 1, r, 0, 1, &s);
+    encode_events(recs.data(), 1, r, 0, 1, &s);
+    if (r == 1) s.resize(s.size() - 5);  // killed while writing its last chunk
+    parts.push_back(temp_path("part" + std::to_string(r)));
+    spit(parts.back(), s);
+  }
+  const std::string out = temp_path("recovered.mpelog");
+  RecoverReport rep;
+  auto st = recover(parts, out, &rep);
+  ASSERT_TRUE(st.ok()) << st.to_string();
+  EXPECT_EQ(rep.chunks, 3u);
+  EXPECT_EQ(rep.ranks, 2);
+  auto f = LogFile::open(out);
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  EXPECT_TRUE(f->definitions().recovered);
+  auto tr = load_trace(*f);
+  ASSERT_TRUE(tr.ok());
+  EXPECT_EQ(tr->records, 3u);
+  for (auto& p : parts) std::remove(p.c_str());
+  std::remove(out.c_str());
+}

@@ -6,8 +6,6 @@
 //  (b) capturing one stack of depth 16 with unw_backtrace, as libumq does. Target: <= 1 us.
 // Run: mpiexec -n 1 bench_umq [reps]   (linked with libumq.so)
 #define UNW_LOCAL_ONLY
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
 #include <libunwind.h>
 #include <mpi.h>
 

@@ -31,9 +31,10 @@ Record rec(RecordKind k, uint64_t t, uint16_t cat, int32_t a = 0, int32_t b = 0,
 
 // MPI categories of the synthetic run (id = position).
 enum Cat : uint16_t { kInit, kFinalize, kSend, kIrecv, kWait, kAllreduce, kBarrier, kIprobe, kPcontrol };
-const std::vector<std::string> kNames = {"MPI_Init",      "MPI_Finalize", "MPI_Send",   "MPI_Irecv", "MPI_Wait",
-                                         "MPI_Allreduce", "MPI_Barrier",  "MPI_Iprobe", "MPI_Pcontrol"};
-constexpr uint16_t kCompute = log::kUserCategoryBase;  // user state "compute" (start, end = +1)
+const std::vector<std::string> kNames = {"MPI_Init",    "MPI_Finalize", "MPI_Send",
+                                         "MPI_Irecv",   "MPI_Wait",     "MPI_Allreduce",
+                                         "MPI_Barrier", "MPI_Iprobe",   "MPI_Pcontrol"};
+constexpr uint16_t kCompute = log::kUserCategoryBase;    // user state "compute" (start, end = +1)
 constexpr uint16_t kSolve = log::kUserCategoryBase + 2;  // user state "solve", nested in compute
 
 }  // namespace
@@ -46,9 +47,11 @@ void add_synth_command(CLI::App& app) {
     std::string out;
   };
   auto opts = std::make_shared<Options>();
-  CLI::App* cmd = app.add_subcommand("synth", "Write a synthetic logfile (nested states, messages, collectives)");
+  CLI::App* cmd =
+      app.add_subcommand("synth", "Write a synthetic logfile (nested states, messages, collectives)");
   cmd->add_option("--ranks", opts->ranks, "number of ranks")->check(CLI::Range(1u, 65536u));
-  cmd->add_option("--events", opts->events, "approximate number of records in total")->check(CLI::Range(1ull, 10000000000ull));
+  cmd->add_option("--events", opts->events, "approximate number of records in total")
+      ->check(CLI::Range(1ull, 10000000000ull));
   cmd->add_option("--seed", opts->seed, "random seed");
   cmd->add_option("out", opts->out, "the .mpelog to write")->required();
   cmd->callback([opts] {
@@ -84,7 +87,8 @@ void add_synth_command(CLI::App& app) {
       // Compute phases: rank-dependent imbalance plus noise; sends leave at the end.
       for (uint32_t r = 0; r < R; ++r) {
         const uint64_t t = now[r];
-        const uint64_t c = static_cast<uint64_t>(4000 * (1 + 0.3 * r / std::max(1u, R - 1)) * (0.8 + 0.4 * u(rng)));
+        const uint64_t c =
+            static_cast<uint64_t>(4000 * (1 + 0.3 * r / std::max(1u, R - 1)) * (0.8 + 0.4 * u(rng)));
         put(r, rec(RecordKind::kUserEvent, t, kCompute));
         put(r, rec(RecordKind::kUserEvent, t + c / 4, kSolve));
         put(r, rec(RecordKind::kState, t + c / 2, kIprobe, 2, 0, 60));
@@ -143,10 +147,12 @@ void add_synth_command(CLI::App& app) {
       m.world_size = R;
       m.host = "synth";
       m.threads = {log::ThreadDef{0, 1000 + r}};
-      m.comms = {log::CommDef{0, 0, false, world}, log::CommDef{1, 1000000u + r, false, {static_cast<int32_t>(r)}}};
+      m.comms = {log::CommDef{0, 0, false, world},
+                 log::CommDef{1, 1000000u + r, false, {static_cast<int32_t>(r)}}};
       if (r == 0)
-        m.user_categories = {log::Category{kCompute, log::CategoryKind::kState, kCompute + 1u, 0xC04040, "compute"},
-                             log::Category{kSolve, log::CategoryKind::kState, kSolve + 1u, 0x7050C0, "solve"}};
+        m.user_categories = {
+            log::Category{kCompute, log::CategoryKind::kState, kCompute + 1u, 0xC04040, "compute"},
+            log::Category{kSolve, log::CategoryKind::kState, kSolve + 1u, 0x7050C0, "solve"}};
       d.ranks.push_back(std::move(m));
     }
     log::merge_user_categories(&d);

@@ -1,0 +1,291 @@
+// The upshot main window.
+#include "mainwindow.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QColorDialog>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPainter>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTableView>
+#include <QToolBar>
+
+#include "loader.h"
+#include "panels.h"
+#include "svgexport.h"
+#include "timelinewidget.h"
+
+namespace upshot {
+
+MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
+{
+    setWindowTitle(QStringLiteral("upshot"));
+    setAcceptDrops(true);
+    resize(1280, 800);
+    m_timeline = new TimelineWidget(this);
+    setCentralWidget(m_timeline);
+    m_loader = new TraceLoader(this);
+
+    m_legend = new LegendModel(this);
+    m_legendView = new QTableView(this);
+    m_legendView->setModel(m_legend);
+    m_legendView->setSortingEnabled(false);
+    m_legendView->verticalHeader()->hide();
+    m_legendView->horizontalHeader()->setStretchLastSection(true);
+    m_legendView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    auto *legendDock = new QDockWidget(tr("Legend"), this);
+    legendDock->setObjectName("legendDock");
+    legendDock->setWidget(m_legendView);
+    addDockWidget(Qt::RightDockWidgetArea, legendDock);
+
+    m_histogram = new HistogramWidget(this);
+    auto *histDock = new QDockWidget(tr("Duration histogram"), this);
+    histDock->setObjectName("histogramDock");
+    histDock->setWidget(m_histogram);
+    addDockWidget(Qt::RightDockWidgetArea, histDock);
+
+    m_details = new QPlainTextEdit(this);
+    m_details->setReadOnly(true);
+    m_details->setMaximumBlockCount(200);
+    auto *detailsDock = new QDockWidget(tr("Details"), this);
+    detailsDock->setObjectName("detailsDock");
+    detailsDock->setWidget(m_details);
+    addDockWidget(Qt::RightDockWidgetArea, detailsDock);
+
+    m_stats = new StatsWidget(this);
+    auto *statsDock = new QDockWidget(tr("Window statistics"), this);
+    statsDock->setObjectName("statsDock");
+    statsDock->setWidget(m_stats);
+    addDockWidget(Qt::BottomDockWidgetArea, statsDock);
+    statsDock->hide();
+
+    m_progress = new QProgressBar(this);
+    m_progress->setMaximumWidth(240);
+    m_progress->hide();
+    m_hover = new QLabel(this);
+    statusBar()->addWidget(m_hover, 1);
+    statusBar()->addPermanentWidget(m_progress);
+
+    // File menu.
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    QAction *open = file->addAction(tr("&Open…"), this, [this] {
+        const QString p
+            = QFileDialog::getOpenFileName(this, tr("Open logfile"), {}, tr("MPE logfiles (*.mpelog);;All files (*)"));
+        if (!p.isEmpty()) openFile(p);
+    });
+    open->setShortcut(QKeySequence::Open);
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    rebuildRecentMenu();
+    file->addAction(tr("&Export image…"), this, &MainWindow::exportImage)->setShortcut(QKeySequence(tr("Ctrl+E")));
+    file->addSeparator();
+    file->addAction(tr("&Quit"), qApp, &QApplication::quit)->setShortcut(QKeySequence::Quit);
+
+    // View menu and toolbar.
+    QMenu *view = menuBar()->addMenu(tr("&View"));
+    QToolBar *tb = addToolBar(tr("Navigation"));
+    tb->setObjectName("navigation");
+    tb->addAction(open);
+    QAction *backA = view->addAction(tr("Back"), m_timeline, &TimelineWidget::back);
+    backA->setShortcut(QKeySequence::Back);
+    QAction *fwdA = view->addAction(tr("Forward"), m_timeline, &TimelineWidget::forward);
+    fwdA->setShortcut(QKeySequence::Forward);
+    QAction *fit = view->addAction(tr("Fit all"), m_timeline, &TimelineWidget::fitAll);
+    fit->setShortcut(QKeySequence(Qt::Key_F));
+    QAction *zin = view->addAction(tr("Zoom in"), this,
+        [this] { m_timeline->zoomAt(2, m_timeline->view().labelWidth + m_timeline->view().plotRect().width() / 2.0); });
+    QAction *zout = view->addAction(tr("Zoom out"), this, [this] {
+        m_timeline->zoomAt(0.5, m_timeline->view().labelWidth + m_timeline->view().plotRect().width() / 2.0);
+    });
+    QAction *clickZoom = view->addAction(tr("Click zooms"));
+    clickZoom->setCheckable(true);
+    clickZoom->setChecked(true);
+    connect(clickZoom, &QAction::toggled, m_timeline, &TimelineWidget::setClickZooms);
+    for (QAction *a : { backA, fwdA, fit, zin, zout, clickZoom })
+        tb->addAction(a);
+    view->addSeparator();
+    for (QDockWidget *d : { legendDock, histDock, detailsDock, statsDock })
+        view->addAction(d->toggleViewAction());
+    auto updateHistory = [this, backA, fwdA] {
+        backA->setEnabled(m_timeline->canGoBack());
+        fwdA->setEnabled(m_timeline->canGoForward());
+    };
+    connect(m_timeline, &TimelineWidget::historyChanged, this, updateHistory);
+    updateHistory();
+
+    // Search.
+    QToolBar *sb = addToolBar(tr("Search"));
+    sb->setObjectName("search");
+    m_searchCat = new QComboBox(this);
+    m_searchCat->setObjectName("searchCategory");
+    m_searchCat->setMinimumContentsLength(16);
+    sb->addWidget(new QLabel(tr(" Find "), this));
+    sb->addWidget(m_searchCat);
+    QAction *prev = sb->addAction(tr("◀ Previous"), this, [this] { search(false); });
+    prev->setShortcut(QKeySequence(tr("Shift+F3")));
+    QAction *next = sb->addAction(tr("Next ▶"), this, [this] { search(true); });
+    next->setShortcut(QKeySequence(tr("F3")));
+
+    QMenu *help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("Controls"), this, [this] {
+        QMessageBox::information(this, tr("upshot controls"),
+            tr("Wheel: zoom about the mouse; Ctrl+wheel: row height; Shift+wheel: pan\n"
+               "Click: zoom ×2 (Shift: ×½) and show details; double-click a state: zoom to it\n"
+               "Drag: pan; Ctrl+drag or right-drag: zoom to the band; Shift+drag: duration ruler\n"
+               "+/-: zoom; arrows: pan; Home/F: fit all; Backspace, Alt+Left/Right: zoom history\n"
+               "F3 / Shift+F3: next / previous instance of the searched category"));
+    });
+
+    connect(m_loader, &TraceLoader::progress, this, [this](int p, const QString &stage) {
+        m_progress->show();
+        // Decoding reports no steps of its own: show a busy bar until the model is built.
+        m_progress->setRange(0, p >= 10 && p < 80 ? 0 : 100);
+        m_progress->setValue(p);
+        m_hover->setText(stage);
+    });
+    connect(m_loader, &TraceLoader::loaded, this, [this](std::shared_ptr<TraceModel> model, const QString &path) {
+        m_progress->hide();
+        setModel(std::move(model), path);
+    });
+    connect(m_loader, &TraceLoader::failed, this, [this](const QString &path, const QString &error) {
+        m_progress->hide();
+        m_hover->setText(tr("Could not open %1").arg(path));
+        auto *box = new QMessageBox(QMessageBox::Critical, tr("upshot"),
+            tr("Could not open %1:\n%2").arg(QFileInfo(path).fileName(), error), QMessageBox::Ok, this);
+        box->setObjectName("loadError");
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+        emit loadFailed(path, error);
+    });
+    connect(m_timeline, &TimelineWidget::hoverChanged, m_hover,
+        [this](const QString &t) { m_hover->setText(QString(t).replace('\n', "  ·  ")); });
+    connect(m_timeline, &TimelineWidget::detailsChanged, m_details, &QPlainTextEdit::appendPlainText);
+    connect(m_timeline, &TimelineWidget::viewChanged, this, [this](double t0, double t1) {
+        m_histogram->setRange(t0, t1);
+        m_stats->setRange(t0, t1);
+    });
+    connect(m_legend, &LegendModel::categoriesChanged, m_timeline->viewport(), qOverload<>(&QWidget::update));
+    connect(m_legendView, &QTableView::doubleClicked, this, [this](const QModelIndex &i) {
+        const int cat = m_legend->categoryAt(i.row());
+        if (!m_model || i.column() != LegendModel::Name || cat < 0) return;
+        const QColor c = QColorDialog::getColor(
+            m_model->categoryInfo(cat).color, this, tr("Colour of %1").arg(m_model->categoryInfo(cat).name));
+        if (c.isValid()) m_legend->setData(i, c, Qt::DecorationRole);
+    });
+    connect(m_histogram, &HistogramWidget::highlightRequested, m_timeline, &TimelineWidget::setHighlight);
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::openFile(const QString &path)
+{
+    m_progress->setRange(0, 100);
+    m_progress->setValue(0);
+    m_progress->show();
+    m_hover->setText(tr("Loading %1…").arg(path));
+    m_loader->load(path);
+}
+
+void MainWindow::setModel(std::shared_ptr<TraceModel> model, const QString &path)
+{
+    m_model = std::move(model);
+    m_timeline->setModel(m_model);
+    m_legend->setModel(m_model);
+    m_legendView->resizeColumnsToContents();
+    m_histogram->setModel(m_model);
+    m_stats->setModel(m_model);
+    m_searchCat->clear();
+    m_searchCat->addItem(tr("any searchable"), -1);
+    for (int c = 0; c < m_model->categoryCount(); ++c)
+        if (m_model->categoryInfo(c).isState && m_model->categoryInfo(c).count > 0)
+            m_searchCat->addItem(m_model->categoryInfo(c).name, c);
+    setWindowTitle(QStringLiteral("%1 — upshot").arg(QFileInfo(path).fileName()));
+    m_hover->setText(tr("%1: %2 ranks, %3 timelines, %4 records, %5")
+                         .arg(QFileInfo(path).fileName())
+                         .arg(m_model->worldSize())
+                         .arg(m_model->rowCount())
+                         .arg(m_model->recordCount())
+                         .arg(formatDuration(m_model->tEnd() - m_model->tBegin())));
+    addRecent(QFileInfo(path).absoluteFilePath());
+    emit fileLoaded(path);
+}
+
+void MainWindow::search(bool forward)
+{
+    if (!m_model) return;
+    double t = m_timeline->cursorTime();
+    if (t < 0) t = forward ? m_timeline->view().scale.t0() : m_timeline->view().scale.t1();
+    const int cat = m_searchCat->currentData().isValid() ? m_searchCat->currentData().toInt() : -1;
+    const StateRef s = m_model->find(t, forward, cat, m_timeline->selectedRows());
+    if (!s.valid()) {
+        statusBar()->showMessage(forward ? tr("No later instance") : tr("No earlier instance"), 3000);
+        return;
+    }
+    m_timeline->showState(s);
+}
+
+QStringList MainWindow::recentFiles()
+{
+    return QSettings().value("recentFiles").toStringList();
+}
+
+void MainWindow::addRecent(const QString &path)
+{
+    QStringList l = recentFiles();
+    l.removeAll(path);
+    l.prepend(path);
+    while (l.size() > 8)
+        l.removeLast();
+    QSettings().setValue("recentFiles", l);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    m_recentMenu->clear();
+    for (const QString &p : recentFiles())
+        m_recentMenu->addAction(p, this, [this, p] { openFile(p); });
+    m_recentMenu->setEnabled(!m_recentMenu->isEmpty());
+}
+
+void MainWindow::exportImage()
+{
+    if (!m_model) return;
+    const QString p = QFileDialog::getSaveFileName(
+        this, tr("Export image"), QStringLiteral("timeline.png"), tr("PNG images (*.png);;SVG drawings (*.svg)"));
+    if (p.isEmpty()) return;
+    if (p.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive)) {
+        if (!exportSvg(*m_model, m_timeline->view(), p))
+            QMessageBox::warning(this, tr("upshot"), tr("Could not write %1").arg(p));
+        return;
+    }
+    QImage img(m_timeline->viewport()->size(), QImage::Format_RGB32);
+    QPainter painter(&img);
+    paintTimeline(painter, *m_model, m_timeline->view());
+    painter.end();
+    if (!img.save(p)) QMessageBox::warning(this, tr("upshot"), tr("Could not write %1").arg(p));
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent *e)
+{
+    if (e->mimeData()->hasUrls()) e->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent *e)
+{
+    const auto urls = e->mimeData()->urls();
+    if (!urls.isEmpty() && urls.first().isLocalFile()) openFile(urls.first().toLocalFile());
+}
+
+} // namespace upshot

@@ -1,0 +1,73 @@
+// The upshot main window: menus, recent files, drag and drop, background loading with a
+// progress bar, and the legend, histogram, statistics and details docks around the timeline.
+#pragma once
+
+#include <QMainWindow>
+
+#include <memory>
+
+#include "tracemodel.h"
+
+class QComboBox;
+class QLabel;
+class QMenu;
+class QPlainTextEdit;
+class QProgressBar;
+class QTableView;
+
+namespace upshot {
+
+class HistogramWidget;
+class LegendModel;
+class StatsWidget;
+class TimelineWidget;
+class TraceLoader;
+
+class MainWindow : public QMainWindow
+{
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget *parent = nullptr);
+    ~MainWindow() override;
+
+    // Starts loading a logfile in the background; errors end in an error dialog.
+    void openFile(const QString &path);
+    TimelineWidget *timeline() const { return m_timeline; }
+    HistogramWidget *histogram() const { return m_histogram; }
+    LegendModel *legend() const { return m_legend; }
+    StatsWidget *stats() const { return m_stats; }
+    TraceLoader *loader() const { return m_loader; }
+    std::shared_ptr<TraceModel> model() const { return m_model; }
+    // Finds the next (or previous) instance of the category chosen in the search box.
+    void search(bool forward);
+    static QStringList recentFiles();
+
+signals:
+    void fileLoaded(const QString &path);
+    void loadFailed(const QString &path, const QString &error);
+
+protected:
+    void dragEnterEvent(QDragEnterEvent *e) override;
+    void dropEvent(QDropEvent *e) override;
+
+private:
+    void setModel(std::shared_ptr<TraceModel> model, const QString &path);
+    void addRecent(const QString &path);
+    void rebuildRecentMenu();
+    void exportImage();
+
+    std::shared_ptr<TraceModel> m_model;
+    TimelineWidget *m_timeline;
+    TraceLoader *m_loader;
+    LegendModel *m_legend;
+    QTableView *m_legendView;
+    HistogramWidget *m_histogram;
+    StatsWidget *m_stats;
+    QPlainTextEdit *m_details;
+    QProgressBar *m_progress;
+    QLabel *m_hover;
+    QComboBox *m_searchCat;
+    QMenu *m_recentMenu;
+};
+
+} // namespace upshot

@@ -1,0 +1,105 @@
+// The side panels of upshot: the legend (a table model), the histogram of state durations and
+// the statistics of the visible window (load balance, communication matrix).
+#pragma once
+
+#include <QAbstractTableModel>
+#include <QWidget>
+
+#include <memory>
+
+#include "tracemodel.h"
+
+class QCheckBox;
+class QComboBox;
+class QSpinBox;
+class QTableWidget;
+class QTabWidget;
+
+namespace upshot {
+
+// One row per category the log uses (largest inclusive time first): name (visible checkbox,
+// colour swatch), searchable, count, inclusive and exclusive time.
+class LegendModel : public QAbstractTableModel
+{
+    Q_OBJECT
+public:
+    enum Column { Name, Searchable, Count, Inclusive, Exclusive, ColumnCount };
+    explicit LegendModel(QObject *parent = nullptr);
+    void setModel(std::shared_ptr<TraceModel> model);
+    // The category index shown on a legend row.
+    int categoryAt(int row) const { return row >= 0 && row < static_cast<int>(m_rows.size()) ? category(row) : -1; }
+    int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant data(const QModelIndex &index, int role) const override;
+    bool setData(const QModelIndex &index, const QVariant &value, int role) override;
+    Qt::ItemFlags flags(const QModelIndex &index) const override;
+    QVariant headerData(int section, Qt::Orientation o, int role) const override;
+
+signals:
+    // Colours or visibility changed: the timeline repaints.
+    void categoriesChanged();
+
+private:
+    int category(int row) const { return m_rows[static_cast<size_t>(row)]; }
+    std::shared_ptr<TraceModel> m_model;
+    std::vector<int> m_rows; // category index per legend row: categories the log uses, by time
+};
+
+// Histogram of the durations of the chosen states in the visible window.
+class HistogramWidget : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit HistogramWidget(QWidget *parent = nullptr);
+    void setModel(std::shared_ptr<TraceModel> model);
+    // Recomputes for the window [t0, t1] (the range follows the view).
+    void setRange(double t0, double t1);
+    void setCategory(int category); // -1 = all visible states
+    void setBins(int bins);
+    void setLogX(bool on);
+    void setLogY(bool on);
+    const Histogram &histogram() const { return m_hist; }
+    // The bar under widget x in the chart, or -1.
+    int barAt(double x) const;
+    // Selects bar i: emits the highlight of its instances.
+    void selectBar(int i);
+
+signals:
+    void highlightRequested(const upshot::Highlight &h);
+
+protected:
+    void paintEvent(QPaintEvent *) override;
+    void mousePressEvent(QMouseEvent *) override;
+
+private:
+    void recompute();
+    QRect chartRect() const;
+    std::vector<bool> selection() const;
+
+    std::shared_ptr<TraceModel> m_model;
+    Histogram m_hist;
+    double m_t0 = 0, m_t1 = 0;
+    int m_category = -1, m_selectedBar = -1;
+    QComboBox *m_cats;
+    QSpinBox *m_bins;
+    QCheckBox *m_logX, *m_logY;
+};
+
+// Time per category per rank and the communication matrix of the visible window.
+class StatsWidget : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit StatsWidget(QWidget *parent = nullptr);
+    void setModel(std::shared_ptr<TraceModel> model);
+    void setRange(double t0, double t1);
+    QTableWidget *loadTable() const { return m_load; }
+    QTableWidget *matrixTable() const { return m_matrix; }
+
+private:
+    std::shared_ptr<TraceModel> m_model;
+    QTabWidget *m_tabs;
+    QTableWidget *m_load, *m_matrix;
+};
+
+} // namespace upshot

@@ -1,0 +1,537 @@
+// Paints the timeline: row backgrounds, LOD boxes per lane, events, Pcontrol strips, arrows
+// (bundled when dense), highlights, ruler, labels and overlays.
+#include "renderer.h"
+
+#include <QPainterPath>
+
+#include <cmath>
+#include <unordered_map>
+
+#include "lodfolder.h"
+
+namespace upshot {
+
+using mpe::log::Message;
+using mpe::log::RecordKind;
+
+QColor arrowColor()
+{
+    return QColor(10, 10, 10);
+}
+
+namespace {
+
+// Writes straight into an unshared 32-bit QImage painted with no transform, bypassing QPainter's
+// per-call overhead (~0.5 us per rect, ~1.5 us per line); falls back to the painter otherwise.
+class DirectCanvas
+{
+public:
+    DirectCanvas(QPainter &p, QRect clip) : m_p(p), m_clip(clip)
+    {
+        QPaintDevice *d = p.device();
+        QImage *img = d && d->devType() == QInternal::Image ? static_cast<QImage *>(d) : nullptr;
+        if (img && img->isDetached() && p.transform().isIdentity() && img->devicePixelRatio() == 1
+            && (img->format() == QImage::Format_RGB32 || img->format() == QImage::Format_ARGB32_Premultiplied
+                || img->format() == QImage::Format_ARGB32)) {
+            m_bits = const_cast<uchar *>(img->constBits()); // unshared: no detach needed
+            m_bpl = img->bytesPerLine();
+            m_clip = m_clip.intersected(img->rect());
+        }
+    }
+    bool direct() const { return m_bits != nullptr; }
+    void fill(const QRect &r0, QRgb rgb)
+    {
+        if (!m_bits) return m_p.fillRect(r0, QColor::fromRgb(rgb));
+        const QRect r = r0.intersected(m_clip);
+        if (r.isEmpty()) return;
+        const QRgb value = 0xff000000u | rgb;
+        for (int y = r.top(); y <= r.bottom(); ++y) {
+            auto *line = reinterpret_cast<QRgb *>(m_bits + y * m_bpl);
+            std::fill(line + r.left(), line + r.right() + 1, value);
+        }
+    }
+    // A 1-pixel line (DDA), clipped per pixel.
+    void line(QPointF a, QPointF b, QRgb rgb)
+    {
+        if (!m_bits) {
+            m_p.setPen(QPen(QColor::fromRgb(rgb), 0));
+            return m_p.drawLine(a, b);
+        }
+        // Clip the segment to the canvas first (Liang-Barsky): arrows to far-off times would
+        // otherwise walk thousands of invisible pixels.
+        double u0 = 0, u1 = 1;
+        const double ddx = b.x() - a.x(), ddy = b.y() - a.y();
+        auto clipEdge = [&](double p, double q) {
+            if (p == 0) return q >= 0;
+            const double r = q / p;
+            if (p < 0) {
+                if (r > u1) return false;
+                u0 = std::max(u0, r);
+            } else {
+                if (r < u0) return false;
+                u1 = std::min(u1, r);
+            }
+            return true;
+        };
+        if (!clipEdge(-ddx, a.x() - m_clip.left()) || !clipEdge(ddx, m_clip.right() + 1 - a.x())
+            || !clipEdge(-ddy, a.y() - m_clip.top()) || !clipEdge(ddy, m_clip.bottom() + 1 - a.y()))
+            return;
+        b = a + QPointF(ddx * u1, ddy * u1);
+        a = a + QPointF(ddx * u0, ddy * u0);
+        const double dx = b.x() - a.x(), dy = b.y() - a.y();
+        const int n = static_cast<int>(std::ceil(std::max(std::fabs(dx), std::fabs(dy))));
+        const QRgb value = 0xff000000u | rgb;
+        const double sx = n ? dx / n : 0, sy = n ? dy / n : 0;
+        double fx = a.x() + 0.5, fy = a.y() + 0.5;
+        for (int i = 0; i <= n; ++i, fx += sx, fy += sy) {
+            const int x = static_cast<int>(std::floor(fx)), y = static_cast<int>(std::floor(fy));
+            if (m_clip.contains(x, y)) reinterpret_cast<QRgb *>(m_bits + y * m_bpl)[x] = value;
+        }
+    }
+
+private:
+    QPainter &m_p;
+    QRect m_clip;
+    uchar *m_bits = nullptr;
+    qsizetype m_bpl = 0;
+};
+
+} // namespace
+
+int ViewState::rowAt(double y, int rowCount) const
+{
+    if (y < rulerHeight) return -1;
+    const int r = static_cast<int>(std::floor((y - rulerHeight + yOffset) / rowHeight));
+    return r >= 0 && r < rowCount ? r : -1;
+}
+
+std::pair<double, double> ViewState::boxY(int row, int depth) const
+{
+    const double top = rowTop(row);
+    const double pad = rowHeight >= 8 ? 1.5 : 0;
+    const double inset = std::min(rowHeight * 0.12, 4.0) * depth;
+    double y0 = top + pad + inset, y1 = top + rowHeight - pad - inset;
+    if (y1 - y0 < 2) {
+        const double c = top + rowHeight / 2;
+        y0 = c - 1, y1 = c + 1;
+    }
+    return { y0, y1 };
+}
+
+int ViewState::depthAt(int row, double y, int laneCount) const
+{
+    for (int d = laneCount - 1; d >= 0; --d) {
+        auto [y0, y1] = boxY(row, d);
+        if (y >= y0 && y <= y1) return d;
+    }
+    return -1;
+}
+
+ViewState fittedView(const TraceModel &model, double t0, double t1, QSize size)
+{
+    ViewState v;
+    v.size = size;
+    if (t1 <= t0) t0 = model.tBegin(), t1 = model.tEnd();
+    v.scale = TimeScale::fit(t0, t1, size.width() - v.labelWidth);
+    const double avail = size.height() - v.rulerHeight;
+    v.rowHeight = std::clamp(avail / std::max(1, model.rowCount()), 1.0, 100.0);
+    return v;
+}
+
+QImage renderImage(const TraceModel &model, double t0, double t1, QSize size, RenderStats *stats)
+{
+    QImage img(size, QImage::Format_RGB32);
+    img.fill(Qt::white);
+    QPainter p(&img);
+    paintTimeline(p, model, fittedView(model, t0, t1, size), stats);
+    p.end();
+    return img;
+}
+
+static double niceStep(double raw)
+{
+    const double e = std::pow(10.0, std::floor(std::log10(std::max(raw, 1e-6))));
+    for (double m : { 1.0, 2.0, 5.0, 10.0 })
+        if (m * e >= raw) return m * e;
+    return 10 * e;
+}
+
+static QString rulerLabel(double t, double step)
+{
+    double unit = 1;
+    const char *name = "ns";
+    if (step >= 1e9)
+        unit = 1e9, name = "s";
+    else if (step >= 1e6)
+        unit = 1e6, name = "ms";
+    else if (step >= 1e3)
+        unit = 1e3, name = "µs";
+    const double s = step / unit;
+    const int decimals = s >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(s) - 1e-9));
+    return QString::number(t / unit, 'f', decimals) + QString::fromUtf8(name);
+}
+
+static void paintRuler(QPainter &p, const ViewState &v)
+{
+    const QRect r(v.labelWidth, 0, v.size.width() - v.labelWidth, v.rulerHeight);
+    p.fillRect(QRect(0, 0, v.size.width(), v.rulerHeight), QColor(236, 236, 240));
+    p.setPen(QColor(60, 60, 60));
+    p.drawLine(0, v.rulerHeight - 1, v.size.width(), v.rulerHeight - 1);
+    const double step = niceStep(90 * v.scale.nsPerPixel());
+    const double first = std::ceil(v.scale.t0() / step) * step;
+    QFontMetrics fm(p.font());
+    for (double t = first; t <= v.scale.t1(); t += step) {
+        const double x = v.xOf(t);
+        p.drawLine(QPointF(x, v.rulerHeight - 8), QPointF(x, v.rulerHeight - 1));
+        const double minor = step / 5;
+        for (int k = 1; k < 5; ++k) {
+            const double xm = v.xOf(t + k * minor);
+            if (xm < r.right()) p.drawLine(QPointF(xm, v.rulerHeight - 4), QPointF(xm, v.rulerHeight - 1));
+        }
+        p.drawText(QPointF(x + 3, v.rulerHeight - 10), rulerLabel(t, step));
+        if (step / v.scale.nsPerPixel() < 1) break;
+    }
+    p.setPen(QColor(90, 90, 90));
+    const QString span = QStringLiteral("view %1").arg(formatDuration(v.scale.visibleSpan()));
+    p.fillRect(QRect(0, 0, v.labelWidth, v.rulerHeight - 1), QColor(236, 236, 240));
+    p.drawText(QRect(4, 0, v.labelWidth - 6, v.rulerHeight - 2), Qt::AlignVCenter | Qt::AlignLeft, span);
+}
+
+void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, RenderStats *stats)
+{
+    RenderStats local;
+    RenderStats &st = stats ? *stats : local;
+    const QRect plot = v.plotRect();
+    p.fillRect(QRect(QPoint(0, 0), v.size), Qt::white);
+    const int rows = model.rowCount();
+    const int firstRow = std::max(0, static_cast<int>(std::floor(v.yOffset / v.rowHeight)));
+    const int lastRow = std::min(rows - 1, static_cast<int>((v.yOffset + plot.height()) / v.rowHeight));
+    const double t0 = v.scale.t0(), t1 = v.scale.t1();
+    const double runX0 = v.xOf(model.tBegin()), runX1 = v.xOf(model.tEnd());
+
+    p.save();
+    p.setClipRect(plot);
+    // Row backgrounds; outside the run's time span stays white.
+    for (int r = firstRow; r <= lastRow; ++r) {
+        const QRectF row(std::max<double>(plot.left(), runX0), v.rowTop(r),
+            std::min<double>(plot.right() + 1, runX1) - std::max<double>(plot.left(), runX0), v.rowHeight);
+        p.fillRect(row, r % 2 ? QColor(238, 238, 242) : QColor(246, 246, 249));
+    }
+    // States, lane by lane, through the folder. Fills are batched per depth and colour and
+    // issued with one drawRects() each: per-call overhead, not pixels, dominates dense views.
+    struct WideBox
+    {
+        QRect rect;
+        int category;
+        bool highlighted;
+    };
+    struct Layer
+    {
+        std::unordered_map<QRgb, std::vector<QRect>> fills;
+        std::vector<QRect> marks; // drawn over the fills
+        std::vector<WideBox> wide;
+    };
+    std::vector<Layer> layers;
+    LodFolder folder(model, v.scale, 3);
+    std::vector<LodBox> boxes;
+    const bool outline = v.rowHeight >= 10;
+    QFontMetrics fm(p.font());
+    const QRgb markColor = qRgb(40, 40, 40);
+    for (int r = firstRow; r <= lastRow; ++r) {
+        if (static_cast<int>(layers.size()) < model.laneCount(r))
+            layers.resize(static_cast<size_t>(model.laneCount(r)));
+        // Rows too thin to show nesting draw their outer lanes only.
+        const int lanes = std::min(model.laneCount(r), v.rowHeight >= 8 ? 1 << 20 : (v.rowHeight >= 4 ? 2 : 1));
+        for (int d = 0; d < lanes; ++d) {
+            Layer &layer = layers[static_cast<size_t>(d)];
+            boxes.clear();
+            folder.fold(r, d, boxes);
+            auto [y0, y1] = v.boxY(r, d);
+            const int iy0 = static_cast<int>(std::floor(y0)), ih = std::max(1, static_cast<int>(std::floor(y1)) - iy0);
+            // Narrow boxes and folds of one colour that touch are filled as one run.
+            int runX0 = 0, runX1 = -1, runCat = -1;
+            bool runFolded = false;
+            // Folds are marked by a dark line along their top, one per contiguous stretch.
+            int markX0 = 0, markX1 = -1;
+            auto flushMark = [&] {
+                if (markX1 >= markX0 && ih >= 4) layer.marks.push_back(QRect(markX0, iy0, markX1 - markX0 + 1, 1));
+                markX1 = -1;
+            };
+            auto flush = [&] {
+                if (runX1 < runX0) return;
+                layer.fills[model.categoryInfo(runCat).color.rgb()].push_back(QRect(runX0, iy0, runX1 - runX0 + 1, ih));
+                if (runFolded) {
+                    if (runX0 > markX1 + 1) flushMark(), markX0 = runX0;
+                    markX1 = std::max(markX1, runX1);
+                }
+                runX1 = -1;
+            };
+            for (const LodBox &b : boxes) {
+                if (b.category < 0 || !model.categoryInfo(b.category).visible) continue;
+                const double xa = std::max(b.x0, -2.0) + plot.left(),
+                             xb = std::min(b.x1, plot.width() + 2.0) + plot.left();
+                const int ix0 = static_cast<int>(std::floor(xa));
+                const int ix1 = std::max(ix0, static_cast<int>(std::ceil(xb)) - 1);
+                const bool highlighted = v.highlight.active() && !b.folded
+                    && static_cast<size_t>(b.category) < v.highlight.categories.size()
+                    && v.highlight.categories[b.category] && model.duration(r, b.first) >= v.highlight.lo
+                    && model.duration(r, b.first) < v.highlight.hi;
+                const bool plain = b.folded || xb - xa < 6;
+                if (b.folded)
+                    ++st.folds;
+                else
+                    ++st.boxes;
+                if (plain && !highlighted) {
+                    if (b.category == runCat && b.folded == runFolded && ix0 <= runX1 + 1) {
+                        runX1 = std::max(runX1, ix1);
+                        continue;
+                    }
+                    flush();
+                    runX0 = ix0, runX1 = ix1, runCat = b.category, runFolded = b.folded;
+                    continue;
+                }
+                flush();
+                const QColor c = model.categoryInfo(b.category).color;
+                const QRect rect(ix0, iy0, ix1 - ix0 + 1, ih);
+                layer.fills[c.rgb()].push_back(rect);
+                const bool outlined = outline && rect.width() >= 16;
+                if (!outlined && rect.width() >= 3)
+                    layer.fills.at(c.rgb()).back().setWidth(rect.width() - 1); // a gap separates it
+                if (outlined || highlighted || (rect.width() > 40 && ih >= fm.height() - 2))
+                    layer.wide.push_back({ rect, b.category, highlighted });
+            }
+            flush();
+            flushMark();
+        }
+    }
+    // Opaque fills go straight into the image when the painter allows it: ~1 ns per pixel.
+    DirectCanvas canvas(p, plot.intersected(QRect(QPoint(0, 0), v.size)));
+    for (const Layer &layer : layers) {
+        p.setPen(Qt::NoPen);
+        for (const auto &[rgb, rects] : layer.fills) {
+            if (canvas.direct()) {
+                for (const QRect &r : rects)
+                    canvas.fill(r, rgb);
+                continue;
+            }
+            p.setBrush(QColor::fromRgb(rgb));
+            p.drawRects(rects.data(), static_cast<int>(rects.size()));
+        }
+        for (const QRect &r : layer.marks)
+            canvas.fill(r, markColor);
+        p.setBrush(Qt::NoBrush);
+        for (const WideBox &w : layer.wide) {
+            const QColor c = model.categoryInfo(w.category).color;
+            if (outline && w.rect.width() >= 16) {
+                p.setPen(c.darker(150));
+                p.drawRect(w.rect.adjusted(0, 0, -1, -1));
+            }
+            if (w.rect.width() > 40 && w.rect.height() >= fm.height() - 2) {
+                p.setPen(c.lightness() > 140 ? Qt::black : Qt::white);
+                p.drawText(w.rect.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                    fm.elidedText(model.categoryInfo(w.category).name, Qt::ElideRight, w.rect.width() - 5));
+            }
+            if (w.highlighted) {
+                p.setPen(QPen(QColor(255, 0, 255), 2));
+                p.drawRect(w.rect.adjusted(-1, -1, 0, 0));
+            }
+        }
+    }
+    for (int r = firstRow; r <= lastRow; ++r) {
+        // Pcontrol strips at the bottom of the row.
+        const auto &mk = model.markers(r);
+        if (!mk.empty()) {
+            const double yb = v.rowTop(r) + v.rowHeight - 3;
+            for (size_t k = 0; k < mk.size(); ++k) {
+                const double a = v.xOf(mk[k].time), b = v.xOf(k + 1 < mk.size() ? mk[k + 1].time : model.tEnd());
+                if (b < plot.left() || a > plot.right()) continue;
+                p.fillRect(QRectF(a, yb, b - a, 3),
+                    mk[k].on ? QColor::fromHsv((120 + mk[k].level * 70) % 360, 120, 200) : QColor(120, 120, 120));
+                p.setPen(QColor(128, 0, 128));
+                p.drawLine(QPointF(a, v.rowTop(r)), QPointF(a, v.rowTop(r) + v.rowHeight));
+            }
+        }
+        // Event markers: at most one per 3 pixels; triangles when sparse, ticks when dense.
+        const auto &E = model.events(r);
+        auto [eb, ee] = model.visibleEvents(r, t0, t1);
+        if (v.rowHeight < 4) continue; // no room for markers
+        const bool triangles = v.rowHeight >= 10 && ee - eb <= static_cast<size_t>(plot.width() / 12);
+        const int tick = std::max(2, static_cast<int>(v.rowHeight / 4));
+        for (size_t i = eb; i < ee;) {
+            const auto &e = E[i];
+            const double x = v.xOf(static_cast<double>(e.time));
+            if (e.kind != RecordKind::kMarker) {
+                const QColor c = e.kind == RecordKind::kUserEvent || e.kind == RecordKind::kCollective
+                    ? model.categoryInfo(model.categoryIndex(e.cat)).color
+                    : QColor(200, 0, 0);
+                const double y = v.rowTop(r) + 1;
+                if (triangles) {
+                    const double s = std::min(5.0, v.rowHeight / 3);
+                    QPolygonF tri({ QPointF(x - s, y), QPointF(x + s, y), QPointF(x, y + s * 1.6) });
+                    p.setPen(Qt::black);
+                    p.setBrush(c);
+                    p.drawPolygon(tri);
+                    p.setBrush(Qt::NoBrush);
+                } else {
+                    canvas.fill(QRect(static_cast<int>(x) - 1, static_cast<int>(y), 2, tick), c.darker(130).rgb());
+                }
+                ++st.events;
+            }
+            const double next = v.timeAt(x + 3);
+            auto it = std::partition_point(E.begin() + static_cast<long>(i) + 1, E.begin() + static_cast<long>(ee),
+                [&](const mpe::log::Event &ev) { return static_cast<double>(ev.time) < next; });
+            i = static_cast<size_t>(it - E.begin());
+        }
+    }
+    // Selected state.
+    if (v.selected.valid() && v.selected.row >= firstRow && v.selected.row <= lastRow) {
+        auto [y0, y1] = v.boxY(v.selected.row, model.depth(v.selected.row, v.selected.index));
+        const double a = v.xOf(model.start(v.selected.row, v.selected.index));
+        const double b = v.xOf(model.end(v.selected.row, v.selected.index));
+        p.setPen(QPen(QColor(255, 200, 0), 3));
+        p.drawRect(QRectF(a - 1, y0 - 1, std::max(b - a, 1.0) + 2, y1 - y0 + 2));
+    }
+    // Arrows: one per message when few are visible, else bundled per (rows, 16-pixel cells).
+    auto [mb, me] = model.candidateMessages(t0, t1);
+    const auto &M = model.messages();
+    std::vector<size_t> vis;
+    const size_t stride
+        = std::max<size_t>(1, (me - mb) / 20000); // dense views sample at most ~20k messages for the bundles
+    for (size_t i = mb; i < me; i += stride) {
+        const Message &m = M[i];
+        if (static_cast<double>(m.recv_time) < t0) continue;
+        const int rs = model.rowOfTimeline(m.send_timeline), rr = model.rowOfTimeline(m.recv_timeline);
+        if ((rs < firstRow && rr < firstRow) || (rs > lastRow && rr > lastRow)) continue;
+        vis.push_back(i);
+    }
+    p.setRenderHint(QPainter::Antialiasing, false);
+    // Individual arrows while they stay readable (about one per pixel of width, at least 1000).
+    if (vis.size() <= static_cast<size_t>(std::max(1000, plot.width()))) {
+        const QPen pen(arrowColor(), 0);
+        p.setPen(pen);
+        p.setBrush(arrowColor());
+        for (size_t i : vis) {
+            const Message &m = M[i];
+            const QPointF a(v.xOf(static_cast<double>(m.send_time)), v.rowCenter(model.rowOfTimeline(m.send_timeline)));
+            const QPointF b(v.xOf(static_cast<double>(m.recv_time)), v.rowCenter(model.rowOfTimeline(m.recv_timeline)));
+            canvas.line(a, b, arrowColor().rgb());
+            p.setPen(pen);
+            const QPointF d = b - a;
+            const double len = std::hypot(d.x(), d.y());
+            if (len > 12) {
+                const QPointF u = d / len, n(-u.y(), u.x());
+                p.drawPolygon(QPolygonF({ b, b - u * 7 + n * 3, b - u * 7 - n * 3 }));
+            }
+            ++st.arrows;
+        }
+        p.setBrush(Qt::NoBrush);
+    } else {
+        struct Key
+        {
+            int rs, rr, xs, xr;
+            bool operator==(const Key &) const = default;
+        };
+        struct KeyHash
+        {
+            size_t operator()(const Key &k) const
+            {
+                return (static_cast<size_t>(k.rs) * 1000003u) ^ (static_cast<size_t>(k.rr) * 7919u)
+                    ^ (static_cast<size_t>(k.xs) << 20) ^ static_cast<size_t>(k.xr);
+            }
+        };
+        constexpr double kCell = 16; // pixels: arrows whose ends share cells and rows are one bundle
+        std::unordered_map<Key, uint64_t, KeyHash> bundles;
+        bundles.reserve(std::min<size_t>(vis.size(), 65536));
+        for (size_t i : vis) {
+            const Message &m = M[i];
+            const int xs = static_cast<int>(std::floor(v.xOf(static_cast<double>(m.send_time)) / kCell));
+            const int xr = static_cast<int>(std::floor(v.xOf(static_cast<double>(m.recv_time)) / kCell));
+            bundles[{ model.rowOfTimeline(m.send_timeline), model.rowOfTimeline(m.recv_timeline), xs, xr }] += stride;
+        }
+        for (const auto &[k, n] : bundles) {
+            // Opaque (alpha blending lines costs ~3x): lighter grey for thin bundles, black for thick.
+            const int grey = std::max(10, 150 - static_cast<int>(30 * std::log2(static_cast<double>(n))));
+            const QPointF a(k.xs * kCell + kCell / 2, v.rowCenter(k.rs)),
+                b(k.xr * kCell + kCell / 2, v.rowCenter(k.rr));
+            canvas.line(a, b, qRgb(grey, grey, grey));
+            if (n >= 16) canvas.line(a + QPointF(1, 0), b + QPointF(1, 0), qRgb(grey, grey, grey));
+        }
+        st.arrowBundles = bundles.size();
+        st.arrows = vis.size() * stride;
+    }
+    if (v.selectedMessage >= 0 && static_cast<size_t>(v.selectedMessage) < M.size()) {
+        const Message &m = M[static_cast<size_t>(v.selectedMessage)];
+        p.setPen(QPen(QColor(255, 200, 0), 3));
+        p.drawLine(QPointF(v.xOf(static_cast<double>(m.send_time)), v.rowCenter(model.rowOfTimeline(m.send_timeline))),
+            QPointF(v.xOf(static_cast<double>(m.recv_time)), v.rowCenter(model.rowOfTimeline(m.recv_timeline))));
+    }
+    if (v.cursorTime >= 0) {
+        p.setPen(QPen(QColor(0, 120, 255), 1, Qt::DashLine));
+        const double x = v.xOf(v.cursorTime);
+        p.drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()));
+    }
+    p.restore();
+
+    // Rank labels.
+    p.fillRect(QRect(0, plot.top(), v.labelWidth, plot.height()), QColor(226, 226, 232));
+    p.setPen(QColor(30, 30, 30));
+    for (int r = firstRow; r <= lastRow && v.rowHeight >= 7; ++r) {
+        if (v.rowHeight < fm.height() - 4 && r % static_cast<int>(std::ceil((fm.height() - 2) / v.rowHeight)) != 0)
+            continue;
+        if (std::find(v.selectedRows.begin(), v.selectedRows.end(), r) != v.selectedRows.end())
+            p.fillRect(QRectF(0, v.rowTop(r), v.labelWidth, v.rowHeight), QColor(170, 200, 255));
+        const QRectF lr(4, v.rowTop(r), v.labelWidth - 8, std::max(v.rowHeight, static_cast<double>(fm.height())));
+        if (lr.top() < plot.top() - 2) continue;
+        p.drawText(lr, Qt::AlignVCenter | Qt::AlignLeft, model.rowLabel(r));
+    }
+    paintRuler(p, v);
+
+    // Overlays: duration ruler and rubber band.
+    if (v.measure) {
+        const double a = v.xOf(v.measure->first), b = v.xOf(v.measure->second);
+        p.fillRect(QRectF(std::min(a, b), plot.top(), std::fabs(b - a), plot.height()), QColor(0, 120, 255, 40));
+        p.setPen(QPen(QColor(0, 90, 200), 1));
+        p.drawLine(QPointF(a, plot.top()), QPointF(a, plot.bottom()));
+        p.drawLine(QPointF(b, plot.top()), QPointF(b, plot.bottom()));
+        const QString text = formatDuration(std::fabs(v.measure->second - v.measure->first), 4);
+        const QRectF tr(std::min(a, b), plot.top() + 2, std::max(std::fabs(b - a), fm.horizontalAdvance(text) + 8.0),
+            fm.height() + 2);
+        p.fillRect(tr, QColor(255, 255, 255, 220));
+        p.drawText(tr, Qt::AlignCenter, text);
+    }
+    if (!v.rubberBand.isEmpty()) {
+        p.fillRect(v.rubberBand, QColor(255, 160, 0, 50));
+        p.setPen(QPen(QColor(200, 120, 0), 1, Qt::DashLine));
+        p.drawRect(v.rubberBand);
+    }
+}
+
+long messageAt(const TraceModel &model, const ViewState &v, QPointF pos, double tol)
+{
+    const double t0 = v.timeAt(pos.x() - 200), t1 = v.timeAt(pos.x() + 200);
+    auto [b, e] = model.candidateMessages(t0, t1);
+    long best = -1;
+    double bestD = tol;
+    const auto &M = model.messages();
+    for (size_t i = b; i < e && i < b + 200000; ++i) {
+        const Message &m = M[i];
+        const QPointF a(v.xOf(static_cast<double>(m.send_time)), v.rowCenter(model.rowOfTimeline(m.send_timeline)));
+        const QPointF c(v.xOf(static_cast<double>(m.recv_time)), v.rowCenter(model.rowOfTimeline(m.recv_timeline)));
+        const QPointF d = c - a;
+        const double len2 = d.x() * d.x() + d.y() * d.y();
+        const double t = len2 > 0 ? std::clamp(QPointF::dotProduct(pos - a, d) / len2, 0.0, 1.0) : 0;
+        const QPointF q = a + d * t;
+        const double dist = std::hypot(pos.x() - q.x(), pos.y() - q.y());
+        if (dist < bestD) bestD = dist, best = static_cast<long>(i);
+    }
+    return best;
+}
+
+long eventAt(const TraceModel &model, const ViewState &v, int row, double x, double tol)
+{
+    if (row < 0 || row >= model.rowCount()) return -1;
+    auto [b, e] = model.visibleEvents(row, v.timeAt(x - tol), v.timeAt(x + tol));
+    return b < e ? static_cast<long>(b) : -1;
+}
+
+} // namespace upshot

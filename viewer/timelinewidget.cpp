@@ -1,0 +1,470 @@
+// The timeline widget's navigation and interaction; painting is delegated to paintTimeline().
+#include "timelinewidget.h"
+
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QScrollBar>
+#include <QToolTip>
+#include <QWheelEvent>
+
+#include <cmath>
+
+#include "lodfolder.h"
+
+namespace upshot {
+
+static constexpr int kHScrollSteps = 100000;
+
+TimelineWidget::TimelineWidget(QWidget *parent) : QAbstractScrollArea(parent)
+{
+    viewport()->setMouseTracking(true);
+    setFocusPolicy(Qt::StrongFocus);
+    setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
+    horizontalScrollBar()->setRange(0, 0);
+    connect(horizontalScrollBar(), &QScrollBar::valueChanged, this, &TimelineWidget::onHScroll);
+    connect(verticalScrollBar(), &QScrollBar::valueChanged, this, &TimelineWidget::onVScroll);
+    m_lastWheelPush.start();
+}
+
+void TimelineWidget::setModel(std::shared_ptr<TraceModel> model)
+{
+    m_model = std::move(model);
+    m_back.clear();
+    m_forward.clear();
+    m_view.selected = {};
+    m_view.selectedMessage = -1;
+    m_view.highlight = {};
+    m_view.measure.reset();
+    m_view.cursorTime = -1;
+    m_view.selectedRows.clear();
+    m_view.yOffset = 0;
+    m_view.size = viewport()->size();
+    if (m_model) {
+        ViewState fitted = fittedView(*m_model, 0, 0, m_view.size);
+        m_view.scale = fitted.scale;
+        m_view.rowHeight = std::clamp(fitted.rowHeight, 8.0, 40.0);
+    }
+    changed();
+    emit historyChanged();
+}
+
+void TimelineWidget::pushHistory()
+{
+    m_back.push_back(m_view.scale);
+    if (m_back.size() > 200) m_back.erase(m_back.begin());
+    m_forward.clear();
+    emit historyChanged();
+}
+
+void TimelineWidget::setScale(const TimeScale &scale, bool record)
+{
+    if (record && !(scale == m_view.scale)) pushHistory();
+    m_view.scale = scale;
+    m_view.scale.setWidth(m_view.plotRect().width());
+    changed();
+}
+
+void TimelineWidget::zoomToRange(double t0, double t1, bool record)
+{
+    if (t1 < t0) std::swap(t0, t1);
+    setScale(TimeScale::fit(t0, t1, m_view.plotRect().width()), record);
+}
+
+void TimelineWidget::zoomAt(double factor, double viewportX, bool record)
+{
+    TimeScale s = m_view.scale;
+    s.zoom(factor, viewportX - m_view.labelWidth);
+    setScale(s, record);
+}
+
+void TimelineWidget::zoomVerticalAt(double factor, double viewportY)
+{
+    const double rowPos = (viewportY - m_view.rulerHeight + m_view.yOffset) / m_view.rowHeight;
+    m_view.rowHeight = std::clamp(m_view.rowHeight * factor, 1.0, 400.0);
+    m_view.yOffset = rowPos * m_view.rowHeight - (viewportY - m_view.rulerHeight);
+    clampY();
+    changed();
+}
+
+void TimelineWidget::fitAll()
+{
+    if (!m_model) return;
+    zoomToRange(m_model->tBegin(), m_model->tEnd());
+}
+
+void TimelineWidget::back()
+{
+    if (m_back.empty()) return;
+    m_forward.push_back(m_view.scale);
+    m_view.scale = m_back.back();
+    m_back.pop_back();
+    m_view.scale.setWidth(m_view.plotRect().width());
+    changed();
+    emit historyChanged();
+}
+
+void TimelineWidget::forward()
+{
+    if (m_forward.empty()) return;
+    m_back.push_back(m_view.scale);
+    m_view.scale = m_forward.back();
+    m_forward.pop_back();
+    m_view.scale.setWidth(m_view.plotRect().width());
+    changed();
+    emit historyChanged();
+}
+
+void TimelineWidget::setHighlight(const Highlight &h)
+{
+    m_view.highlight = h;
+    viewport()->update();
+}
+
+void TimelineWidget::setCursorTime(double t)
+{
+    m_view.cursorTime = t;
+    viewport()->update();
+}
+
+void TimelineWidget::setSelectedRows(std::vector<int> rows)
+{
+    m_view.selectedRows = std::move(rows);
+    viewport()->update();
+}
+
+void TimelineWidget::showState(StateRef s)
+{
+    if (!m_model || !s.valid()) return;
+    m_view.selected = s;
+    m_view.selectedMessage = -1;
+    const double a = m_model->start(s.row, s.index), b = m_model->end(s.row, s.index);
+    TimeScale sc = m_view.scale;
+    const double span = sc.visibleSpan();
+    if (b - a > span * 0.8)
+        sc = TimeScale::fit(a - (b - a) * 0.1, b + (b - a) * 0.1, sc.width());
+    else
+        sc = TimeScale(a + (b - a) / 2 - span / 2, sc.nsPerPixel(), sc.width());
+    const double top = s.row * m_view.rowHeight, plotH = m_view.plotRect().height();
+    if (top < m_view.yOffset || top + m_view.rowHeight > m_view.yOffset + plotH) m_view.yOffset = top - plotH / 2;
+    clampY();
+    m_view.cursorTime = a;
+    setScale(sc, true);
+    emit detailsChanged(m_model->describeState(s));
+}
+
+void TimelineWidget::clampY()
+{
+    const double total = m_model ? m_model->rowCount() * m_view.rowHeight : 0;
+    m_view.yOffset = std::clamp(m_view.yOffset, 0.0, std::max(0.0, total - m_view.plotRect().height()));
+}
+
+void TimelineWidget::changed()
+{
+    m_view.size = viewport()->size();
+    m_view.scale.setWidth(std::max(1, m_view.plotRect().width()));
+    clampY();
+    syncScrollBars();
+    viewport()->update();
+    emit viewChanged(m_view.scale.t0(), m_view.scale.t1());
+}
+
+void TimelineWidget::syncScrollBars()
+{
+    m_syncing = true;
+    QScrollBar *h = horizontalScrollBar(), *v = verticalScrollBar();
+    if (m_model) {
+        const double lo = std::min(m_model->tBegin(), m_view.scale.t0());
+        const double hi = std::max(m_model->tEnd(), m_view.scale.t1());
+        const double span = hi - lo;
+        const int page = std::max(1, static_cast<int>(kHScrollSteps * m_view.scale.visibleSpan() / span));
+        h->setRange(0, std::max(0, kHScrollSteps - page));
+        h->setPageStep(page);
+        h->setSingleStep(std::max(1, page / 10));
+        h->setValue(static_cast<int>(std::lround((m_view.scale.t0() - lo) / span * kHScrollSteps)));
+        const int total = static_cast<int>(m_model->rowCount() * m_view.rowHeight);
+        const int plotH = m_view.plotRect().height();
+        v->setRange(0, std::max(0, total - plotH));
+        v->setPageStep(std::max(1, plotH));
+        v->setSingleStep(std::max(1, static_cast<int>(m_view.rowHeight)));
+        v->setValue(static_cast<int>(m_view.yOffset));
+    } else {
+        h->setRange(0, 0);
+        v->setRange(0, 0);
+    }
+    m_syncing = false;
+}
+
+void TimelineWidget::onHScroll(int value)
+{
+    if (m_syncing || !m_model) return;
+    const double lo = std::min(m_model->tBegin(), m_view.scale.t0());
+    const double hi = std::max(m_model->tEnd(), m_view.scale.t1());
+    TimeScale s = m_view.scale;
+    s = TimeScale(lo + (hi - lo) * value / kHScrollSteps, s.nsPerPixel(), s.width());
+    m_view.scale = s;
+    viewport()->update();
+    emit viewChanged(s.t0(), s.t1());
+}
+
+void TimelineWidget::onVScroll(int value)
+{
+    if (m_syncing) return;
+    m_view.yOffset = value;
+    viewport()->update();
+}
+
+void TimelineWidget::paintEvent(QPaintEvent *)
+{
+    QPainter p(viewport());
+    m_view.size = viewport()->size();
+    if (!m_model) {
+        p.fillRect(rect(), palette().window());
+        p.drawText(viewport()->rect(), Qt::AlignCenter, tr("Open a logfile (File ▸ Open, or drop it here)"));
+        return;
+    }
+    const qreal dpr = devicePixelRatioF();
+    const QSize pixels = (QSizeF(viewport()->size()) * dpr).toSize();
+    if (m_frame.size() != pixels) {
+        m_frame = QImage(pixels, QImage::Format_RGB32);
+        m_frame.setDevicePixelRatio(dpr);
+    }
+    QPainter ip(&m_frame);
+    paintTimeline(ip, *m_model, m_view);
+    ip.end();
+    p.drawImage(0, 0, m_frame);
+}
+
+void TimelineWidget::resizeEvent(QResizeEvent *e)
+{
+    QAbstractScrollArea::resizeEvent(e);
+    changed();
+}
+
+void TimelineWidget::wheelEvent(QWheelEvent *e)
+{
+    if (!m_model) return;
+    const double steps = e->angleDelta().y() / 120.0;
+    const QPointF pos = e->position();
+    if (e->modifiers() & Qt::ControlModifier) {
+        zoomVerticalAt(std::pow(1.2, steps), pos.y());
+    } else if (e->modifiers() & Qt::ShiftModifier) {
+        TimeScale s = m_view.scale;
+        s.pan(-steps * m_view.plotRect().width() / 10);
+        setScale(s, false);
+    } else {
+        const bool record = m_lastWheelPush.elapsed() > 600;
+        zoomAt(std::pow(1.25, steps), pos.x(), record);
+        m_lastWheelPush.restart();
+    }
+    e->accept();
+}
+
+void TimelineWidget::keyPressEvent(QKeyEvent *e)
+{
+    if (!m_model) return QAbstractScrollArea::keyPressEvent(e);
+    const double cx = m_view.labelWidth + m_view.plotRect().width() / 2.0;
+    TimeScale s = m_view.scale;
+    switch (e->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+        if (e->modifiers() & Qt::ControlModifier)
+            zoomVerticalAt(1.25, m_view.plotRect().center().y());
+        else
+            zoomAt(2, cx);
+        break;
+    case Qt::Key_Minus:
+        if (e->modifiers() & Qt::ControlModifier)
+            zoomVerticalAt(0.8, m_view.plotRect().center().y());
+        else
+            zoomAt(0.5, cx);
+        break;
+    case Qt::Key_Left:
+        if (e->modifiers() & Qt::AltModifier) return back();
+        s.pan(-s.width() / 8);
+        setScale(s, false);
+        break;
+    case Qt::Key_Right:
+        if (e->modifiers() & Qt::AltModifier) return forward();
+        s.pan(s.width() / 8);
+        setScale(s, false);
+        break;
+    case Qt::Key_Up:
+        m_view.yOffset -= m_view.rowHeight;
+        changed();
+        break;
+    case Qt::Key_Down:
+        m_view.yOffset += m_view.rowHeight;
+        changed();
+        break;
+    case Qt::Key_Home:
+        fitAll();
+        break;
+    case Qt::Key_Backspace:
+        back();
+        break;
+    case Qt::Key_Escape:
+        m_view.measure.reset();
+        m_view.selected = {};
+        m_view.selectedMessage = -1;
+        viewport()->update();
+        break;
+    default:
+        QAbstractScrollArea::keyPressEvent(e);
+    }
+}
+
+void TimelineWidget::mousePressEvent(QMouseEvent *e)
+{
+    m_pressPos = m_lastPos = e->position();
+    m_pressMods = e->modifiers();
+    m_pressButton = e->button();
+    m_drag = Drag::Pending;
+    setFocus();
+}
+
+void TimelineWidget::mouseMoveEvent(QMouseEvent *e)
+{
+    const QPointF pos = e->position();
+    if (m_drag == Drag::Pending && (pos - m_pressPos).manhattanLength() > 4) {
+        if (m_pressButton == Qt::RightButton || (m_pressMods & Qt::ControlModifier))
+            m_drag = Drag::Rubber;
+        else if (m_pressMods & Qt::ShiftModifier)
+            m_drag = Drag::Measure;
+        else
+            m_drag = Drag::Pan;
+    }
+    switch (m_drag) {
+    case Drag::Pan: {
+        TimeScale s = m_view.scale;
+        s.pan(m_lastPos.x() - pos.x());
+        m_view.yOffset += m_lastPos.y() - pos.y();
+        clampY();
+        setScale(s, false);
+        break;
+    }
+    case Drag::Rubber:
+        m_view.rubberBand = QRectF(m_pressPos, pos).normalized().toRect();
+        viewport()->update();
+        break;
+    case Drag::Measure:
+        m_view.measure = std::make_pair(m_view.timeAt(m_pressPos.x()), m_view.timeAt(pos.x()));
+        viewport()->update();
+        break;
+    case Drag::None:
+        if (m_model) {
+            const QString text = describeAt(pos);
+            emit hoverChanged(text);
+            if (!text.isEmpty())
+                QToolTip::showText(e->globalPosition().toPoint(), text, this);
+            else
+                QToolTip::hideText();
+        }
+        break;
+    default:
+        break;
+    }
+    m_lastPos = pos;
+}
+
+void TimelineWidget::mouseReleaseEvent(QMouseEvent *e)
+{
+    const QPointF pos = e->position();
+    const Drag drag = m_drag;
+    m_drag = Drag::None;
+    if (!m_model) return;
+    if (drag == Drag::Rubber) {
+        m_view.rubberBand = QRect();
+        const double a = m_view.timeAt(std::min(m_pressPos.x(), pos.x()));
+        const double b = m_view.timeAt(std::max(m_pressPos.x(), pos.x()));
+        if (b > a)
+            zoomToRange(a, b);
+        else
+            viewport()->update();
+    } else if (drag == Drag::Measure) {
+        emit detailsChanged(
+            tr("duration ruler: %1").arg(formatDuration(std::fabs(m_view.measure->second - m_view.measure->first), 4)));
+    } else if (drag == Drag::Pending && m_pressButton == Qt::LeftButton && pos.x() < m_view.labelWidth) {
+        // A click on a rank label selects that row for search (Ctrl adds or removes it).
+        const int row = m_view.rowAt(pos.y(), m_model->rowCount());
+        auto &sel = m_view.selectedRows;
+        const auto it = std::find(sel.begin(), sel.end(), row);
+        if (!(m_pressMods & Qt::ControlModifier)) {
+            const bool only = sel.size() == 1 && it != sel.end();
+            sel.clear();
+            if (row >= 0 && !only) sel.push_back(row);
+        } else if (it != sel.end()) {
+            sel.erase(it);
+        } else if (row >= 0) {
+            sel.push_back(row);
+        }
+        viewport()->update();
+    } else if (drag == Drag::Pending && m_pressButton == Qt::LeftButton) {
+        const int row = m_view.rowAt(pos.y(), m_model->rowCount());
+        const QString text = describeAt(pos);
+        if (row >= 0) {
+            const int d = m_view.depthAt(row, pos.y(), m_model->laneCount(row));
+            StateRef s = m_model->stateAt(row, m_view.timeAt(pos.x()), m_view.scale.nsPerPixel() * 2);
+            if (d >= 0 && s.valid()) m_view.selected = s;
+            m_view.selectedMessage = messageAt(*m_model, m_view, pos);
+            if (m_view.selectedMessage >= 0) m_view.selected = {};
+        }
+        m_view.cursorTime = m_view.timeAt(pos.x());
+        if (!text.isEmpty()) emit detailsChanged(text);
+        if (m_clickZooms && pos.x() > m_view.labelWidth && pos.y() > m_view.rulerHeight)
+            zoomAt((m_pressMods & Qt::ShiftModifier) ? 0.5 : 2, pos.x());
+        else
+            viewport()->update();
+    }
+}
+
+void TimelineWidget::mouseDoubleClickEvent(QMouseEvent *e)
+{
+    if (!m_model) return;
+    const QPointF pos = e->position();
+    const int row = m_view.rowAt(pos.y(), m_model->rowCount());
+    StateRef s = m_model->stateAt(row, m_view.timeAt(pos.x()), m_view.scale.nsPerPixel() * 2);
+    if (!s.valid()) return;
+    // Undo the zoom of the first click of the double click, then zoom to the state.
+    if (m_clickZooms && !m_back.empty()) {
+        m_view.scale = m_back.back();
+        m_back.pop_back();
+    }
+    const double a = m_model->start(s.row, s.index), b = m_model->end(s.row, s.index);
+    const double pad = std::max((b - a) * 0.05, 1.0);
+    m_view.selected = s;
+    zoomToRange(a - pad, b + pad);
+    emit detailsChanged(m_model->describeState(s));
+}
+
+QString TimelineWidget::describeAt(QPointF pos) const
+{
+    if (!m_model || pos.x() < m_view.labelWidth) return {};
+    const int row = m_view.rowAt(pos.y(), m_model->rowCount());
+    const long msg = messageAt(*m_model, m_view, pos, 3);
+    if (msg >= 0) return m_model->describeMessage(static_cast<size_t>(msg));
+    if (row < 0) return {};
+    if (pos.y() < m_view.rowTop(row) + std::min(8.0, m_view.rowHeight / 3)) {
+        const long ev = eventAt(*m_model, m_view, row, pos.x(), 4);
+        if (ev >= 0) return m_model->describeEvent(row, static_cast<size_t>(ev));
+    }
+    const int d = m_view.depthAt(row, pos.y(), m_model->laneCount(row));
+    if (d < 0) return {};
+    // Find the LOD box under x in that lane, so a fold is described as a fold.
+    TimeScale sc = m_view.scale;
+    const double x = pos.x() - m_view.labelWidth;
+    sc = TimeScale(sc.xToTime(x - 4), sc.nsPerPixel(), 8);
+    std::vector<LodBox> boxes;
+    LodFolder(*m_model, sc, 3).fold(row, d, boxes);
+    for (int dd = d; dd >= 0 && boxes.empty(); --dd)
+        LodFolder(*m_model, sc, 3).fold(row, dd, boxes);
+    for (const LodBox &b : boxes) {
+        if (b.x0 <= 4.5 && b.x1 >= 3.5) {
+            if (b.folded) return m_model->describeFold(row, m_model->summarize(row, b.first, b.last));
+            return m_model->describeState({ row, b.first });
+        }
+    }
+    return {};
+}
+
+} // namespace upshot

@@ -1,0 +1,190 @@
+// The timeline model: owns a decoded trace and answers index-based queries (culling, folding,
+// hit-testing, search, histogram, statistics) for the painter, the panels and the tests.
+#pragma once
+
+#include <QColor>
+#include <QMetaType>
+#include <QString>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "mpe/log_reader.h"
+
+namespace upshot {
+
+// One legend entry: a state or event category of the log.
+struct CategoryInfo
+{
+    uint32_t id = 0; // category id in the log
+    QString name;
+    QColor color;
+    bool isState = true;
+    bool visible = true;
+    bool searchable = true;
+    uint64_t count = 0; // states (or events) of the category
+    double inclusiveNs = 0; // summed durations
+    double exclusiveNs = 0; // minus the time of nested states
+};
+
+// A state on a row: index into the row's lane-major state array.
+struct StateRef
+{
+    int row = -1;
+    size_t index = 0;
+    bool valid() const { return row >= 0; }
+    bool operator==(const StateRef &) const = default;
+};
+
+// Folded run of narrow states: [first, last) of one lane.
+struct FoldSummary
+{
+    uint64_t count = 0;
+    double start = 0, end = 0;
+    std::vector<std::pair<int, double>> timePerCategory; // (category index, ns), largest first
+};
+
+// States whose duration falls in [lo, hi) and whose category is selected are highlighted.
+struct Highlight
+{
+    std::vector<bool> categories; // by category index; empty = none
+    double lo = 0, hi = 0;
+    bool active() const { return !categories.empty(); }
+};
+
+struct Histogram
+{
+    double lo = 0, hi = 0; // duration range in ns
+    bool logBins = false;
+    std::vector<uint64_t> counts;
+    uint64_t total = 0;
+    // Returns the duration range [lo, hi) of bin i.
+    std::pair<double, double> binRange(int i) const;
+};
+
+class TraceModel
+{
+public:
+    TraceModel(mpe::log::Trace &&trace, const mpe::log::Definitions &defs);
+
+    // Rows: one per timeline (rank, thread), ordered by rank then thread.
+    int rowCount() const { return static_cast<int>(m_trace.timelines.size()); }
+    QString rowLabel(int row) const;
+    uint32_t rank(int row) const { return m_trace.timelines[row].rank; }
+    int rowOfTimeline(uint32_t timeline) const { return static_cast<int>(timeline); }
+    int worldSize() const { return m_worldSize; }
+    double tBegin() const { return static_cast<double>(m_trace.t_begin); }
+    double tEnd() const { return static_cast<double>(m_trace.t_end); }
+    uint64_t recordCount() const { return m_trace.records; }
+    const QString &program() const { return m_program; }
+
+    // States of a row, lane-major: lane d holds the depth-d states, sorted by start; within a
+    // lane states do not overlap, so their ends are sorted too.
+    int laneCount(int row) const { return static_cast<int>(m_lanes[row].size()) - 1; }
+    std::pair<size_t, size_t> lane(int row, int depth) const
+    {
+        return { m_lanes[row][depth], m_lanes[row][depth + 1] };
+    }
+    size_t stateCount(int row) const { return m_trace.timelines[row].states.size(); }
+    const mpe::log::State &state(int row, size_t i) const { return m_trace.timelines[row].states[i]; }
+    double start(int row, size_t i) const { return static_cast<double>(state(row, i).start); }
+    double end(int row, size_t i) const { return static_cast<double>(state(row, i).end); }
+    double duration(int row, size_t i) const { return end(row, i) - start(row, i); }
+    int category(int row, size_t i) const { return categoryIndex(state(row, i).cat); }
+    int depth(int row, size_t i) const { return static_cast<int>(state(row, i).depth); }
+
+    // Summary of kBlock consecutive states of a lane, for folding at coarse zoom without
+    // touching the states: the first state's start and the category with most time.
+    static constexpr size_t kBlock = 64;
+    struct Block {
+        int64_t start;
+        int32_t dominant;
+    };
+    // The blocks of lane (row, depth): block k covers lane states [b + k*kBlock, b + (k+1)*kBlock).
+    const Block *blocks(int row, int depth, size_t *count) const
+    {
+        const auto &off = m_blockOffsets[row];
+        *count = off[depth + 1] - off[depth];
+        return m_blocks[row].data() + off[depth];
+    }
+
+    // Culling: the states of lane (row, depth) that overlap [t0, t1], by binary search.
+    std::pair<size_t, size_t> visibleStates(int row, int depth, double t0, double t1) const;
+    // Events of a row overlapping [t0, t1].
+    std::pair<size_t, size_t> visibleEvents(int row, double t0, double t1) const;
+    const std::vector<mpe::log::Event> &events(int row) const { return m_trace.timelines[row].events; }
+    // Messages that may cross [t0, t1]: a range of messages by send time (filter recv yourself).
+    std::pair<size_t, size_t> candidateMessages(double t0, double t1) const;
+    const std::vector<mpe::log::Message> &messages() const { return m_trace.messages; }
+    // MPI_Pcontrol markers of a row: (time, level, logging on after the call).
+    struct Marker
+    {
+        double time;
+        int level;
+        bool on;
+    };
+    const std::vector<Marker> &markers(int row) const { return m_markers[row]; }
+
+    // Categories.
+    int categoryCount() const { return static_cast<int>(m_categories.size()); }
+    const CategoryInfo &categoryInfo(int c) const { return m_categories[c]; }
+    CategoryInfo &categoryInfo(int c) { return m_categories[c]; }
+    int categoryIndex(uint32_t id) const
+    {
+        return id < 0x10000 && m_catIndex[id] >= 0 ? m_catIndex[id] : categoryIndexSlow(id);
+    }
+    int findCategory(const QString &name) const;
+
+    // Hit-testing: the deepest state on row containing t (within tolerance ns), or invalid.
+    StateRef stateAt(int row, double t, double tolerance = 0) const;
+    // The message whose arrow passes nearest (x, y) on the screen is found by the painter; this
+    // returns a description for the details pane.
+    QString describeState(StateRef s) const;
+    QString describeMessage(size_t m) const;
+    QString describeEvent(int row, size_t e) const;
+    QString describeFold(int row, const FoldSummary &f) const;
+    FoldSummary summarize(int row, size_t first, size_t last) const;
+
+    // Search: the next (forward) or previous state after/before time t, over rows (empty = all),
+    // of category cat (-1 = any searchable category).
+    StateRef find(double t, bool forward, int cat, const std::vector<int> &rows = {}) const;
+
+    // Histogram of the durations of states of the selected categories (empty = all visible)
+    // starting inside [t0, t1].
+    Histogram histogram(const std::vector<bool> &cats, double t0, double t1, int bins, bool logBins) const;
+    // Time per category per row inside [t0, t1] (depth-0 states, clipped): [row][category] ns.
+    std::vector<std::vector<double>> timePerCategory(double t0, double t1) const;
+    // Bytes sent between ranks by messages sent inside [t0, t1]: [src * worldSize + dst].
+    std::vector<uint64_t> commMatrix(double t0, double t1) const;
+
+    // Approximate bytes held by the model (states, events, messages and indices).
+    size_t memoryBytes() const;
+
+private:
+    int categoryIndexSlow(uint32_t id) const;
+    mpe::log::Trace m_trace;
+    std::vector<std::vector<size_t>> m_lanes; // per row: lane start offsets, plus the end
+    std::vector<CategoryInfo> m_categories;
+    std::vector<std::vector<Block>> m_blocks;         // per row, lane after lane
+    std::vector<std::vector<size_t>> m_blockOffsets; // per row: first block of each lane, plus the end
+    std::vector<std::vector<Marker>> m_markers;
+    std::vector<int32_t> m_catIndex; // category id (< 0x10000) -> index
+    int64_t m_maxLatency = 0;
+    int m_worldSize = 0;
+    QString m_program;
+};
+
+// Loads a logfile into a model; on failure returns null and sets error. progress (0..100) may
+// be called from the calling thread.
+std::shared_ptr<TraceModel> loadModel(
+    const QString &path, QString *error, const std::function<void(int, const QString &)> &progress = {});
+
+// Formats a time or duration in ns with a sensible unit ("1.25 ms").
+QString formatDuration(double ns, int precision = 3);
+
+} // namespace upshot
+
+Q_DECLARE_METATYPE(upshot::Highlight)

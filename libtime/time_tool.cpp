@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "mpe/config.h"
+#include "mpe/completion.h"
 #include "mpe/core.h"
 #include "profile.h"
 
@@ -205,31 +206,7 @@ void completed_bytes(const Call& c, Stat& st, Table* t) noexcept {
     t->recvs.erase(t->snap[i]);
     std::memset(&t->snap[i], 0, sizeof t->snap[i]);
   };
-  switch (c.cls) {
-    case CallClass::wait:
-      one(0, c.status);
-      break;
-    case CallClass::test:
-      if (c.flag && *c.flag) one(0, c.status);
-      break;
-    case CallClass::waitany:
-    case CallClass::testany:
-      if ((c.cls == CallClass::waitany || (c.flag && *c.flag)) && c.index && *c.index != MPI_UNDEFINED)
-        one(*c.index, c.status);
-      break;
-    case CallClass::waitall:
-    case CallClass::testall:
-      if ((c.cls == CallClass::waitall || (c.flag && *c.flag)) && c.statuses != MPI_STATUSES_IGNORE)
-        for (int i = 0; i < n; ++i) one(i, &c.statuses[i]);
-      break;
-    case CallClass::waitsome:
-    case CallClass::testsome:
-      if (c.outcount && *c.outcount != MPI_UNDEFINED && c.indices && c.statuses != MPI_STATUSES_IGNORE)
-        for (int k = 0; k < *c.outcount; ++k) one(c.indices[k], &c.statuses[k]);
-      break;
-    default:
-      break;
-  }
+  mpe::for_each_completed(c, one);
 }
 
 // Before a Wait/Test: remembers which requests are tracked receives, since MPI overwrites

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "mpe/config.h"
+#include "mpe/completion.h"
 #include "mpe/core.h"
 #include "mpe/log_defs.h"
 #include "mpe/log_writer.h"
@@ -612,32 +613,7 @@ void completions(ThreadLog* t, const Call& c) {
     if (info.type == kRecv) t->requests.erase(info.req);
     info.type = kNone;
   };
-  const MPI_Status* sts = c.statuses;
-  switch (c.cls) {
-    case CallClass::wait:
-      one(0, c.status);
-      break;
-    case CallClass::test:
-      if (c.flag && *c.flag) one(0, c.status);
-      break;
-    case CallClass::waitany:
-    case CallClass::testany:
-      if ((c.cls == CallClass::waitany || (c.flag && *c.flag)) && c.index && *c.index != MPI_UNDEFINED)
-        one(*c.index, c.status);
-      break;
-    case CallClass::waitall:
-    case CallClass::testall:
-      if ((c.cls == CallClass::waitall || (c.flag && *c.flag)) && sts != MPI_STATUSES_IGNORE)
-        for (int i = 0; i < n; ++i) one(i, &sts[i]);
-      break;
-    case CallClass::waitsome:
-    case CallClass::testsome:
-      if (c.outcount && *c.outcount != MPI_UNDEFINED && c.indices && sts != MPI_STATUSES_IGNORE)
-        for (int k = 0; k < *c.outcount; ++k) one(c.indices[k], &sts[k]);
-      break;
-    default:
-      break;
-  }
+  mpe::for_each_completed(c, one);
 }
 
 void on_enter(Call& c) noexcept {

@@ -1,0 +1,39 @@
+// Which requests a Wait or Test call completed: the one rule every tool that follows requests uses.
+#pragma once
+
+#include "mpe/calls.h"
+
+namespace mpe {
+
+// Calls f(index, status) for each request that the Wait/Test-family call `c` completed, in the
+// leave hook: index into c.requests as the application passed them, status its completion
+// status (may be MPI_STATUS_IGNORE when no tool asked for kNeedsStatus). Honours MPI_UNDEFINED
+// from Waitany/Testany/Waitsome/Testsome and a false flag from the Test variants.
+template <typename F>
+void for_each_completed(const Call& c, F&& f) {
+  const bool done = !c.has(role::flag) || (c.flag && *c.flag);
+  switch (c.cls) {
+    case CallClass::wait:
+    case CallClass::test:
+      if (done) f(0, c.status);
+      break;
+    case CallClass::waitany:
+    case CallClass::testany:
+      if (done && c.index && *c.index != MPI_UNDEFINED) f(*c.index, c.status);
+      break;
+    case CallClass::waitall:
+    case CallClass::testall:
+      if (done && c.statuses != MPI_STATUSES_IGNORE)
+        for (int i = 0; i < c.nreq(); ++i) f(i, &c.statuses[i]);
+      break;
+    case CallClass::waitsome:
+    case CallClass::testsome:
+      if (c.outcount && *c.outcount != MPI_UNDEFINED && c.indices && c.statuses != MPI_STATUSES_IGNORE)
+        for (int k = 0; k < *c.outcount; ++k) f(c.indices[k], &c.statuses[k]);
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace mpe

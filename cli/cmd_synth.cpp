@@ -19,14 +19,7 @@ using log::Record;
 using log::RecordKind;
 
 Record rec(RecordKind k, uint64_t t, uint16_t cat, int32_t a = 0, int32_t b = 0, uint64_t c = 0) {
-  Record r{};
-  r.time = t;
-  r.kind = static_cast<uint8_t>(k);
-  r.cat = cat;
-  r.a = a;
-  r.b = b;
-  r.c = c;
-  return r;
+  return log::make_record(k, t, cat, a, b, 0, c);
 }
 
 // MPI categories of the synthetic run (id = position).

@@ -303,16 +303,7 @@ inline void put(ThreadLog* t, const Record& r) {
 
 inline Record make(RecordKind k, uint64_t time, uint16_t cat, int32_t a, int32_t b, uint32_t comm,
                    uint64_t c) {
-  Record r;
-  r.time = time;
-  r.kind = static_cast<uint8_t>(k);
-  r.flags = 0;
-  r.cat = cat;
-  r.a = a;
-  r.b = b;
-  r.comm = comm;
-  r.c = c;
-  return r;
+  return make_record(k, time, cat, a, b, comm, c);
 }
 
 // ---- Signals ------------------------------------------------------------------------------------

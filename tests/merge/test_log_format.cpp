@@ -22,15 +22,7 @@ std::string temp_path(const std::string& name) {
 
 Record rec(RecordKind k, uint64_t t, uint16_t cat, int32_t a = 0, int32_t b = 0, uint32_t comm = 0,
            uint64_t c = 0) {
-  Record r{};
-  r.time = t;
-  r.kind = static_cast<uint8_t>(k);
-  r.cat = cat;
-  r.a = a;
-  r.b = b;
-  r.comm = comm;
-  r.c = c;
-  return r;
+  return make_record(k, t, cat, a, b, comm, c);
 }
 
 Definitions two_rank_defs() {

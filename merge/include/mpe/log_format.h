@@ -43,6 +43,12 @@ struct Record {
 };
 static_assert(sizeof(Record) == 32, "Record must stay 32 bytes");
 
+// Builds a record: the one way the tool, the synthesizer and the tests make them.
+constexpr Record make_record(RecordKind kind, uint64_t time, uint16_t cat, int32_t a = 0, int32_t b = 0,
+                             uint32_t comm = 0, uint64_t c = 0) {
+  return Record{time, static_cast<uint8_t>(kind), 0, cat, a, b, comm, c};
+}
+
 // Categories: 0..kUserCategoryBase-1 are MPI functions (names in the definitions), above are
 // user states and events defined through the MPE API.
 inline constexpr uint16_t kUserCategoryBase = 0x8000;

@@ -60,7 +60,8 @@ __attribute__((always_inline)) inline void enter(ThreadState& ts, Call& call) {
   call.depth = static_cast<uint8_t>(s);
   if (const int n = g_registry.nenter) {
     ts.state = s + kSuppressed;
-    for (int i = 0; i < n; ++i) g_registry.enter[i](call);
+    g_registry.enter[0](call);  // the common case, one tool, without loop overhead
+    for (int i = 1; i < n; ++i) g_registry.enter[i](call);
   }
   ts.state = s + 1;
   if (g_registry.needs & kNeedsTime) call.t_enter = clock::now();
@@ -72,7 +73,8 @@ __attribute__((always_inline)) inline void leave(ThreadState& ts, Call& call) {
   const uint32_t s = ts.state - 1;
   if (int i = g_registry.nleave) {
     ts.state = s + kSuppressed;
-    while (i-- > 0) g_registry.leave[i](call);
+    while (--i > 0) g_registry.leave[i](call);
+    g_registry.leave[0](call);
   }
   ts.state = s;
 }

@@ -7,19 +7,11 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "paired.h"
+#include "cheap_call.h"
 
 namespace {
 
 using namespace mpe::bench;
-
-// ns of CPU time per MPI_Iprobe on an empty queue, through `probe`.
-template <typename F>
-double iprobe_ns(F probe, int iterations) {
-  int flag;
-  return ns_per_call([&] { probe(MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE); }, iterations,
-                     cpu_ns);
-}
 
 // Half round trip of an 8-byte ping-pong between ranks 0 and 1, in wall-clock ns.
 template <typename S, typename R>

@@ -8,21 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "paired.h"
-
-namespace {
+#include "cheap_call.h"
 
 using namespace mpe::bench;
-
-// ns of CPU time per MPI_Iprobe on an empty queue, through `probe`.
-template <typename F>
-double iprobe_ns(F probe, int iterations) {
-  int flag;
-  return ns_per_call([&] { probe(MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE); }, iterations,
-                     cpu_ns);
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

@@ -608,18 +608,12 @@ void completions(ThreadLog* t, const Call& c) {
 }
 
 void on_enter(Call& c) noexcept {
+  if (mpe::completes_requests(c.cls)) {
+    if (g_active.load(std::memory_order_relaxed))
+      if (ThreadLog* t = thread_log()) snapshot(t, c);
+    return;
+  }
   switch (c.cls) {
-    case CallClass::wait:
-    case CallClass::waitall:
-    case CallClass::waitany:
-    case CallClass::waitsome:
-    case CallClass::test:
-    case CallClass::testall:
-    case CallClass::testany:
-    case CallClass::testsome:
-      if (g_active.load(std::memory_order_relaxed))
-        if (ThreadLog* t = thread_log()) snapshot(t, c);
-      return;
     case CallClass::request_free:
       if (g_active.load(std::memory_order_relaxed) && c.requests)
         if (ThreadLog* t = thread_log()) t->requests.erase(*c.requests);
@@ -656,6 +650,10 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
       break;
   }
   if (!ok) return;
+  if (mpe::completes_requests(c.cls)) {
+    completions(t, c);
+    return;
+  }
   switch (c.cls) {
     case CallClass::send: {
       if (!c.has(role::dest) || c.dest == MPI_PROC_NULL) return;
@@ -713,16 +711,6 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
             m.comm = comm_index(c.comm);
             break;
           }
-      return;
-    case CallClass::wait:
-    case CallClass::waitall:
-    case CallClass::waitany:
-    case CallClass::waitsome:
-    case CallClass::test:
-    case CallClass::testall:
-    case CallClass::testany:
-    case CallClass::testsome:
-      completions(t, c);
       return;
     case CallClass::start:
       if (!c.requests) return;

@@ -5,6 +5,23 @@
 
 namespace mpe {
 
+// True for the Wait and Test families, the calls that complete requests.
+constexpr bool completes_requests(CallClass cls) {
+  switch (cls) {
+    case CallClass::wait:
+    case CallClass::waitall:
+    case CallClass::waitany:
+    case CallClass::waitsome:
+    case CallClass::test:
+    case CallClass::testall:
+    case CallClass::testany:
+    case CallClass::testsome:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Calls f(index, status) for each request that the Wait/Test-family call `c` completed, in the
 // leave hook: index into c.requests as the application passed them, status its completion
 // status (may be MPI_STATUS_IGNORE when no tool asked for kNeedsStatus). Honours MPI_UNDEFINED

@@ -15,22 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "cheap_call.h"
+
 namespace {
 
+using namespace mpe::bench;
 using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-template <typename F>
-double iprobe_ns(F probe, int iterations) {
-  int flag;
-  const auto t0 = Clock::now();
-  for (int i = 0; i < iterations; ++i) probe(MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-  return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / iterations;
-}
 
 long peak_rss_kib() {
   std::ifstream f("/proc/self/status");
@@ -52,22 +42,14 @@ int main(int argc, char** argv) {
     const int reps = argc > 2 ? std::atoi(argv[2]) : 31;
     constexpr int kIters = 200000;
     if (rank == 0) {
-      std::vector<double> plain, logged, diff;
-      iprobe_ns(PMPI_Iprobe, kIters);
+      iprobe_ns(PMPI_Iprobe, kIters);  // warm up both paths
       iprobe_ns(MPI_Iprobe, kIters);
-      for (int r = 0; r < reps; ++r) {
-        const bool plain_first = r % 2 == 0;
-        const double a = plain_first ? iprobe_ns(PMPI_Iprobe, kIters) : iprobe_ns(MPI_Iprobe, kIters);
-        const double b = plain_first ? iprobe_ns(MPI_Iprobe, kIters) : iprobe_ns(PMPI_Iprobe, kIters);
-        const double p = plain_first ? a : b, w = plain_first ? b : a;
-        plain.push_back(p);
-        logged.push_back(w);
-        diff.push_back(w - p);
-      }
+      const Paired p = paired(reps, [] { return iprobe_ns(PMPI_Iprobe, kIters); },
+                              [] { return iprobe_ns(MPI_Iprobe, kIters); });
       std::printf(
           "MPI_Iprobe (empty queue): no tool %.1f ns, liblog %.1f ns, added %.1f ns per logged call "
-          "(medians of %d paired runs of %d calls; includes compression and spilling)\n",
-          median(plain), median(logged), median(diff), reps, kIters);
+          "(medians of %d paired runs of %d calls, thread CPU time; includes compression and spilling)\n",
+          p.baseline, p.candidate, p.added, reps, kIters);
     }
     PMPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();

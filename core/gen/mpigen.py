@@ -274,6 +274,23 @@ def arg_list(proto):
     return ", ".join(p.name for p in proto.params)
 
 
+def forwarded_arg_list(proto, rmap, roles):
+    """The PMPI_X arguments, read back from `call` where a role field holds them.
+
+    Why: the hooks are opaque calls, so every argument still live after them must sit in a
+    callee-saved register or be spilled; reading the call's fields instead (which the hooks may
+    read but must not change) saves those saves and restores on the hot path."""
+    by_index = {idx: role for role, idx in rmap.items()}
+    args = []
+    for i, p in enumerate(proto.params):
+        role = by_index.get(i)
+        if role is None or (ROLE_KIND_CTYPE[roles[role]].endswith("*") and "*" not in p.ctype):
+            args.append(p.name)  # no field, or the field holds the argument's address
+        else:
+            args.append("(decltype(%s))(call.%s)" % (p.name, role))
+    return ", ".join(args)
+
+
 def emit_role_assignments(proto, rmap, roles):
     """C++ statements that copy the role arguments into `call`."""
     lines = []
@@ -329,6 +346,7 @@ def emit_c_wrappers(out, protos, rows, roles):
         for line in emit_role_assignments(proto, rmap, roles):
             w(line + "\n")
         cls = row.cls if row else "other"
+        call = "P%s(%s)" % (name, forwarded_arg_list(proto, rmap, roles))
         w("  core::enter(ts, call);\n")
         if cls == "finalize":
             w("  core::before_finalize(ts);\n")

@@ -11,7 +11,8 @@ namespace mpe {
 struct Call;
 
 // A hook must not throw and should not call MPI_ functions (use PMPI_ ones); calls it makes
-// anyway bypass all tools.
+// anyway bypass all tools. It may read the Call's argument fields but must not change them: the
+// wrapper forwards those fields to PMPI_X.
 using Hook = void (*)(Call&) noexcept;
 
 inline constexpr uint32_t kNeedsTime = 1;    // fill Call::t_enter / t_leave

@@ -14,7 +14,7 @@ extern "C" MPE_EXPORT int MPI_Pcontrol(const int level, ...) {
   call.roles = role::level;
   call.level = level;
   core::enter(ts, call);
-  call.rc = PMPI_Pcontrol(level);
+  call.rc = PMPI_Pcontrol((decltype(level))(call.level));
   core::leave(ts, call);
   return call.rc;
 }
@@ -38,7 +38,7 @@ extern "C" MPE_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype datatype, 
   call.comm = comm;
   call.status = status;
   core::enter(ts, call);
-  call.rc = PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+  call.rc = PMPI_Recv((decltype(buf))(call.recvbuf), (decltype(count))(call.recvcount), (decltype(datatype))(call.recvtype), (decltype(source))(call.source), (decltype(tag))(call.tag), (decltype(comm))(call.comm), (decltype(status))(call.status));
   core::leave(ts, call);
   return call.rc;
 }
@@ -59,7 +59,7 @@ extern "C" MPE_EXPORT int MPI_Send(const void *buf, int count, MPI_Datatype data
   call.tag = tag;
   call.comm = comm;
   core::enter(ts, call);
-  call.rc = PMPI_Send(buf, count, datatype, dest, tag, comm);
+  call.rc = PMPI_Send((decltype(buf))(call.sendbuf), (decltype(count))(call.sendcount), (decltype(datatype))(call.sendtype), (decltype(dest))(call.dest), (decltype(tag))(call.tag), (decltype(comm))(call.comm));
   core::leave(ts, call);
   return call.rc;
 }
@@ -80,7 +80,7 @@ extern "C" MPE_EXPORT int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datat
   call.tag = tag;
   call.comm = comm;
   core::enter(ts, call);
-  call.rc = PMPI_Send_c(buf, count, datatype, dest, tag, comm);
+  call.rc = PMPI_Send_c((decltype(buf))(call.sendbuf), (decltype(count))(call.sendcount), (decltype(datatype))(call.sendtype), (decltype(dest))(call.dest), (decltype(tag))(call.tag), (decltype(comm))(call.comm));
   core::leave(ts, call);
   return call.rc;
 }
@@ -99,7 +99,7 @@ extern "C" MPE_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[]
   call.requests = array_of_requests;
   call.statuses = array_of_statuses;
   core::enter(ts, call);
-  call.rc = PMPI_Waitall(count, array_of_requests, array_of_statuses);
+  call.rc = PMPI_Waitall((decltype(count))(call.nrequests), (decltype(array_of_requests))(call.requests), (decltype(array_of_statuses))(call.statuses));
   core::leave(ts, call);
   return call.rc;
 }

@@ -56,45 +56,44 @@ public:
     {
         auto [i, e] = m_model.visibleStates(row, depth, m_scale.t0(), m_scale.t1());
         if (i == e) return;
-        const mpe::log::State *S = &m_model.state(row, 0);
         const size_t laneBegin = m_model.lane(row, depth).first;
         size_t nBlocks = 0;
         const TraceModel::Block *blocks = m_model.blocks(row, depth, &nBlocks);
         while (i < e) {
-            const double x0 = m_scale.timeToX(static_cast<double>(S[i].start));
-            const double x1 = m_scale.timeToX(static_cast<double>(S[i].end));
+            const double x0 = m_scale.timeToX(m_model.start(row, i));
+            const double x1 = m_scale.timeToX(m_model.end(row, i));
             if (x1 - x0 >= m_minPx) {
-                out.push_back({ i, i + 1, x0, x1, m_model.categoryIndex(S[i].cat), false });
+                out.push_back({ i, i + 1, x0, x1, m_model.category(row, i), false });
                 ++i;
                 continue;
             }
             const double limit = m_scale.xToTime(x0 + m_minPx);
             // Coarse zoom: when whole blocks fit in the fold, end it at a block boundary found in
             // the (small, cache-resident) block array, and take its colour from the blocks.
-            if (foldByBlocks(row, depth, laneBegin, blocks, nBlocks, S, i, e, x0, limit, out))
+            if (foldByBlocks(row, depth, laneBegin, blocks, nBlocks, i, e, x0, limit, out))
                 continue;
             // First state starting at or after limit: gallop from i (cache-friendly: the answer
             // is usually near), then bisect the last step.
             size_t lo = i + 1, hi = e, step = 1;
-            while (lo + step < e && static_cast<double>(S[lo + step].start) < limit)
+            while (lo + step < e && m_model.start(row, lo + step) < limit)
                 lo += step, step *= 2;
             hi = std::min(e, lo + step);
             while (lo < hi) {
                 const size_t mid = lo + (hi - lo) / 2;
-                if (static_cast<double>(S[mid].start) < limit)
+                if (m_model.start(row, mid) < limit)
                     lo = mid + 1;
                 else
                     hi = mid;
             }
             size_t j = lo;
-            if (j - 1 > i && m_scale.durationToWidth(static_cast<double>(S[j - 1].end - S[j - 1].start)) >= m_minPx)
+            if (j - 1 > i && m_scale.durationToWidth(m_model.duration(row, j - 1)) >= m_minPx)
                 --j;
             if (j == i + 1) {
-                out.push_back({ i, j, x0, std::max(x1, x0 + 1), m_model.categoryIndex(S[i].cat), false });
+                out.push_back({ i, j, x0, std::max(x1, x0 + 1), m_model.category(row, i), false });
                 i = j;
                 continue;
             }
-            const double xe = std::max(m_scale.timeToX(static_cast<double>(S[j - 1].end)), x0 + 1);
+            const double xe = std::max(m_scale.timeToX(m_model.end(row, j - 1)), x0 + 1);
             out.push_back({ i, j, x0, xe, dominantCategory(row, i, j), true });
             i = j;
         }
@@ -103,7 +102,7 @@ public:
     // Folds from state i by whole blocks when the block ending the fold is under a pixel wide;
     // appends the box, advances i and returns true, or returns false to fold state by state.
     bool foldByBlocks(int row, int depth, size_t laneBegin, const TraceModel::Block *blocks, size_t nBlocks,
-        const mpe::log::State *S, size_t &i, size_t e, double x0, double limit, std::vector<LodBox> &out) const
+        size_t &i, size_t e, double x0, double limit, std::vector<LodBox> &out) const
     {
         (void)depth;
         const size_t B = TraceModel::kBlock;
@@ -124,9 +123,9 @@ public:
         }
         const size_t j = std::min(e, laneBegin + lo * B);
         // The last block taken must end within a pixel of the limit, and its last state be narrow.
-        const double endT = static_cast<double>(S[j - 1].end);
+        const double endT = m_model.end(row, j - 1);
         if (m_scale.timeToX(endT) - m_scale.timeToX(limit) > 1
-            || m_scale.durationToWidth(static_cast<double>(S[j - 1].end - S[j - 1].start)) >= m_minPx)
+            || m_scale.durationToWidth(m_model.duration(row, j - 1)) >= m_minPx)
             return false;
         int cats[kSamples];
         double time[kSamples];
@@ -155,7 +154,6 @@ public:
     // Estimates the category taking most time among states [first, last) of a row.
     int dominantCategory(int row, size_t first, size_t last) const
     {
-        const mpe::log::State *S = &m_model.state(row, 0);
         int cats[kSamples];
         double time[kSamples];
         int n = 0;
@@ -173,7 +171,7 @@ public:
         }
         for (int q = 0; q < m; ++q) {
             const size_t i = idx[q];
-            const int c = m_model.categoryIndex(S[i].cat);
+            const int c = m_model.category(row, i);
             int k = 0;
             while (k < n && cats[k] != c)
                 ++k;
@@ -181,7 +179,7 @@ public:
                 if (n == kSamples || !m_model.categoryInfo(c).visible) continue;
                 cats[n] = c, time[n] = 0, ++n;
             }
-            time[k] += static_cast<double>(S[i].end - S[i].start);
+            time[k] += m_model.duration(row, i);
         }
         if (n == 0) return -1;
         return cats[std::max_element(time, time + n) - time];

@@ -11,7 +11,7 @@
 
 namespace upshot {
 
-using mpe::log::Message;
+
 using mpe::log::RecordKind;
 
 QColor arrowColor()

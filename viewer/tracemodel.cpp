@@ -10,7 +10,6 @@
 namespace upshot {
 
 using mpe::log::Event;
-using mpe::log::Message;
 using mpe::log::RecordKind;
 using mpe::log::State;
 
@@ -33,13 +32,27 @@ std::pair<double, double> Histogram::binRange(int i) const
     return { lo + (hi - lo) * i / n, lo + (hi - lo) * (i + 1) / n };
 }
 
+// The first index in [lo, hi) for which pred is false, pred being true then false.
+template <class Pred>
+static size_t partitionIndex(size_t lo, size_t hi, Pred pred)
+{
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (pred(mid))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static QColor fallbackColor(uint32_t id)
 {
     return QColor::fromHsv(static_cast<int>((id * 137u) % 360u), 140, 220);
 }
 
-TraceModel::TraceModel(mpe::log::Trace &&trace, const mpe::log::Definitions &defs)
-    : m_trace(std::move(trace)), m_catIndex(0x10000, -1), m_worldSize(static_cast<int>(defs.world_size)),
+TraceModel::TraceModel(const mpe::log::Definitions &defs)
+    : m_catIndex(0x10000, -1), m_worldSize(static_cast<int>(defs.world_size)),
       m_program(QString::fromStdString(defs.program))
 {
     for (const auto &c : defs.categories) {
@@ -56,92 +69,112 @@ TraceModel::TraceModel(mpe::log::Trace &&trace, const mpe::log::Definitions &def
             && c.end_id < 0x10000 && m_catIndex[c.end_id] < 0)
             m_catIndex[c.end_id] = m_catIndex[c.id];
     }
-    auto ensure = [&](uint32_t id, bool isState) {
-        if (id < 0x10000 && m_catIndex[id] >= 0) return;
-        CategoryInfo info;
-        info.id = id;
-        info.name = QStringLiteral("cat%1").arg(id);
-        info.color = fallbackColor(id);
-        info.isState = isState;
-        if (id < 0x10000) m_catIndex[id] = static_cast<int32_t>(m_categories.size());
-        m_categories.push_back(info);
-    };
-    m_lanes.resize(m_trace.timelines.size());
-    std::vector<std::pair<int, int64_t>> stack; // per depth: (category index, end)
-    for (size_t r = 0; r < m_trace.timelines.size(); ++r) {
-        auto &T = m_trace.timelines[r];
-        // Inclusive and exclusive time, with the states in start order.
-        stack.clear();
-        uint32_t maxDepth = 0;
-        for (const State &s : T.states) {
-            ensure(s.cat, true);
-            const int c = categoryIndex(s.cat);
-            const double d = static_cast<double>(s.end - s.start);
-            auto &info = m_categories[c];
-            ++info.count;
-            info.inclusiveNs += d;
-            info.exclusiveNs += d;
-            if (s.depth > 0 && s.depth <= stack.size() && stack[s.depth - 1].second >= s.end)
-                m_categories[stack[s.depth - 1].first].exclusiveNs -= d;
-            if (stack.size() <= s.depth) stack.resize(s.depth + 1);
-            stack[s.depth] = { c, s.end };
-            maxDepth = std::max(maxDepth, s.depth);
-        }
-        m_markers.emplace_back();
-        for (const Event &e : T.events) {
-            if (e.kind == RecordKind::kMarker)
-                m_markers.back().push_back({ static_cast<double>(e.time), e.a, e.b != 0 });
-            if (e.kind == RecordKind::kUserEvent || e.kind == RecordKind::kCollective) {
-                ensure(e.cat, false);
-                if (e.kind == RecordKind::kUserEvent) ++m_categories[categoryIndex(e.cat)].count;
+}
+
+int TraceModel::ensureCategory(uint32_t id, bool isState)
+{
+    if (id < 0x10000 && m_catIndex[id] >= 0) return m_catIndex[id];
+    for (size_t i = 0; i < m_categories.size(); ++i)
+        if (m_categories[i].id == id) return static_cast<int>(i);
+    CategoryInfo info;
+    info.id = id;
+    info.name = QStringLiteral("cat%1").arg(id);
+    info.color = fallbackColor(id);
+    info.isState = isState;
+    if (id < 0x10000) m_catIndex[id] = static_cast<int32_t>(m_categories.size());
+    m_categories.push_back(info);
+    return static_cast<int>(m_categories.size()) - 1;
+}
+
+int64_t TraceModel::longDuration(int row, size_t i) const
+{
+    const auto &L = m_rows[row].longDurations;
+    auto it = std::lower_bound(L.begin(), L.end(), i, [](const auto &e, size_t k) { return e.first < k; });
+    return it != L.end() && it->first == i ? it->second : static_cast<int64_t>(PackedState::kLongDuration);
+}
+
+int TraceModel::depth(int row, size_t i) const
+{
+    const auto &L = m_rows[row].lanes;
+    return static_cast<int>(std::upper_bound(L.begin(), L.end(), i) - L.begin()) - 1;
+}
+
+mpe::log::State TraceModel::state(int row, size_t i) const
+{
+    const int64_t s = startNs(row, i);
+    return State { s, s + durationNs(row, i), m_categories[category(row, i)].id, static_cast<uint32_t>(depth(row, i)) };
+}
+
+void TraceModel::finishRows()
+{
+    for (auto &c : m_categories)
+        c.count = 0, c.inclusiveNs = 0, c.exclusiveNs = 0;
+    for (int r = 0; r < rowCount(); ++r) {
+        Row &row = m_rows[r];
+        // Inclusive and exclusive time: a state's time leaves its parent's exclusive time when
+        // the parent (the last state of the lane above starting no later) encloses it.
+        for (int d = 0; d < laneCount(r); ++d) {
+            auto [b, e] = lane(r, d);
+            size_t parent = d > 0 ? lane(r, d - 1).first : 0;
+            const size_t parentEnd = d > 0 ? lane(r, d - 1).second : 0;
+            for (size_t i = b; i < e; ++i) {
+                const double dur = duration(r, i);
+                auto &info = m_categories[category(r, i)];
+                ++info.count;
+                info.inclusiveNs += dur;
+                info.exclusiveNs += dur;
+                if (d == 0) continue;
+                while (parent + 1 < parentEnd && startNs(r, parent + 1) <= startNs(r, i))
+                    ++parent;
+                if (parent < parentEnd && startNs(r, parent) <= startNs(r, i) && end(r, parent) >= end(r, i))
+                    m_categories[category(r, parent)].exclusiveNs -= dur;
             }
         }
-        // Lane-major order: by depth, then start.
-        std::stable_sort(
-            T.states.begin(), T.states.end(), [](const State &a, const State &b) { return a.depth < b.depth; });
-        auto &lanes = m_lanes[r];
-        lanes.assign(T.states.empty() ? 1 : maxDepth + 2, 0);
-        size_t i = 0;
-        for (uint32_t d = 0; d <= maxDepth && !T.states.empty(); ++d) {
-            lanes[d] = i;
-            while (i < T.states.size() && T.states[i].depth == d)
-                ++i;
+        row.markers.clear();
+        for (const Event &e : row.events) {
+            if (e.kind == RecordKind::kMarker) row.markers.push_back({ static_cast<double>(e.time), e.a, e.b != 0 });
+            if (e.kind == RecordKind::kUserEvent || e.kind == RecordKind::kCollective) {
+                const int c = ensureCategory(e.cat, false);
+                if (e.kind == RecordKind::kUserEvent) ++m_categories[c].count;
+            }
         }
-        lanes.back() = T.states.size();
         // Block summaries per lane.
-        auto &blocks = m_blocks.emplace_back();
-        auto &offsets = m_blockOffsets.emplace_back();
-        for (size_t d = 0; d + 1 < lanes.size(); ++d) {
-            offsets.push_back(blocks.size());
-            for (size_t b = lanes[d]; b < lanes[d + 1]; b += kBlock) {
-                const size_t e = std::min(lanes[d + 1], b + kBlock);
+        row.blocks.clear();
+        row.blockOffsets.clear();
+        for (int d = 0; d < laneCount(r); ++d) {
+            row.blockOffsets.push_back(row.blocks.size());
+            auto [lb, le] = lane(r, d);
+            for (size_t b = lb; b < le; b += kBlock) {
+                const size_t e = std::min(le, b + kBlock);
                 int cats[8];
                 int64_t time[8];
                 int n = 0;
                 for (size_t i = b; i < e; ++i) {
-                    const int c = categoryIndex(T.states[i].cat);
+                    const int c = category(r, i);
                     int k = 0;
-                    while (k < n && cats[k] != c) ++k;
+                    while (k < n && cats[k] != c)
+                        ++k;
                     if (k == n) {
                         if (n == 8) continue;
                         cats[n] = c, time[n] = 0, ++n;
                     }
-                    time[k] += T.states[i].end - T.states[i].start;
+                    time[k] += durationNs(r, i);
                 }
-                blocks.push_back({ T.states[b].start, cats[std::max_element(time, time + n) - time] });
+                row.blocks.push_back({ startNs(r, b), cats[std::max_element(time, time + n) - time] });
             }
         }
-        offsets.push_back(blocks.size());
+        row.blockOffsets.push_back(row.blocks.size());
     }
-    for (const Message &m : m_trace.messages)
+    m_maxLatency = 0;
+    for (const Message &m : m_messages)
         m_maxLatency = std::max<int64_t>(m_maxLatency, m.recv_time - m.send_time);
 }
 
 QString TraceModel::rowLabel(int row) const
 {
-    const auto &T = m_trace.timelines[row];
-    bool threaded = (row > 0 && m_trace.timelines[row - 1].rank == T.rank)
-        || (row + 1 < rowCount() && m_trace.timelines[row + 1].rank == T.rank);
+    const Row &T = m_rows[row];
+    bool threaded = (row > 0 && m_rows[row - 1].rank == T.rank)
+        || (row + 1 < rowCount() && m_rows[row + 1].rank == T.rank);
     return threaded ? QStringLiteral("rank %1.%2").arg(T.rank).arg(T.thread) : QStringLiteral("rank %1").arg(T.rank);
 }
 
@@ -161,17 +194,15 @@ int TraceModel::findCategory(const QString &name) const
 
 std::pair<size_t, size_t> TraceModel::visibleStates(int row, int depth, double t0, double t1) const
 {
-    const auto &S = m_trace.timelines[row].states;
     auto [b, e] = lane(row, depth);
     // Ends are sorted inside a lane: the first visible state is the first ending at or after t0.
-    auto first = std::partition_point(S.begin() + b, S.begin() + e, [&](const State &s) { return s.end < t0; });
-    auto last = std::partition_point(first, S.begin() + e, [&](const State &s) { return s.start <= t1; });
-    return { static_cast<size_t>(first - S.begin()), static_cast<size_t>(last - S.begin()) };
+    const size_t first = partitionIndex(b, e, [&](size_t i) { return end(row, i) < t0; });
+    return { first, partitionIndex(first, e, [&](size_t i) { return start(row, i) <= t1; }) };
 }
 
 std::pair<size_t, size_t> TraceModel::visibleEvents(int row, double t0, double t1) const
 {
-    const auto &E = m_trace.timelines[row].events;
+    const auto &E = m_rows[row].events;
     auto first = std::partition_point(E.begin(), E.end(), [&](const Event &e) { return e.time < t0; });
     auto last = std::partition_point(first, E.end(), [&](const Event &e) { return e.time <= t1; });
     return { static_cast<size_t>(first - E.begin()), static_cast<size_t>(last - E.begin()) };
@@ -179,7 +210,7 @@ std::pair<size_t, size_t> TraceModel::visibleEvents(int row, double t0, double t
 
 std::pair<size_t, size_t> TraceModel::candidateMessages(double t0, double t1) const
 {
-    const auto &M = m_trace.messages;
+    const auto &M = m_messages;
     const double from = t0 - static_cast<double>(m_maxLatency);
     auto first = std::partition_point(M.begin(), M.end(), [&](const Message &m) { return m.send_time < from; });
     auto last = std::partition_point(first, M.end(), [&](const Message &m) { return m.send_time <= t1; });
@@ -208,7 +239,7 @@ StateRef TraceModel::stateAt(int row, double t, double tolerance) const
 QString TraceModel::describeState(StateRef s) const
 {
     if (!s.valid()) return {};
-    const State &st = state(s.row, s.index);
+    const State st = state(s.row, s.index);
     return QStringLiteral("%1 on %2\nstart %3\nduration %4\ndepth %5")
         .arg(m_categories[categoryIndex(st.cat)].name, rowLabel(s.row),
             formatDuration(static_cast<double>(st.start), 6), formatDuration(static_cast<double>(st.end - st.start), 4))
@@ -217,10 +248,10 @@ QString TraceModel::describeState(StateRef s) const
 
 QString TraceModel::describeMessage(size_t i) const
 {
-    const Message &m = m_trace.messages[i];
+    const Message &m = m_messages[i];
     return QStringLiteral("message %1 -> %2\ntag %3, %4 bytes\nsent %5\nlatency %6")
-        .arg(m.src)
-        .arg(m.dst)
+        .arg(rank(static_cast<int>(m.send_timeline)))
+        .arg(rank(static_cast<int>(m.recv_timeline)))
         .arg(m.tag)
         .arg(m.bytes)
         .arg(formatDuration(static_cast<double>(m.send_time), 6),
@@ -229,7 +260,7 @@ QString TraceModel::describeMessage(size_t i) const
 
 QString TraceModel::describeEvent(int row, size_t i) const
 {
-    const Event &e = m_trace.timelines[row].events[i];
+    const Event &e = m_rows[row].events[i];
     const QString at = formatDuration(static_cast<double>(e.time), 6);
     const QString name = m_categories[categoryIndex(e.cat)].name;
     switch (e.kind) {
@@ -295,29 +326,24 @@ StateRef TraceModel::find(double t, bool forward, int cat, const std::vector<int
     double bestT = forward ? 1e300 : -1e300;
     auto matches = [&](int c) { return cat >= 0 ? c == cat : (m_categories[c].searchable && m_categories[c].visible); };
     auto scanRow = [&](int row) {
-        const auto &S = m_trace.timelines[row].states;
         for (int d = 0; d < laneCount(row); ++d) {
             auto [b, e] = lane(row, d);
             if (forward) {
-                auto it
-                    = std::partition_point(S.begin() + b, S.begin() + e, [&](const State &s) { return s.start <= t; });
-                for (; it != S.begin() + e; ++it) {
-                    if (static_cast<double>(it->start) >= bestT) break;
-                    if (matches(categoryIndex(it->cat))) {
-                        bestT = static_cast<double>(it->start);
-                        best = { row, static_cast<size_t>(it - S.begin()) };
+                for (size_t i = partitionIndex(b, e, [&](size_t k) { return start(row, k) <= t; }); i < e; ++i) {
+                    if (start(row, i) >= bestT) break;
+                    if (matches(category(row, i))) {
+                        bestT = start(row, i);
+                        best = { row, i };
                         break;
                     }
                 }
             } else {
-                auto it
-                    = std::partition_point(S.begin() + b, S.begin() + e, [&](const State &s) { return s.start < t; });
-                while (it != S.begin() + b) {
-                    --it;
-                    if (static_cast<double>(it->start) <= bestT) break;
-                    if (matches(categoryIndex(it->cat))) {
-                        bestT = static_cast<double>(it->start);
-                        best = { row, static_cast<size_t>(it - S.begin()) };
+                for (size_t i = partitionIndex(b, e, [&](size_t k) { return start(row, k) < t; }); i > b;) {
+                    --i;
+                    if (start(row, i) <= bestT) break;
+                    if (matches(category(row, i))) {
+                        bestT = start(row, i);
+                        best = { row, i };
                         break;
                     }
                 }
@@ -344,12 +370,11 @@ Histogram TraceModel::histogram(const std::vector<bool> &cats, double t0, double
     };
     std::vector<double> durs;
     for (int r = 0; r < rowCount(); ++r) {
-        const auto &S = m_trace.timelines[r].states;
         for (int d = 0; d < laneCount(r); ++d) {
             auto [b, e] = lane(r, d);
-            auto it = std::partition_point(S.begin() + b, S.begin() + e, [&](const State &s) { return s.start < t0; });
-            for (; it != S.begin() + e && it->start <= t1; ++it)
-                if (selected(categoryIndex(it->cat))) durs.push_back(static_cast<double>(it->end - it->start));
+            for (size_t i = partitionIndex(b, e, [&](size_t k) { return start(r, k) < t0; }); i < e && start(r, i) <= t1;
+                ++i)
+                if (selected(category(r, i))) durs.push_back(duration(r, i));
         }
     }
     if (durs.empty()) return h;
@@ -386,46 +411,24 @@ std::vector<uint64_t> TraceModel::commMatrix(double t0, double t1) const
 {
     const size_t n = static_cast<size_t>(std::max(m_worldSize, 1));
     std::vector<uint64_t> out(n * n, 0);
-    const auto &M = m_trace.messages;
+    const auto &M = m_messages;
     auto it = std::partition_point(M.begin(), M.end(), [&](const Message &m) { return m.send_time < t0; });
-    for (; it != M.end() && it->send_time <= t1; ++it)
-        if (it->src >= 0 && it->dst >= 0 && static_cast<size_t>(it->src) < n && static_cast<size_t>(it->dst) < n)
-            out[static_cast<size_t>(it->src) * n + static_cast<size_t>(it->dst)] += it->bytes;
+    for (; it != M.end() && it->send_time <= t1; ++it) {
+        const size_t src = rank(static_cast<int>(it->send_timeline)), dst = rank(static_cast<int>(it->recv_timeline));
+        if (src < n && dst < n) out[src * n + dst] += it->bytes;
+    }
     return out;
 }
 
 size_t TraceModel::memoryBytes() const
 {
-    size_t b = m_trace.messages.capacity() * sizeof(Message) + m_catIndex.capacity() * sizeof(int32_t);
-    for (const auto &T : m_trace.timelines)
-        b += T.states.capacity() * sizeof(State) + T.events.capacity() * sizeof(Event) + sizeof(T);
-    for (const auto &l : m_lanes)
-        b += l.capacity() * sizeof(size_t);
+    size_t b = m_messages.capacity() * sizeof(Message) + m_catIndex.capacity() * sizeof(int32_t);
+    for (const Row &T : m_rows)
+        b += sizeof(T) + T.states.capacity() * sizeof(PackedState) + T.events.capacity() * sizeof(Event)
+            + T.lanes.capacity() * sizeof(size_t) + T.longDurations.capacity() * sizeof(T.longDurations[0])
+            + T.markers.capacity() * sizeof(Marker) + T.blocks.capacity() * sizeof(Block)
+            + T.blockOffsets.capacity() * sizeof(size_t);
     return b;
-}
-
-std::shared_ptr<TraceModel> loadModel(
-    const QString &path, QString *error, const std::function<void(int, const QString &)> &progress)
-{
-    auto report = [&](int p, const QString &s) {
-        if (progress) progress(p, s);
-    };
-    report(0, QStringLiteral("Opening %1").arg(QFileInfo(path).fileName()));
-    auto file = mpe::log::LogFile::open(path.toStdString());
-    if (!file.ok()) {
-        if (error) *error = QString::fromStdString(file.status().to_string());
-        return nullptr;
-    }
-    report(10, QStringLiteral("Decoding %1 chunks").arg(file->index().size()));
-    auto trace = mpe::log::load_trace(*file);
-    if (!trace.ok()) {
-        if (error) *error = QString::fromStdString(trace.status().to_string());
-        return nullptr;
-    }
-    report(80, QStringLiteral("Building the timeline"));
-    auto model = std::make_shared<TraceModel>(std::move(trace.value()), file->definitions());
-    report(100, QStringLiteral("Loaded"));
-    return model;
 }
 
 } // namespace upshot

@@ -1,4 +1,4 @@
-// The timeline model: owns a decoded trace and answers index-based queries (culling, folding,
+// The timeline model: holds a decoded log in compact per-row arrays and answers index-based queries (culling, folding,
 // hit-testing, search, histogram, statistics) for the painter, the panels and the tests.
 #pragma once
 
@@ -65,36 +65,84 @@ struct Histogram
     std::pair<double, double> binRange(int i) const;
 };
 
+// A state as the model holds it: 12 bytes (Tracy holds a zone in 22; the decoded
+// mpe::log::State takes 24). The start is a signed 48-bit count of ns (±78 hours); the duration
+// is 32-bit ns, and a state of 4.29 s or more (or a negative one, from a damaged log) keeps its
+// exact duration in its row's side table. The depth is the lane the state sits in.
+struct PackedState
+{
+    static constexpr uint32_t kLongDuration = 0xFFFFFFFFu; // look the duration up in the side table
+    uint32_t startLo = 0;
+    uint16_t startHi = 0;
+    uint16_t category = 0; // category index in the model
+    uint32_t duration = 0;
+
+    int64_t start() const
+    {
+        return static_cast<int64_t>((static_cast<uint64_t>(startHi) << 48) | (static_cast<uint64_t>(startLo) << 16))
+            >> 16;
+    }
+    void setStart(int64_t t)
+    {
+        startLo = static_cast<uint32_t>(t);
+        startHi = static_cast<uint16_t>(static_cast<uint64_t>(t) >> 32);
+    }
+};
+static_assert(sizeof(PackedState) == 12);
+
+// One matched message (40 bytes); its source and destination ranks are those of its timelines.
+struct Message
+{
+    int64_t send_time; // entry of the send call
+    int64_t recv_time; // completion of the receive
+    uint32_t send_timeline;
+    uint32_t recv_timeline;
+    int32_t tag;
+    uint64_t bytes;
+};
+
+class ModelBuilder;
+
 class TraceModel
 {
 public:
-    TraceModel(mpe::log::Trace &&trace, const mpe::log::Definitions &defs);
+    // An empty model with the categories of defs; ModelBuilder (tracebuilder.h) fills it.
+    explicit TraceModel(const mpe::log::Definitions &defs);
 
     // Rows: one per timeline (rank, thread), ordered by rank then thread.
-    int rowCount() const { return static_cast<int>(m_trace.timelines.size()); }
+    int rowCount() const { return static_cast<int>(m_rows.size()); }
     QString rowLabel(int row) const;
-    uint32_t rank(int row) const { return m_trace.timelines[row].rank; }
+    uint32_t rank(int row) const { return m_rows[row].rank; }
     int rowOfTimeline(uint32_t timeline) const { return static_cast<int>(timeline); }
     int worldSize() const { return m_worldSize; }
-    double tBegin() const { return static_cast<double>(m_trace.t_begin); }
-    double tEnd() const { return static_cast<double>(m_trace.t_end); }
-    uint64_t recordCount() const { return m_trace.records; }
+    double tBegin() const { return static_cast<double>(m_tBegin); }
+    double tEnd() const { return static_cast<double>(m_tEnd); }
+    uint64_t recordCount() const { return m_records; }
     const QString &program() const { return m_program; }
+    // True for the preview built from the index alone (summary boxes, no messages or events).
+    bool isPreview() const { return m_preview; }
 
     // States of a row, lane-major: lane d holds the depth-d states, sorted by start; within a
     // lane states do not overlap, so their ends are sorted too.
-    int laneCount(int row) const { return static_cast<int>(m_lanes[row].size()) - 1; }
+    int laneCount(int row) const { return static_cast<int>(m_rows[row].lanes.size()) - 1; }
     std::pair<size_t, size_t> lane(int row, int depth) const
     {
-        return { m_lanes[row][depth], m_lanes[row][depth + 1] };
+        return { m_rows[row].lanes[depth], m_rows[row].lanes[depth + 1] };
     }
-    size_t stateCount(int row) const { return m_trace.timelines[row].states.size(); }
-    const mpe::log::State &state(int row, size_t i) const { return m_trace.timelines[row].states[i]; }
-    double start(int row, size_t i) const { return static_cast<double>(state(row, i).start); }
-    double end(int row, size_t i) const { return static_cast<double>(state(row, i).end); }
-    double duration(int row, size_t i) const { return end(row, i) - start(row, i); }
-    int category(int row, size_t i) const { return categoryIndex(state(row, i).cat); }
-    int depth(int row, size_t i) const { return static_cast<int>(state(row, i).depth); }
+    size_t stateCount(int row) const { return m_rows[row].states.size(); }
+    // The state as the log reader would give it (category id, depth), for descriptions and tests.
+    mpe::log::State state(int row, size_t i) const;
+    int64_t startNs(int row, size_t i) const { return m_rows[row].states[i].start(); }
+    int64_t durationNs(int row, size_t i) const
+    {
+        const PackedState &s = m_rows[row].states[i];
+        return s.duration != PackedState::kLongDuration ? static_cast<int64_t>(s.duration) : longDuration(row, i);
+    }
+    double start(int row, size_t i) const { return static_cast<double>(startNs(row, i)); }
+    double end(int row, size_t i) const { return static_cast<double>(startNs(row, i) + durationNs(row, i)); }
+    double duration(int row, size_t i) const { return static_cast<double>(durationNs(row, i)); }
+    int category(int row, size_t i) const { return m_rows[row].states[i].category; }
+    int depth(int row, size_t i) const;
 
     // Summary of kBlock consecutive states of a lane, for folding at coarse zoom without
     // touching the states: the first state's start and the category with most time.
@@ -106,19 +154,19 @@ public:
     // The blocks of lane (row, depth): block k covers lane states [b + k*kBlock, b + (k+1)*kBlock).
     const Block *blocks(int row, int depth, size_t *count) const
     {
-        const auto &off = m_blockOffsets[row];
+        const auto &off = m_rows[row].blockOffsets;
         *count = off[depth + 1] - off[depth];
-        return m_blocks[row].data() + off[depth];
+        return m_rows[row].blocks.data() + off[depth];
     }
 
     // Culling: the states of lane (row, depth) that overlap [t0, t1], by binary search.
     std::pair<size_t, size_t> visibleStates(int row, int depth, double t0, double t1) const;
     // Events of a row overlapping [t0, t1].
     std::pair<size_t, size_t> visibleEvents(int row, double t0, double t1) const;
-    const std::vector<mpe::log::Event> &events(int row) const { return m_trace.timelines[row].events; }
+    const std::vector<mpe::log::Event> &events(int row) const { return m_rows[row].events; }
     // Messages that may cross [t0, t1]: a range of messages by send time (filter recv yourself).
     std::pair<size_t, size_t> candidateMessages(double t0, double t1) const;
-    const std::vector<mpe::log::Message> &messages() const { return m_trace.messages; }
+    const std::vector<Message> &messages() const { return m_messages; }
     // MPI_Pcontrol markers of a row: (time, level, logging on after the call).
     struct Marker
     {
@@ -126,7 +174,7 @@ public:
         int level;
         bool on;
     };
-    const std::vector<Marker> &markers(int row) const { return m_markers[row]; }
+    const std::vector<Marker> &markers(int row) const { return m_rows[row].markers; }
 
     // Categories.
     int categoryCount() const { return static_cast<int>(m_categories.size()); }
@@ -160,25 +208,47 @@ public:
     // Bytes sent between ranks by messages sent inside [t0, t1]: [src * worldSize + dst].
     std::vector<uint64_t> commMatrix(double t0, double t1) const;
 
-    // Approximate bytes held by the model (states, events, messages and indices).
+    // Bytes held by the model's arrays (states, events, messages, blocks and indices), by capacity.
     size_t memoryBytes() const;
 
 private:
+    friend class ModelBuilder;
+
+    struct Row
+    {
+        uint32_t rank = 0;
+        uint32_t thread = 0;
+        std::vector<PackedState> states; // lane-major
+        std::vector<size_t> lanes { 0 }; // lane start offsets, plus the end
+        std::vector<std::pair<size_t, int64_t>> longDurations; // (state index, ns), by index
+        std::vector<mpe::log::Event> events; // by time
+        std::vector<Marker> markers;
+        std::vector<Block> blocks; // lane after lane
+        std::vector<size_t> blockOffsets { 0 }; // first block of each lane, plus the end
+    };
+
     int categoryIndexSlow(uint32_t id) const;
-    mpe::log::Trace m_trace;
-    std::vector<std::vector<size_t>> m_lanes; // per row: lane start offsets, plus the end
+    // The index of category id, added with a fallback name and colour when the log did not define it.
+    int ensureCategory(uint32_t id, bool isState);
+    int64_t longDuration(int row, size_t i) const;
+    // Computes what the painter and the legend need once the rows and messages are in place:
+    // per-category counts and times, markers, lane blocks, the longest message latency.
+    void finishRows();
+
+    std::vector<Row> m_rows;
+    std::vector<Message> m_messages; // by send time
     std::vector<CategoryInfo> m_categories;
-    std::vector<std::vector<Block>> m_blocks;         // per row, lane after lane
-    std::vector<std::vector<size_t>> m_blockOffsets; // per row: first block of each lane, plus the end
-    std::vector<std::vector<Marker>> m_markers;
     std::vector<int32_t> m_catIndex; // category id (< 0x10000) -> index
     int64_t m_maxLatency = 0;
+    int64_t m_tBegin = 0, m_tEnd = 0;
+    uint64_t m_records = 0;
     int m_worldSize = 0;
+    bool m_preview = false;
     QString m_program;
 };
 
-// Loads a logfile into a model; on failure returns null and sets error. progress (0..100) may
-// be called from the calling thread.
+// Loads a logfile into a model (decoding on all cores); on failure returns null and sets error.
+// progress (0..100) is called from the calling thread.
 std::shared_ptr<TraceModel> loadModel(
     const QString &path, QString *error, const std::function<void(int, const QString &)> &progress = {});
 

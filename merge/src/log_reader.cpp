@@ -173,6 +173,33 @@ int Trace::timeline_of(uint32_t rank, uint32_t thread) const {
   return -1;
 }
 
+void add_causality_constraint(std::map<std::pair<int32_t, int32_t>, int64_t>* need, int32_t src, int32_t dst,
+                              int64_t send_time, int64_t recv_time) {
+  const int64_t w = send_time - recv_time + 1;
+  auto [it, fresh] = need->try_emplace({src, dst}, w);
+  if (!fresh) it->second = std::max(it->second, w);
+}
+
+std::vector<int64_t> causality_shifts(const std::map<std::pair<int32_t, int32_t>, int64_t>& need,
+                                      uint32_t nranks) {
+  std::vector<int64_t> shift(nranks, 0);
+  for (uint32_t round = 0; round <= nranks; ++round) {
+    bool changed = false;
+    for (const auto& [edge, w] : need) {
+      if (edge.first == edge.second || edge.first < 0 || edge.second < 0 ||
+          static_cast<uint32_t>(edge.first) >= nranks || static_cast<uint32_t>(edge.second) >= nranks)
+        continue;
+      const int64_t want = shift[static_cast<size_t>(edge.first)] + w;
+      if (shift[static_cast<size_t>(edge.second)] < want) {
+        shift[static_cast<size_t>(edge.second)] = want;
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+  return shift;
+}
+
 namespace {
 
 struct MsgEnd {
@@ -182,7 +209,7 @@ struct MsgEnd {
   uint64_t bytes;
 };
 
-using MsgKey = std::tuple<uint64_t, int32_t, int32_t, int32_t>;  // comm, src, dst, tag
+using MsgKey = MessageKey;
 
 // Causality repair, applied only when clock synchronisation left receives ending before their
 // sends (its error bound is half a round trip, which an oversubscribed run can make large).
@@ -196,27 +223,8 @@ using MsgKey = std::tuple<uint64_t, int32_t, int32_t, int32_t>;  // comm, src, d
 // messages backward; they are counted in backward_messages.
 void enforce_causality(Trace* tr, uint32_t nranks) {
   std::map<std::pair<int32_t, int32_t>, int64_t> need;
-  for (const auto& m : tr->messages) {
-    if (m.src < 0 || m.dst < 0 || static_cast<uint32_t>(m.src) >= nranks ||
-        static_cast<uint32_t>(m.dst) >= nranks)
-      continue;
-    const int64_t w = m.send_time - m.recv_time + 1;
-    auto [it, fresh] = need.try_emplace({m.src, m.dst}, w);
-    if (!fresh) it->second = std::max(it->second, w);
-  }
-  std::vector<int64_t> shift(nranks, 0);
-  for (uint32_t round = 0; round <= nranks; ++round) {
-    bool changed = false;
-    for (const auto& [edge, w] : need) {
-      if (edge.first == edge.second) continue;
-      const int64_t want = shift[static_cast<size_t>(edge.first)] + w;
-      if (shift[static_cast<size_t>(edge.second)] < want) {
-        shift[static_cast<size_t>(edge.second)] = want;
-        changed = true;
-      }
-    }
-    if (!changed) break;
-  }
+  for (const auto& m : tr->messages) add_causality_constraint(&need, m.src, m.dst, m.send_time, m.recv_time);
+  const std::vector<int64_t> shift = causality_shifts(need, nranks);
   auto tl_rank = [&](uint32_t tl) { return tr->timelines[tl].rank; };
   for (auto& m : tr->messages) {
     m.send_time += shift[tl_rank(m.send_timeline)];
@@ -247,94 +255,54 @@ void enforce_causality(Trace* tr, uint32_t nranks) {
 }  // namespace
 
 StatusOr<Trace> load_trace(const LogFile& file) {
-  const Definitions& defs = file.definitions();
   Trace tr;
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> tl_of;
-  std::map<MsgKey, std::pair<std::vector<MsgEnd>, std::vector<MsgEnd>>> queues;
-  std::vector<std::vector<std::pair<uint32_t, int64_t>>> user_stack;  // per timeline: (start id, start time)
+  using Queues = std::map<MsgKey, std::pair<std::vector<MsgEnd>, std::vector<MsgEnd>>>;
+  Queues queues;
+  std::vector<OpenUserStates> user_stack;  // per timeline
   bool any = false;
   uint64_t seq = 0;
   for (size_t i = 0; i < file.index().size(); ++i) {
     auto recs = file.read_chunk(i);
     if (!recs.ok()) return recs.status();
     const IndexEntry& e = file.index()[i];
-    const RankMeta& rm = defs.ranks[e.rank];
     auto [it, inserted] = tl_of.try_emplace({e.rank, e.thread}, static_cast<uint32_t>(tr.timelines.size()));
     if (inserted) {
       tr.timelines.push_back(Timeline{e.rank, e.thread, {}, {}});
       user_stack.emplace_back();
     }
     const uint32_t tl = it->second;
-    Timeline& T = tr.timelines[tl];
-    auto world = [&](uint32_t comm, int32_t r, int32_t* out, uint64_t* gid) {
-      if (comm >= rm.comms.size()) return false;
-      const CommDef& c = rm.comms[comm];
-      if (c.index != comm || r < 0 || static_cast<size_t>(r) >= c.members.size()) return false;
-      *out = c.members[static_cast<size_t>(r)];
-      *gid = c.global_id;
-      return true;
-    };
-    for (const Record& r : *recs) {
-      ++tr.records;
-      const int64_t t = file.to_ns(e.rank, r.time);
-      int64_t end = t;
-      switch (static_cast<RecordKind>(r.kind)) {
-        case RecordKind::kState:
-          end = t + file.duration_ns(e.rank, r.c);
-          T.states.push_back(State{t, end, r.cat, static_cast<uint32_t>(r.a)});
-          break;
-        case RecordKind::kSend:
-        case RecordKind::kRecv: {
-          int32_t peer;
-          uint64_t gid;
-          const bool send = r.kind == static_cast<uint8_t>(RecordKind::kSend);
-          if (!world(r.comm, r.a, &peer, &gid)) {
-            (send ? tr.unmatched_sends : tr.unmatched_recvs)++;
-            T.events.push_back(Event{t, static_cast<RecordKind>(r.kind), r.cat, r.a, r.b, r.comm, r.c});
-            break;
-          }
-          const int32_t me = static_cast<int32_t>(e.rank);
-          auto& q = queues[send ? MsgKey{gid, me, peer, r.b} : MsgKey{gid, peer, me, r.b}];
-          (send ? q.first : q.second).push_back(MsgEnd{t, seq++, tl, r.c});
-          break;
-        }
-        case RecordKind::kSendCancel: {
-          int32_t peer;
-          uint64_t gid;
-          if (world(r.comm, r.a, &peer, &gid)) {
-            auto& q = queues[MsgKey{gid, static_cast<int32_t>(e.rank), peer, r.b}].first;
-            if (!q.empty()) q.pop_back();
-          }
-          break;
-        }
-        case RecordKind::kUserEvent: {
-          const Category* c = file.category(r.cat);
-          auto& st = user_stack[tl];
-          if (c && c->kind == CategoryKind::kState && c->id == r.cat) {
-            st.push_back({r.cat, t});
-            break;
-          }
-          bool closed = false;
-          for (size_t k = st.size(); k-- > 0;) {
-            const Category* sc = file.category(st[k].first);
-            if (sc && sc->end_id == r.cat) {
-              T.states.push_back(State{st[k].second, t, st[k].first, static_cast<uint32_t>(k)});
-              st.erase(st.begin() + static_cast<long>(k));
-              closed = true;
-              break;
-            }
-          }
-          if (!closed) T.events.push_back(Event{t, RecordKind::kUserEvent, r.cat, r.a, r.b, r.comm, r.c});
-          break;
-        }
-        default:
-          T.events.push_back(Event{t, static_cast<RecordKind>(r.kind), r.cat, r.a, r.b, r.comm, r.c});
-          break;
+    struct Sink {
+      Trace& tr;
+      Timeline& T;
+      Queues& queues;
+      uint32_t tl;
+      uint64_t& seq;
+      bool& any;
+      void state(int64_t start, int64_t end, uint32_t cat, uint32_t depth) {
+        T.states.push_back(State{start, end, cat, depth});
       }
-      if (!any || t < tr.t_begin) tr.t_begin = t;
-      if (!any || end > tr.t_end) tr.t_end = end;
-      any = true;
-    }
+      void event(const Event& ev) {
+        if (ev.kind == RecordKind::kSend) ++tr.unmatched_sends;
+        if (ev.kind == RecordKind::kRecv) ++tr.unmatched_recvs;
+        T.events.push_back(ev);
+      }
+      void message_end(bool send, const MessageKey& key, int64_t t, uint64_t bytes) {
+        auto& q = queues[key];
+        (send ? q.first : q.second).push_back(MsgEnd{t, seq++, tl, bytes});
+      }
+      void cancel_send(const MessageKey& key) {
+        auto& q = queues[key].first;
+        if (!q.empty()) q.pop_back();
+      }
+      void span(int64_t t, int64_t end) {
+        ++tr.records;
+        if (!any || t < tr.t_begin) tr.t_begin = t;
+        if (!any || end > tr.t_end) tr.t_end = end;
+        any = true;
+      }
+    } sink{tr, tr.timelines[tl], queues, tl, seq, any};
+    interpret_records(file, e, recs->data(), recs->size(), &user_stack[tl], sink);
   }
   for (auto& [key, q] : queues) {
     auto by_time = [](const MsgEnd& a, const MsgEnd& b) {
@@ -353,7 +321,7 @@ StatusOr<Trace> load_trace(const LogFile& file) {
     tr.unmatched_sends += q.first.size() - n;
     tr.unmatched_recvs += q.second.size() - n;
   }
-  if (tr.backward_messages > 0) enforce_causality(&tr, defs.world_size);
+  if (tr.backward_messages > 0) enforce_causality(&tr, file.definitions().world_size);
   std::sort(tr.messages.begin(), tr.messages.end(),
             [](const Message& a, const Message& b) { return a.send_time < b.send_time; });
   for (auto& T : tr.timelines) {

@@ -8,6 +8,7 @@
 #include "lodfolder.h"
 #include "panels.h"
 #include "testlog.h"
+#include "tracebuilder.h"
 #include "timescale.h"
 #include "tracemodel.h"
 
@@ -272,6 +273,106 @@ private slots:
         m_known->categoryInfo(c).color = QColor(0xFF0000);
         legend.setModel(nullptr);
         QCOMPARE(legend.rowCount(), 0);
+    }
+
+    // The model built chunk by chunk (on 1 or 2 decoding threads) holds exactly what the
+    // reference reader, mpe::log::load_trace(), decodes: states, events, messages and the span,
+    // including a state longer than 32 bits of ns and a causality repair.
+    void modelMatchesTheReferenceReader_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<int>("threads");
+        const uint16_t U = mpe::log::kUserCategoryBase;
+        using testlog::rec;
+        using K = mpe::log::RecordKind;
+        // Rank 1's receive completes before rank 0's send began: the reader shifts rank 1.
+        const std::vector<std::vector<mpe::log::Record>> skewed = {
+            { rec(K::kUserEvent, 50, U), rec(K::kState, 500, 0, 1, 0, 0, 100), rec(K::kSend, 500, 0, 1, 3, 0, 10),
+                rec(K::kUserEvent, 700, U + 1), rec(K::kState, 1000, 2, 0, 0, 0, 5'000'000'000ull),
+                rec(K::kCollective, 1000, 2, -1, 0, 0, 8) },
+            { rec(K::kState, 200, 1, 0, 0, 0, 150), rec(K::kRecv, 300, 1, 0, 3, 0, 10), rec(K::kMarker, 400, 0, 1, 1) }
+        };
+        QVERIFY(testlog::writeLog(m_dir.filePath("skewed.mpelog").toStdString(), skewed));
+        for (int threads : { 1, 2 }) {
+            for (const char *name : { "known.mpelog", "dense.mpelog", "skewed.mpelog" })
+                QTest::addRow("%s, %d threads", name, threads) << QString(name) << threads;
+        }
+    }
+    void modelMatchesTheReferenceReader()
+    {
+        QFETCH(QString, name);
+        QFETCH(int, threads);
+        auto file = mpe::log::LogFile::open(m_dir.filePath(name).toStdString());
+        QVERIFY(file.ok());
+        auto trace = mpe::log::load_trace(*file);
+        QVERIFY(trace.ok());
+        QString error;
+        auto model = buildModel(*file, &error, {}, threads);
+        QVERIFY2(model, qPrintable(error));
+        QCOMPARE(model->rowCount(), static_cast<int>(trace->timelines.size()));
+        QCOMPARE(model->tBegin(), static_cast<double>(trace->t_begin));
+        QCOMPARE(model->tEnd(), static_cast<double>(trace->t_end));
+        QCOMPARE(model->recordCount(), trace->records);
+        auto key = [](const mpe::log::State &s) { return std::tuple(s.start, s.depth, s.end, s.cat); };
+        for (int r = 0; r < model->rowCount(); ++r) {
+            const auto &T = trace->timelines[static_cast<size_t>(r)];
+            QCOMPARE(model->rank(r), T.rank);
+            std::vector<std::tuple<int64_t, uint32_t, int64_t, uint32_t>> want, got;
+            for (const auto &s : T.states)
+                want.push_back(key(s));
+            for (size_t i = 0; i < model->stateCount(r); ++i)
+                got.push_back(key(model->state(r, i)));
+            std::sort(want.begin(), want.end());
+            std::sort(got.begin(), got.end());
+            QCOMPARE(got, want);
+            QCOMPARE(model->events(r).size(), T.events.size());
+            for (size_t i = 0; i < T.events.size(); ++i) {
+                QCOMPARE(model->events(r)[i].time, T.events[i].time);
+                QCOMPARE(model->events(r)[i].kind, T.events[i].kind);
+            }
+        }
+        std::vector<std::tuple<int64_t, int64_t, uint32_t, uint32_t, int32_t, uint64_t>> want, got;
+        for (const auto &m : trace->messages)
+            want.emplace_back(m.send_time, m.recv_time, m.send_timeline, m.recv_timeline, m.tag, m.bytes);
+        for (const auto &m : model->messages())
+            got.emplace_back(m.send_time, m.recv_time, m.send_timeline, m.recv_timeline, m.tag, m.bytes);
+        std::sort(want.begin(), want.end());
+        std::sort(got.begin(), got.end());
+        QCOMPARE(got, want);
+        if (name == "skewed.mpelog") {
+            QVERIFY(!trace->causality_shift_ns.empty()); // the case this log is for
+            const int barrier = model->findCategory("MPI_Barrier");
+            auto [b, e] = model->lane(0, 0);
+            bool longOne = false;
+            for (size_t i = b; i < e; ++i)
+                longOne |= model->category(0, i) == barrier && model->duration(0, i) == 5e9;
+            QVERIFY(longOne);
+        }
+    }
+
+    // The preview, from the index alone, puts each chunk's dominant category at the chunk's
+    // start: the dense log's one chunk spends most time in its wide MPI_Barrier.
+    void previewShowsEachChunksDominantCategoryFirst()
+    {
+        auto file = mpe::log::LogFile::open(m_dir.filePath("dense.mpelog").toStdString());
+        QVERIFY(file.ok());
+        auto preview = buildPreview(*file);
+        QVERIFY(preview->isPreview());
+        QCOMPARE(preview->rowCount(), 1);
+        QCOMPARE(preview->tBegin(), 0.0);
+        QCOMPARE(preview->tEnd(), 40.0 * kDense);
+        QCOMPARE(preview->recordCount(), uint64_t(kDense + 1));
+        QCOMPARE(preview->messages().size(), size_t(0));
+        // Boxes: barrier (20*kDense ns), then MPI_Send and MPI_Recv (10 ns each of kDense/2).
+        QCOMPARE(preview->stateCount(0), size_t(3));
+        QCOMPARE(preview->category(0, 0), preview->findCategory("MPI_Barrier"));
+        QCOMPARE(preview->start(0, 0), 0.0);
+        QCOMPARE(preview->duration(0, 0), 20.0 * kDense);
+        QCOMPARE(preview->duration(0, 1), 5.0 * kDense);
+        QCOMPARE(preview->end(0, 2), 30.0 * kDense);
+        const StateRef hit = preview->stateAt(0, 1000);
+        QVERIFY(hit.valid());
+        QCOMPARE(preview->category(0, hit.index), preview->findCategory("MPI_Barrier"));
     }
 
     void corruptFilesAreErrorsNotCrashes()

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "mpe/log_defs.h"
@@ -101,9 +104,102 @@ struct Trace {
   int timeline_of(uint32_t rank, uint32_t thread) const;
 };
 
+// One side of a message, as matching sees it: (global communicator id, source, destination,
+// tag), world ranks.
+using MessageKey = std::tuple<uint64_t, int32_t, int32_t, int32_t>;
+
+// A timeline's user states still open at the end of a chunk: (start id, start time in ns).
+using OpenUserStates = std::vector<std::pair<uint32_t, int64_t>>;
+
+// Interprets n records of chunk e in logged order, exactly as load_trace() does, and tells sink:
+//   sink.state(start, end, cat, depth)    an MPI call, or a user state whose end event came;
+//   sink.event(const Event&)              everything else that is kept as a point;
+//   sink.message_end(send, key, time, bytes)   a send or receive whose peer is known;
+//   sink.cancel_send(key)                 drop the latest send of key;
+//   sink.span(t, end)                     every record's time and end, for the run's span.
+// open carries the timeline's open user states from one of its chunks to the next.
+template <class Sink>
+void interpret_records(const LogFile& file, const IndexEntry& e, const Record* recs, size_t n, OpenUserStates* open,
+                       Sink& sink) {
+  const RankMeta& rm = file.definitions().ranks[e.rank];
+  auto world = [&](uint32_t comm, int32_t r, int32_t* out, uint64_t* gid) {
+    if (comm >= rm.comms.size()) return false;
+    const CommDef& c = rm.comms[comm];
+    if (c.index != comm || r < 0 || static_cast<size_t>(r) >= c.members.size()) return false;
+    *out = c.members[static_cast<size_t>(r)];
+    *gid = c.global_id;
+    return true;
+  };
+  const int32_t me = static_cast<int32_t>(e.rank);
+  for (size_t i = 0; i < n; ++i) {
+    const Record& r = recs[i];
+    const int64_t t = file.to_ns(e.rank, r.time);
+    int64_t end = t;
+    const auto kind = static_cast<RecordKind>(r.kind);
+    const Event as_event{t, kind, r.cat, r.a, r.b, r.comm, r.c};
+    switch (kind) {
+      case RecordKind::kState:
+        end = t + file.duration_ns(e.rank, r.c);
+        sink.state(t, end, r.cat, static_cast<uint32_t>(r.a));
+        break;
+      case RecordKind::kSend:
+      case RecordKind::kRecv: {
+        int32_t peer;
+        uint64_t gid;
+        const bool send = kind == RecordKind::kSend;
+        if (!world(r.comm, r.a, &peer, &gid)) {
+          sink.event(as_event);
+          break;
+        }
+        sink.message_end(send, send ? MessageKey{gid, me, peer, r.b} : MessageKey{gid, peer, me, r.b}, t, r.c);
+        break;
+      }
+      case RecordKind::kSendCancel: {
+        int32_t peer;
+        uint64_t gid;
+        if (world(r.comm, r.a, &peer, &gid)) sink.cancel_send(MessageKey{gid, me, peer, r.b});
+        break;
+      }
+      case RecordKind::kUserEvent: {
+        const Category* c = file.category(r.cat);
+        if (c && c->kind == CategoryKind::kState && c->id == r.cat) {
+          open->push_back({r.cat, t});
+          break;
+        }
+        bool closed = false;
+        for (size_t k = open->size(); k-- > 0;) {
+          const Category* sc = file.category((*open)[k].first);
+          if (sc && sc->end_id == r.cat) {
+            sink.state((*open)[k].second, t, (*open)[k].first, static_cast<uint32_t>(k));
+            open->erase(open->begin() + static_cast<long>(k));
+            closed = true;
+            break;
+          }
+        }
+        if (!closed) sink.event(as_event);
+        break;
+      }
+      default:
+        sink.event(as_event);
+        break;
+    }
+    sink.span(t, end);
+  }
+}
+
 // Decodes every chunk and builds the model: states, events, messages matched per (communicator,
 // source, destination, tag) in order (MPI's non-overtaking rule), with the causality repair
 // described in log_reader.cpp when clock sync left backward messages. Cost: ~50 ns per record.
 StatusOr<Trace> load_trace(const LogFile& file);
+
+// Causality repair, shared with readers that build their own model (the viewer): a message sent
+// at send_time by rank src and received at recv_time by rank dst asks for
+// shift[dst] - shift[src] >= send_time - recv_time + 1; need keeps the tightest per rank pair.
+void add_causality_constraint(std::map<std::pair<int32_t, int32_t>, int64_t>* need, int32_t src, int32_t dst,
+                              int64_t send_time, int64_t recv_time);
+// The smallest per-rank shifts (ns, >= 0) meeting the constraints, by Bellman-Ford longest paths
+// (at most nranks + 1 rounds; contradictory constraints leave some unmet).
+std::vector<int64_t> causality_shifts(const std::map<std::pair<int32_t, int32_t>, int64_t>& need,
+                                      uint32_t nranks);
 
 }  // namespace mpe::log

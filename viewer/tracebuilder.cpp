@@ -1,0 +1,423 @@
+// Builds TraceModels: the index preview, and the full model from chunks decoded in parallel.
+#include "tracebuilder.h"
+
+#include <QFileInfo>
+
+#include <algorithm>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <thread>
+#include <tuple>
+
+namespace upshot {
+
+using mpe::log::Event;
+using mpe::log::IndexEntry;
+using mpe::log::LogFile;
+using mpe::log::Record;
+using mpe::log::RecordKind;
+
+namespace {
+
+// Decodes chunks [0, n) on worker threads, at most `window` chunks ahead of the consumer, and
+// hands them out in index order. Decoding (read, checksum, zstd, unshuffle) is most of the
+// cost of a load, and chunks are independent, so the workers keep every core busy while the
+// consumer, which must see a timeline's records in order, adds them to the model.
+class ChunkPipeline
+{
+public:
+    ChunkPipeline(const LogFile &file, int workers, size_t window)
+        : m_file(file), m_slots(window, mpe::Status()), m_ready(window, false)
+    {
+        for (int w = 0; w < workers; ++w)
+            m_threads.emplace_back([this] { work(); });
+    }
+    ~ChunkPipeline()
+    {
+        {
+            std::lock_guard lock(m_mutex);
+            m_stop = true;
+        }
+        m_cv.notify_all();
+        for (auto &t : m_threads)
+            t.join();
+    }
+    // Blocks until chunk i (the next one in order) is decoded and returns it.
+    mpe::StatusOr<std::vector<Record>> take(size_t i)
+    {
+        std::unique_lock lock(m_mutex);
+        const size_t s = i % m_slots.size();
+        m_cv.wait(lock, [&] { return m_ready[s]; });
+        auto out = std::move(m_slots[s]);
+        m_ready[s] = false;
+        m_consumed = i + 1;
+        lock.unlock();
+        m_cv.notify_all();
+        return out;
+    }
+
+private:
+    void work()
+    {
+        for (;;) {
+            size_t i;
+            {
+                std::unique_lock lock(m_mutex);
+                m_cv.wait(lock, [&] { return m_stop || m_next < std::min(m_consumed + m_slots.size(), count()); });
+                if (m_stop) return;
+                i = m_next++;
+            }
+            auto recs = m_file.read_chunk(i);
+            {
+                std::lock_guard lock(m_mutex);
+                m_slots[i % m_slots.size()] = std::move(recs);
+                m_ready[i % m_slots.size()] = true;
+            }
+            m_cv.notify_all();
+        }
+    }
+    size_t count() const { return m_file.index().size(); }
+
+    const LogFile &m_file;
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    std::vector<mpe::StatusOr<std::vector<Record>>> m_slots;
+    std::vector<bool> m_ready;
+    size_t m_next = 0, m_consumed = 0;
+    bool m_stop = false;
+    std::vector<std::thread> m_threads;
+};
+
+// The rows of a model: every (rank, thread) of the index, ordered by rank then thread.
+std::vector<std::pair<uint32_t, uint32_t>> timelinesOf(const LogFile &file)
+{
+    std::vector<std::pair<uint32_t, uint32_t>> tl;
+    for (const IndexEntry &e : file.index())
+        tl.emplace_back(e.rank, e.thread);
+    std::sort(tl.begin(), tl.end());
+    tl.erase(std::unique(tl.begin(), tl.end()), tl.end());
+    return tl;
+}
+
+size_t rowOf(const std::vector<std::pair<uint32_t, uint32_t>> &timelines, uint32_t rank, uint32_t thread)
+{
+    return static_cast<size_t>(
+        std::lower_bound(timelines.begin(), timelines.end(), std::make_pair(rank, thread)) - timelines.begin());
+}
+
+} // namespace
+
+// Fills a TraceModel from decoded chunks, mirroring mpe::log::load_trace() record by record
+// (see log_reader.cpp), but packing states into 12-byte PackedStates per lane as they come.
+//
+// Invariant: after finish(), the model holds exactly load_trace()'s states (same start, end,
+// category and depth), events, matched messages, t_begin and t_end. Memory while building: the
+// packed lanes, the events, and one 24-byte entry per message end until the ends are matched,
+// queue by queue (each queue is freed once matched).
+class ModelBuilder
+{
+public:
+    ModelBuilder(const LogFile &file, TraceModel &model) : m_file(file), m_model(model), m_timelines(timelinesOf(file))
+    {
+        m_model.m_rows.resize(m_timelines.size());
+        m_build.resize(m_timelines.size());
+        for (size_t r = 0; r < m_timelines.size(); ++r) {
+            m_model.m_rows[r].rank = m_timelines[r].first;
+            m_model.m_rows[r].thread = m_timelines[r].second;
+        }
+    }
+
+    // See buildPreview().
+    static void preview(const LogFile &file, TraceModel &model)
+    {
+        ModelBuilder b(file, model);
+        std::vector<int64_t> laneEnd(b.m_build.size(), INT64_MIN); // boxes of a lane must not overlap
+        for (const IndexEntry &e : file.index()) {
+            const size_t tl = rowOf(b.m_timelines, e.rank, e.thread);
+            model.m_records += e.nrecords;
+            const int64_t t0 = file.to_ns(e.rank, e.t_first), t1 = file.to_ns(e.rank, e.t_last);
+            b.extendSpan(t0, t1);
+            int64_t at = std::max(t0, laneEnd[tl]);
+            for (const mpe::log::CategoryTime &slot : e.summary) {
+                if (slot.cat == 0xFFFFFFFFu || slot.count == 0) continue;
+                const int64_t dur = std::min(file.duration_ns(e.rank, slot.ticks), t1 - at);
+                if (dur <= 0) break;
+                addState(b.m_build[tl], 0, at, dur, model.ensureCategory(slot.cat, true));
+                at += dur;
+            }
+            laneEnd[tl] = at;
+        }
+        for (size_t r = 0; r < b.m_build.size(); ++r)
+            b.packRow(r);
+        model.m_tBegin = b.m_tBegin;
+        model.m_tEnd = b.m_tEnd;
+        model.m_preview = true;
+        model.finishRows();
+    }
+
+    void addChunk(size_t chunk, const std::vector<Record> &recs)
+    {
+        const IndexEntry &e = m_file.index()[chunk];
+        const uint32_t tl = static_cast<uint32_t>(rowOf(m_timelines, e.rank, e.thread));
+        struct Sink
+        {
+            ModelBuilder &b;
+            TimelineBuild &T;
+            std::vector<Event> &events;
+            uint32_t tl;
+            void state(int64_t start, int64_t end, uint32_t cat, uint32_t depth)
+            {
+                addState(T, depth, start, end - start, b.m_model.ensureCategory(cat, true));
+            }
+            void event(const Event &ev) { events.push_back(ev); }
+            void message_end(bool send, const mpe::log::MessageKey &key, int64_t t, uint64_t bytes)
+            {
+                auto &q = b.m_queues[key];
+                (send ? q.first : q.second).push_back(MsgEnd { t, tl, bytes });
+            }
+            void cancel_send(const mpe::log::MessageKey &key)
+            {
+                auto &q = b.m_queues[key].first;
+                if (!q.empty()) q.pop_back();
+            }
+            void span(int64_t t, int64_t end)
+            {
+                ++b.m_model.m_records;
+                b.extendSpan(t, end);
+            }
+        } sink { *this, m_build[tl], m_model.m_rows[tl].events, tl };
+        mpe::log::interpret_records(m_file, e, recs.data(), recs.size(), &m_build[tl].userStack, sink);
+    }
+
+    void finish()
+    {
+        matchMessages();
+        if (m_backward > 0) repairCausality();
+        std::sort(m_model.m_messages.begin(), m_model.m_messages.end(),
+            [](const Message &a, const Message &b) { return a.send_time < b.send_time; });
+        for (size_t r = 0; r < m_build.size(); ++r) {
+            packRow(r);
+            auto &E = m_model.m_rows[r].events;
+            std::stable_sort(E.begin(), E.end(), [](const Event &a, const Event &b) { return a.time < b.time; });
+        }
+        m_model.m_tBegin = m_tBegin;
+        m_model.m_tEnd = m_tEnd;
+        m_model.finishRows();
+    }
+
+private:
+    struct Lane
+    {
+        std::vector<PackedState> states;
+        std::vector<std::pair<size_t, int64_t>> longDurations; // (index in the lane, ns)
+    };
+    struct TimelineBuild
+    {
+        std::vector<Lane> lanes; // by depth
+        mpe::log::OpenUserStates userStack;
+    };
+    struct MsgEnd
+    {
+        int64_t time;
+        uint32_t timeline;
+        uint64_t bytes;
+    };
+
+    // Depths beyond this come only from damaged logs; they are drawn in the deepest lane.
+    static constexpr uint32_t kMaxDepth = 255;
+
+    static void addState(TimelineBuild &T, uint32_t depth, int64_t start, int64_t duration, int category)
+    {
+        depth = std::min(depth, kMaxDepth);
+        if (T.lanes.size() <= depth) T.lanes.resize(depth + 1);
+        Lane &L = T.lanes[depth];
+        PackedState s;
+        s.setStart(start);
+        s.category = static_cast<uint16_t>(category);
+        if (duration >= 0 && duration < PackedState::kLongDuration) {
+            s.duration = static_cast<uint32_t>(duration);
+        } else {
+            s.duration = PackedState::kLongDuration;
+            L.longDurations.emplace_back(L.states.size(), duration);
+        }
+        L.states.push_back(s);
+    }
+
+    void extendSpan(int64_t t, int64_t end)
+    {
+        if (!m_any || t < m_tBegin) m_tBegin = t;
+        if (!m_any || end > m_tEnd) m_tEnd = end;
+        m_any = true;
+    }
+
+    // Pairs the k-th send with the k-th receive of each (communicator, source, destination, tag)
+    // in time order (MPI's non-overtaking rule), as load_trace() does.
+    void matchMessages()
+    {
+        size_t total = 0;
+        for (const auto &[key, q] : m_queues)
+            total += std::min(q.first.size(), q.second.size());
+        m_model.m_messages.reserve(total);
+        auto byTime = [](const MsgEnd &a, const MsgEnd &b) { return a.time < b.time; };
+        for (auto &[key, q] : m_queues) {
+            // Stable: ends at equal times stay in logged order.
+            std::stable_sort(q.first.begin(), q.first.end(), byTime);
+            std::stable_sort(q.second.begin(), q.second.end(), byTime);
+            const size_t n = std::min(q.first.size(), q.second.size());
+            for (size_t k = 0; k < n; ++k) {
+                const MsgEnd &s = q.first[k], &r = q.second[k];
+                m_model.m_messages.push_back(Message { s.time, r.time, s.timeline, r.timeline, std::get<3>(key), s.bytes });
+                if (r.time < s.time) ++m_backward;
+            }
+            std::vector<MsgEnd>().swap(q.first);
+            std::vector<MsgEnd>().swap(q.second);
+        }
+        m_queues.clear();
+    }
+
+    // Clock sync left receives ending before their sends: shift each rank's times as
+    // load_trace() does (mpe::log::causality_shifts) and recompute the span from states and events.
+    void repairCausality()
+    {
+        std::map<std::pair<int32_t, int32_t>, int64_t> need;
+        auto rankOf = [&](uint32_t tl) { return m_model.m_rows[tl].rank; };
+        for (const Message &m : m_model.m_messages)
+            mpe::log::add_causality_constraint(&need, static_cast<int32_t>(rankOf(m.send_timeline)),
+                static_cast<int32_t>(rankOf(m.recv_timeline)), m.send_time, m.recv_time);
+        const std::vector<int64_t> shift = mpe::log::causality_shifts(need, m_file.definitions().world_size);
+        for (Message &m : m_model.m_messages) {
+            m.send_time += shift[rankOf(m.send_timeline)];
+            m.recv_time += shift[rankOf(m.recv_timeline)];
+        }
+        m_any = false;
+        for (size_t r = 0; r < m_build.size(); ++r) {
+            const int64_t d = shift[m_model.m_rows[r].rank];
+            for (Lane &L : m_build[r].lanes) {
+                size_t nextLong = 0;
+                for (size_t i = 0; i < L.states.size(); ++i) {
+                    PackedState &s = L.states[i];
+                    s.setStart(s.start() + d);
+                    int64_t dur = s.duration;
+                    if (s.duration == PackedState::kLongDuration) dur = L.longDurations[nextLong++].second;
+                    extendSpan(s.start(), s.start() + dur);
+                }
+            }
+            for (Event &e : m_model.m_rows[r].events) {
+                e.time += d;
+                extendSpan(e.time, e.time);
+            }
+        }
+    }
+
+    // Moves a timeline's lanes, each sorted by start, into the row's lane-major array.
+    void packRow(size_t r)
+    {
+        TraceModel::Row &row = m_model.m_rows[r];
+        std::vector<Lane> &lanes = m_build[r].lanes;
+        size_t total = 0;
+        for (const Lane &L : lanes)
+            total += L.states.size();
+        row.states.reserve(total);
+        row.lanes.assign(1, 0);
+        for (Lane &L : lanes) {
+            sortLane(L);
+            const size_t base = row.states.size();
+            row.states.insert(row.states.end(), L.states.begin(), L.states.end());
+            for (const auto &[i, d] : L.longDurations)
+                row.longDurations.emplace_back(base + i, d);
+            row.lanes.push_back(row.states.size());
+            Lane().states.swap(L.states);
+        }
+        std::vector<Lane>().swap(lanes);
+    }
+
+    // Records come in logged order, which within one depth is start order in every log we know
+    // of; a lane that is not gets a stable sort by start (load_trace's order), carrying its long
+    // durations along.
+    static void sortLane(Lane &L)
+    {
+        auto byStart = [](const PackedState &a, const PackedState &b) { return a.start() < b.start(); };
+        if (std::is_sorted(L.states.begin(), L.states.end(), byStart)) return;
+        std::vector<uint32_t> order(L.states.size());
+        std::iota(order.begin(), order.end(), 0u);
+        std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return byStart(L.states[a], L.states[b]); });
+        std::vector<PackedState> sorted(L.states.size());
+        std::vector<uint32_t> where(L.states.size());
+        for (size_t k = 0; k < order.size(); ++k) {
+            sorted[k] = L.states[order[k]];
+            where[order[k]] = static_cast<uint32_t>(k);
+        }
+        L.states.swap(sorted);
+        for (auto &[i, d] : L.longDurations)
+            i = where[i];
+        std::sort(L.longDurations.begin(), L.longDurations.end());
+    }
+
+    const LogFile &m_file;
+    TraceModel &m_model;
+    std::vector<std::pair<uint32_t, uint32_t>> m_timelines;
+    std::vector<TimelineBuild> m_build;
+    std::map<mpe::log::MessageKey, std::pair<std::vector<MsgEnd>, std::vector<MsgEnd>>> m_queues;
+    uint64_t m_backward = 0;
+    int64_t m_tBegin = 0, m_tEnd = 0;
+    bool m_any = false;
+};
+
+std::shared_ptr<TraceModel> buildPreview(const LogFile &file)
+{
+    auto model = std::make_shared<TraceModel>(file.definitions());
+    ModelBuilder::preview(file, *model);
+    return model;
+}
+
+std::shared_ptr<TraceModel> buildModel(const LogFile &file, QString *error, const BuildProgress &progress, int threads)
+{
+    auto model = std::make_shared<TraceModel>(file.definitions());
+    ModelBuilder builder(file, *model);
+    const size_t n = file.index().size();
+    if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    ChunkPipeline pipeline(file, threads, 4 * static_cast<size_t>(threads));
+    int reported = -1;
+    for (size_t i = 0; i < n; ++i) {
+        auto recs = pipeline.take(i);
+        if (!recs.ok()) {
+            if (error) *error = QString::fromStdString(recs.status().to_string());
+            return nullptr;
+        }
+        builder.addChunk(i, *recs);
+        const int percent = static_cast<int>(95 * (i + 1) / n);
+        if (percent != reported) {
+            reported = percent;
+            if (progress && !progress(percent)) {
+                if (error) *error = QStringLiteral("cancelled");
+                return nullptr;
+            }
+        }
+    }
+    builder.finish();
+    if (progress) progress(100);
+    return model;
+}
+
+std::shared_ptr<TraceModel> loadModel(
+    const QString &path, QString *error, const std::function<void(int, const QString &)> &progress)
+{
+    auto report = [&](int p, const QString &s) {
+        if (progress) progress(p, s);
+    };
+    report(0, QStringLiteral("Opening %1").arg(QFileInfo(path).fileName()));
+    auto file = LogFile::open(path.toStdString());
+    if (!file.ok()) {
+        if (error) *error = QString::fromStdString(file.status().to_string());
+        return nullptr;
+    }
+    const QString stage = QStringLiteral("Decoding %1 chunks").arg(file->index().size());
+    return buildModel(*file, error, [&](int p) {
+        report(p, stage);
+        return true;
+    });
+}
+
+} // namespace upshot

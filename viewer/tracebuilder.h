@@ -1,0 +1,31 @@
+// Builds TraceModels from a logfile: the preview from the chunk index alone (no decoding), and
+// the full model by decoding chunks on every core straight into the model's compact arrays.
+#pragma once
+
+#include <QString>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+
+#include "mpe/log_reader.h"
+#include "tracemodel.h"
+
+namespace upshot {
+
+// The preview: each events chunk becomes, on its timeline, one box per summary slot (the chunk's
+// top categories by depth-0 time), laid out from the chunk's first time, dominant first, each
+// as long as that category's time in the chunk. No messages or events. Cost: O(chunks).
+std::shared_ptr<TraceModel> buildPreview(const mpe::log::LogFile &file);
+
+// Called with a percentage (0..100) from the building thread; return false to cancel.
+using BuildProgress = std::function<bool(int percent)>;
+
+// The full model: what mpe::log::load_trace() decodes (same states, events, matched messages and
+// causality repair), without its 24-byte states and 48-byte messages in between. Chunks are
+// decoded on `threads` worker threads (0 = one per core) and added in index order by the
+// calling thread. Returns null and sets error on a damaged chunk or when cancelled.
+std::shared_ptr<TraceModel> buildModel(
+    const mpe::log::LogFile &file, QString *error, const BuildProgress &progress = {}, int threads = 0);
+
+} // namespace upshot

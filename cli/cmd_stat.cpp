@@ -1,12 +1,16 @@
 // `mpe stat`: a logfile's summary: time range, ranks, threads, states, messages, clock corrections.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
 
 #include "commands.h"
+#include "mpe/interop.h"
 #include "mpe/log_reader.h"
 
 namespace mpe::cli {
@@ -28,6 +32,15 @@ std::string json_str(const std::string& s) {
   return o + "\"";
 }
 
+// An OTF2 archive is read through a scratch .mpelog, removed when the command ends.
+struct ScratchFile {
+  std::string path;
+  ~ScratchFile() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove(path, ec);
+  }
+};
+
 struct StateStat {
   uint64_t count = 0;
   int64_t time = 0;
@@ -42,10 +55,15 @@ void add_stat_command(CLI::App& app) {
   };
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("stat", "Summarize a logfile: ranks, threads, states, messages, clocks");
-  cmd->add_option("file", opts->file, "the .mpelog logfile")->required();
+  cmd->add_option("file", opts->file, "the .mpelog logfile, or an OTF2 archive")->required();
   cmd->add_flag("--json", opts->json, "print JSON");
   cmd->callback([opts] {
-    auto file = log::LogFile::open(opts->file);
+    ScratchFile scratch;
+    if (interop::is_otf2(opts->file))
+      scratch.path = (std::filesystem::temp_directory_path() / ("mpe-stat-" + std::to_string(getpid()) + ".mpelog")).string();
+    auto path = interop::open_as_mpelog(opts->file, scratch.path);
+    if (!path.ok()) throw std::runtime_error(path.status().to_string());
+    auto file = log::LogFile::open(*path);
     if (!file.ok()) throw std::runtime_error(file.status().to_string());
     auto tr = log::load_trace(*file);
     if (!tr.ok()) throw std::runtime_error(opts->file + ": " + tr.status().to_string());

@@ -1,0 +1,28 @@
+// What the OTF2 writer and reader share: error capture and the MPI function name -> OTF2
+// collective operation / region role table.
+#pragma once
+
+#include <otf2/otf2.h>
+
+#include <optional>
+#include <string>
+
+#include "mpe/status.h"
+
+namespace mpe::interop::detail {
+
+// Installs (once) an OTF2 error callback that records the last error message instead of
+// printing it, and returns a Status naming `what` and that message.
+void capture_otf2_errors();
+Status otf2_error(const std::string& what, OTF2_ErrorCode code);
+
+// The collective operation of an MPI function name ("MPI_Allreduce", "MPI_Ibcast",
+// "MPI_Bcast_init", "MPI_Neighbor_alltoall_c"...), if it is one.
+std::optional<OTF2_CollectiveOp> collective_op(const std::string& mpi_name);
+// The region role of a category name: barrier, one-to-all/all-to-one/all-to-all/other
+// collective, point-to-point, or function.
+OTF2_RegionRole region_role(const std::string& name, bool is_mpi);
+// The name of an OTF2 collective operation as an MPI function ("MPI_Allreduce").
+const char* collective_name(OTF2_CollectiveOp op);
+
+}  // namespace mpe::interop::detail

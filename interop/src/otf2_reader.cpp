@@ -1,0 +1,447 @@
+// OTF2 -> .mpelog, so that every consumer of our format (viewer, `mpe stat`, `mpe print`) reads
+// OTF2 unchanged. Streams: one location at a time, records spilled as chunks every 32768, so
+// memory holds one location's call stack and one chunk, not the trace.
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <vector>
+
+#include "mpe/interop.h"
+#include "mpe/log_defs.h"
+#include "mpe/log_writer.h"
+#include "otf2_common.h"
+
+namespace mpe::interop {
+
+namespace {
+
+using log::Record;
+using log::RecordKind;
+
+constexpr uint32_t kChunkRecords = 32768;
+
+struct LocationDef {
+  uint64_t ref = 0;
+  uint32_t group = 0;
+  uint64_t events = 0;
+};
+
+struct GroupDef {
+  OTF2_GroupType type = OTF2_GROUP_TYPE_UNKNOWN;
+  std::vector<uint64_t> members;
+};
+
+struct CommDefRaw {
+  uint32_t ref = 0;
+  uint32_t group = 0;
+};
+
+// The global definitions, as OTF2 gives them.
+struct Globals {
+  uint64_t resolution = 1000000000;
+  uint64_t offset = 0;
+  std::map<uint32_t, std::string> strings;
+  std::map<uint32_t, uint32_t> node_name;                                          // node -> name string
+  std::map<uint32_t, std::pair<OTF2_LocationGroupType, uint32_t>> location_groups;  // -> (type, node)
+  std::vector<LocationDef> locations;
+  std::map<uint32_t, std::pair<uint32_t, OTF2_Paradigm>> regions;  // -> (name string, paradigm)
+  std::map<uint32_t, GroupDef> groups;
+  std::vector<CommDefRaw> comms;
+
+  std::string str(uint32_t ref) const {
+    auto it = strings.find(ref);
+    return it == strings.end() ? std::string() : it->second;
+  }
+};
+
+OTF2_CallbackCode on_clock(void* u, uint64_t resolution, uint64_t offset, uint64_t, uint64_t) {
+  auto* g = static_cast<Globals*>(u);
+  g->resolution = resolution ? resolution : 1;
+  g->offset = offset;
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode on_string(void* u, OTF2_StringRef self, const char* s) {
+  static_cast<Globals*>(u)->strings[self] = s ? s : "";
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode on_node(void* u, OTF2_SystemTreeNodeRef self, OTF2_StringRef name, OTF2_StringRef,
+                          OTF2_SystemTreeNodeRef) {
+  static_cast<Globals*>(u)->node_name[self] = name;
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode on_location_group(void* u, OTF2_LocationGroupRef self, OTF2_StringRef, OTF2_LocationGroupType type,
+                                    OTF2_SystemTreeNodeRef parent, OTF2_LocationGroupRef) {
+  static_cast<Globals*>(u)->location_groups[self] = {type, parent};
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode on_location(void* u, OTF2_LocationRef self, OTF2_StringRef, OTF2_LocationType, uint64_t events,
+                              OTF2_LocationGroupRef group) {
+  static_cast<Globals*>(u)->locations.push_back(LocationDef{self, group, events});
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode on_region(void* u, OTF2_RegionRef self, OTF2_StringRef name, OTF2_StringRef, OTF2_StringRef,
+                            OTF2_RegionRole, OTF2_Paradigm paradigm, OTF2_RegionFlag, OTF2_StringRef, uint32_t,
+                            uint32_t) {
+  static_cast<Globals*>(u)->regions[self] = {name, paradigm};
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode on_group(void* u, OTF2_GroupRef self, OTF2_StringRef, OTF2_GroupType type, OTF2_Paradigm,
+                           OTF2_GroupFlag, uint32_t n, const uint64_t* members) {
+  static_cast<Globals*>(u)->groups[self] = GroupDef{type, std::vector<uint64_t>(members, members + n)};
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode on_comm(void* u, OTF2_CommRef self, OTF2_StringRef, OTF2_GroupRef group, OTF2_CommRef,
+                          OTF2_CommFlag) {
+  static_cast<Globals*>(u)->comms.push_back(CommDefRaw{self, group});
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+// Our model of the archive: ranks, threads, categories, per-rank communicator tables.
+struct Model {
+  std::map<uint32_t, uint32_t> rank_of_group;     // location group -> rank
+  std::map<uint64_t, std::pair<uint32_t, uint32_t>> where;  // location -> (rank, thread)
+  std::vector<std::vector<uint64_t>> locations_of_rank;
+  std::map<uint32_t, uint32_t> cat_of_region;
+  std::map<std::string, uint32_t> cat_of_name;
+  std::vector<log::Category> categories;
+  uint32_t next_mpi = 0, next_user = log::kUserCategoryBase;
+  std::map<uint32_t, uint32_t> comm_index;  // OTF2 comm -> per-rank index (the same on every rank)
+  std::map<uint32_t, uint32_t> comm_size;
+  log::Definitions defs;
+
+  uint32_t category(const std::string& name, bool mpi) {
+    auto it = cat_of_name.find(name);
+    if (it != cat_of_name.end()) return it->second;
+    uint32_t id;
+    if (mpi && next_mpi < log::kUserCategoryBase)
+      id = next_mpi++;
+    else if (next_user < 0xFFFF)
+      id = next_user++;
+    else
+      return 0xFFFF;  // beyond 32767 user regions: one "cat65535" state
+    log::Category c;
+    c.id = id;
+    c.kind = log::CategoryKind::kState;
+    c.color = mpi ? log::default_mpi_color(name) : 0x4CAF50 ^ ((id * 0x9E3779B1u) & 0x3F3F3F);
+    c.name = name;
+    categories.push_back(c);
+    cat_of_name[name] = id;
+    return id;
+  }
+};
+
+bool is_mpi_region(const std::string& name, OTF2_Paradigm paradigm) {
+  return paradigm == OTF2_PARADIGM_MPI || name.rfind("MPI_", 0) == 0;
+}
+
+Status build_model(const Globals& g, const std::string& program, Model* m) {
+  // Ranks: the process location groups in ref order (Score-P and our writer: ref == MPI rank).
+  std::vector<uint32_t> groups;
+  for (const auto& [ref, tg] : g.location_groups)
+    if (tg.first == OTF2_LOCATION_GROUP_TYPE_PROCESS) groups.push_back(ref);
+  if (groups.empty())
+    for (const auto& [ref, tg] : g.location_groups) groups.push_back(ref);
+  if (groups.empty() || g.locations.empty())
+    return Status(StatusCode::kCorrupt, "the OTF2 archive defines no locations");
+  for (uint32_t r = 0; r < groups.size(); ++r) m->rank_of_group[groups[r]] = r;
+  m->locations_of_rank.resize(groups.size());
+  std::vector<LocationDef> locs = g.locations;
+  std::sort(locs.begin(), locs.end(), [](const LocationDef& a, const LocationDef& b) { return a.ref < b.ref; });
+  for (const auto& l : locs) {
+    auto it = m->rank_of_group.find(l.group);
+    if (it == m->rank_of_group.end()) continue;  // e.g. a GPU or metric location: not a rank timeline
+    auto& list = m->locations_of_rank[it->second];
+    m->where[l.ref] = {it->second, static_cast<uint32_t>(list.size())};
+    list.push_back(l.ref);
+  }
+  for (const auto& [ref, rp] : g.regions) {
+    const std::string name = g.str(rp.first);
+    m->cat_of_region[ref] = m->category(name.empty() ? "region " + std::to_string(ref) : name,
+                                        is_mpi_region(name, rp.second));
+  }
+
+  // Communicators: group members of a COMM_GROUP are positions in the COMM_LOCATIONS group.
+  std::vector<int32_t> world_of_position;
+  for (const auto& [ref, gd] : g.groups)
+    if (gd.type == OTF2_GROUP_TYPE_COMM_LOCATIONS) {
+      for (uint64_t loc : gd.members) {
+        auto it = m->where.find(loc);
+        world_of_position.push_back(it == m->where.end() ? -1 : static_cast<int32_t>(it->second.first));
+      }
+      break;
+    }
+  const auto nranks = static_cast<uint32_t>(groups.size());
+  auto world_rank = [&](uint64_t pos) -> int32_t {
+    if (world_of_position.empty()) return pos < nranks ? static_cast<int32_t>(pos) : -1;
+    return pos < world_of_position.size() ? world_of_position[pos] : -1;
+  };
+
+  log::Definitions& d = m->defs;
+  d.world_size = nranks;
+  d.program = program;
+  d.clock = "otf2";
+  d.ticks_per_second = static_cast<double>(g.resolution);
+  d.ranks.resize(nranks);
+  for (uint32_t r = 0; r < nranks; ++r) {
+    log::RankMeta& rm = d.ranks[r];
+    rm.rank = r;
+    rm.world_size = nranks;
+    const auto lg = g.location_groups.find(groups[r]);
+    if (lg != g.location_groups.end()) {
+      const auto node = g.node_name.find(lg->second.second);
+      if (node != g.node_name.end()) rm.host = g.str(node->second);
+    }
+    rm.ticks_per_second = static_cast<double>(g.resolution);
+    for (uint32_t t = 0; t < m->locations_of_rank[r].size(); ++t)
+      rm.threads.push_back(log::ThreadDef{t, static_cast<int64_t>(m->locations_of_rank[r][t])});
+    log::CommDef world{0, 0, false, {}};
+    for (uint32_t k = 0; k < nranks; ++k) world.members.push_back(static_cast<int32_t>(k));
+    rm.comms.push_back(world);
+    rm.comms.push_back(log::CommDef{1, (1ull << 62) | r, false, {static_cast<int32_t>(r)}});
+  }
+  uint32_t next_index = 2;
+  for (const auto& c : g.comms) {
+    const uint32_t index = next_index++;
+    m->comm_index[c.ref] = index;
+    const auto gd = g.groups.find(c.group);
+    const bool self = gd != g.groups.end() && gd->second.type == OTF2_GROUP_TYPE_COMM_SELF;
+    std::vector<int32_t> members;
+    if (gd != g.groups.end() && !self)
+      for (uint64_t pos : gd->second.members) members.push_back(world_rank(pos));
+    m->comm_size[c.ref] = self ? 1 : static_cast<uint32_t>(members.size());
+    for (uint32_t r = 0; r < nranks; ++r) {
+      log::CommDef def{index, (1ull << 61) | c.ref, false, members};
+      if (self) def = log::CommDef{index, (1ull << 62) | r, false, {static_cast<int32_t>(r)}};
+      d.ranks[r].comms.push_back(def);
+    }
+  }
+  return Status();
+}
+
+// One location's events -> records, spilled as chunks.
+struct LocationReader {
+  const Globals* g = nullptr;
+  Model* m = nullptr;
+  log::LogWriter* out = nullptr;
+  uint32_t rank = 0, thread = 0;
+  std::vector<Record> records;
+  struct Frame {
+    uint32_t cat;
+    uint64_t enter;
+  };
+  std::vector<Frame> stack;
+  uint64_t collective_begin = 0;
+  bool in_collective = false;
+  uint64_t last = 0;
+  Status error;
+
+  uint64_t ticks(OTF2_TimeStamp t) {
+    const uint64_t v = t > g->offset ? t - g->offset : 0;
+    last = std::max(last, v);
+    return v;
+  }
+  uint32_t comm(OTF2_CommRef c) const {
+    auto it = m->comm_index.find(c);
+    return it == m->comm_index.end() ? log::kUnknownComm : it->second;
+  }
+  uint16_t enclosing_cat(const char* fallback) {
+    if (!stack.empty()) return static_cast<uint16_t>(stack.back().cat);
+    return static_cast<uint16_t>(m->category(fallback, true));
+  }
+  void put(const Record& r) {
+    records.push_back(r);
+    if (records.size() >= kChunkRecords) flush();
+  }
+  void flush() {
+    if (records.empty() || !error.ok()) return;
+    std::string chunk;
+    log::encode_events(records.data(), static_cast<uint32_t>(records.size()), rank, thread, 1, &chunk);
+    error = out->add_events_chunk(chunk);
+    records.clear();
+  }
+  void leave(uint64_t t) {
+    const Frame f = stack.back();
+    stack.pop_back();
+    put(log::make_record(RecordKind::kState, f.enter, static_cast<uint16_t>(f.cat), static_cast<int32_t>(stack.size()),
+                         0, 0, t >= f.enter ? t - f.enter : 0));
+  }
+  void message(RecordKind kind, OTF2_TimeStamp time, uint32_t peer, OTF2_CommRef c, uint32_t tag, uint64_t len) {
+    put(log::make_record(kind, ticks(time), enclosing_cat(kind == RecordKind::kSend ? "MPI_Send" : "MPI_Recv"),
+                         static_cast<int32_t>(peer), static_cast<int32_t>(tag), comm(c), len));
+  }
+};
+
+LocationReader* self(void* u) { return static_cast<LocationReader*>(u); }
+
+OTF2_CallbackCode ev_enter(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*,
+                           OTF2_RegionRef region) {
+  auto* L = self(u);
+  const auto it = L->m->cat_of_region.find(region);
+  const uint32_t cat = it != L->m->cat_of_region.end() ? it->second
+                                                         : L->m->category("region " + std::to_string(region), false);
+  L->stack.push_back({cat, L->ticks(time)});
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode ev_leave(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*,
+                           OTF2_RegionRef) {
+  auto* L = self(u);
+  if (!L->stack.empty()) L->leave(L->ticks(time));
+  return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
+}
+OTF2_CallbackCode ev_send(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*,
+                          uint32_t receiver, OTF2_CommRef c, uint32_t tag, uint64_t len) {
+  self(u)->message(RecordKind::kSend, time, receiver, c, tag, len);
+  return self(u)->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
+}
+OTF2_CallbackCode ev_isend(OTF2_LocationRef l, OTF2_TimeStamp time, uint64_t p, void* u, OTF2_AttributeList* a,
+                           uint32_t receiver, OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t) {
+  return ev_send(l, time, p, u, a, receiver, c, tag, len);
+}
+OTF2_CallbackCode ev_recv(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*,
+                          uint32_t sender, OTF2_CommRef c, uint32_t tag, uint64_t len) {
+  self(u)->message(RecordKind::kRecv, time, sender, c, tag, len);
+  return self(u)->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
+}
+OTF2_CallbackCode ev_irecv(OTF2_LocationRef l, OTF2_TimeStamp time, uint64_t p, void* u, OTF2_AttributeList* a,
+                           uint32_t sender, OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t) {
+  return ev_recv(l, time, p, u, a, sender, c, tag, len);
+}
+OTF2_CallbackCode ev_coll_begin(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*) {
+  auto* L = self(u);
+  L->collective_begin = L->ticks(time);
+  L->in_collective = true;
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*,
+                              OTF2_CollectiveOp op, OTF2_CommRef c, uint32_t root, uint64_t sent, uint64_t) {
+  auto* L = self(u);
+  const uint64_t t = L->ticks(time);
+  const uint64_t begin = L->in_collective ? L->collective_begin : t;
+  L->in_collective = false;
+  L->put(log::make_record(RecordKind::kCollective, begin, L->enclosing_cat(detail::collective_name(op)),
+                          root == OTF2_UNDEFINED_UINT32 ? -1 : static_cast<int32_t>(root), 0, L->comm(c), sent));
+  return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
+}
+OTF2_CallbackCode ev_comm_create(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*,
+                                 OTF2_CommRef c) {
+  auto* L = self(u);
+  const auto size = L->m->comm_size.find(c);
+  L->put(log::make_record(RecordKind::kCommCreate, L->ticks(time), 0,
+                          size == L->m->comm_size.end() ? 0 : static_cast<int32_t>(size->second), 0, L->comm(c), 0));
+  return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
+}
+
+// Owns the reader and its callback structs.
+struct ReaderGuard {
+  OTF2_Reader* reader = nullptr;
+  OTF2_GlobalDefReaderCallbacks* defs = nullptr;
+  OTF2_EvtReaderCallbacks* events = nullptr;
+  ~ReaderGuard() {
+    if (defs) OTF2_GlobalDefReaderCallbacks_Delete(defs);
+    if (events) OTF2_EvtReaderCallbacks_Delete(events);
+    if (reader) OTF2_Reader_Close(reader);
+  }
+};
+
+}  // namespace
+
+Status otf2_to_mpelog(const std::string& otf2_path, const std::string& out_path) {
+  detail::capture_otf2_errors();
+  const std::string anchor = otf2_anchor(otf2_path);
+  if (anchor.empty()) return Status(StatusCode::kInvalidArgument, otf2_path + ": not an OTF2 archive (no *.otf2 anchor)");
+  ReaderGuard G;
+  G.reader = OTF2_Reader_Open(anchor.c_str());
+  if (!G.reader) return detail::otf2_error(anchor + ": cannot open the OTF2 archive", OTF2_ERROR_FILE_INTERACTION);
+  OTF2_ErrorCode e = OTF2_Reader_SetSerialCollectiveCallbacks(G.reader);
+  if (e != OTF2_SUCCESS) return detail::otf2_error(anchor, e);
+
+  Globals g;
+  G.defs = OTF2_GlobalDefReaderCallbacks_New();
+  OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(G.defs, on_clock);
+  OTF2_GlobalDefReaderCallbacks_SetStringCallback(G.defs, on_string);
+  OTF2_GlobalDefReaderCallbacks_SetSystemTreeNodeCallback(G.defs, on_node);
+  OTF2_GlobalDefReaderCallbacks_SetLocationGroupCallback(G.defs, on_location_group);
+  OTF2_GlobalDefReaderCallbacks_SetLocationCallback(G.defs, on_location);
+  OTF2_GlobalDefReaderCallbacks_SetRegionCallback(G.defs, on_region);
+  OTF2_GlobalDefReaderCallbacks_SetGroupCallback(G.defs, on_group);
+  OTF2_GlobalDefReaderCallbacks_SetCommCallback(G.defs, on_comm);
+  OTF2_GlobalDefReader* gdr = OTF2_Reader_GetGlobalDefReader(G.reader);
+  if (!gdr) return detail::otf2_error(anchor + ": no global definitions", OTF2_ERROR_FILE_INTERACTION);
+  uint64_t ndefs = 0;
+  e = OTF2_Reader_RegisterGlobalDefCallbacks(G.reader, gdr, G.defs, &g);
+  if (e == OTF2_SUCCESS) e = OTF2_Reader_ReadAllGlobalDefinitions(G.reader, gdr, &ndefs);
+  OTF2_Reader_CloseGlobalDefReader(G.reader, gdr);
+  if (e != OTF2_SUCCESS) return detail::otf2_error(anchor + ": reading the global definitions", e);
+
+  Model m;
+  const std::string stem = std::filesystem::path(anchor).parent_path().filename().string();
+  MPE_RETURN_IF_ERROR(build_model(g, stem.empty() ? "otf2" : stem, &m));
+
+  uint64_t total_events = 0;
+  for (const auto& l : g.locations) {
+    if (m.where.count(l.ref)) {
+      total_events += l.events;
+      if ((e = OTF2_Reader_SelectLocation(G.reader, l.ref)) != OTF2_SUCCESS)
+        return detail::otf2_error(anchor + ": selecting a location", e);
+    }
+  }
+  const bool has_defs = OTF2_Reader_OpenDefFiles(G.reader) == OTF2_SUCCESS;
+  if ((e = OTF2_Reader_OpenEvtFiles(G.reader)) != OTF2_SUCCESS) return detail::otf2_error(anchor + ": opening the event files", e);
+
+  G.events = OTF2_EvtReaderCallbacks_New();
+  OTF2_EvtReaderCallbacks_SetEnterCallback(G.events, ev_enter);
+  OTF2_EvtReaderCallbacks_SetLeaveCallback(G.events, ev_leave);
+  OTF2_EvtReaderCallbacks_SetMpiSendCallback(G.events, ev_send);
+  OTF2_EvtReaderCallbacks_SetMpiIsendCallback(G.events, ev_isend);
+  OTF2_EvtReaderCallbacks_SetMpiRecvCallback(G.events, ev_recv);
+  OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(G.events, ev_irecv);
+  OTF2_EvtReaderCallbacks_SetMpiCollectiveBeginCallback(G.events, ev_coll_begin);
+  OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(G.events, ev_coll_end);
+  OTF2_EvtReaderCallbacks_SetCommCreateCallback(G.events, ev_comm_create);
+
+  AtomicOutput out(out_path);
+  log::LogWriter writer;
+  MPE_RETURN_IF_ERROR(writer.open(out.tmp_path()));
+  Progress progress("reading OTF2", total_events);
+  for (uint32_t r = 0; r < m.locations_of_rank.size(); ++r)
+    for (uint32_t t = 0; t < m.locations_of_rank[r].size(); ++t) {
+      const uint64_t loc = m.locations_of_rank[r][t];
+      // The event reader first, so that the local definitions' mapping tables (Score-P writes
+      // local ids) are attached to it.
+      OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(G.reader, loc);
+      if (!er) return detail::otf2_error(anchor + ": no events for location " + std::to_string(loc), OTF2_ERROR_FILE_INTERACTION);
+      if (has_defs)
+        if (OTF2_DefReader* dr = OTF2_Reader_GetDefReader(G.reader, loc)) {
+          uint64_t n = 0;
+          e = OTF2_Reader_ReadAllLocalDefinitions(G.reader, dr, &n);
+          OTF2_Reader_CloseDefReader(G.reader, dr);
+          if (e != OTF2_SUCCESS) return detail::otf2_error(anchor + ": reading local definitions", e);
+        }
+      LocationReader L;
+      L.g = &g;
+      L.m = &m;
+      L.out = &writer;
+      L.rank = r;
+      L.thread = t;
+      e = OTF2_Reader_RegisterEvtCallbacks(G.reader, er, G.events, &L);
+      // Batches, for the progress line; a short batch is the end (reading past it is an error).
+      constexpr uint64_t kBatch = 65536;
+      for (uint64_t got = kBatch; e == OTF2_SUCCESS && got == kBatch && L.error.ok();) {
+        e = OTF2_Reader_ReadLocalEvents(G.reader, er, kBatch, &got);
+        progress.advance(got);
+      }
+      OTF2_Reader_CloseEvtReader(G.reader, er);
+      if (e != OTF2_SUCCESS && e != OTF2_ERROR_INTERRUPTED_BY_CALLBACK)
+        return detail::otf2_error(anchor + ": reading the events of location " + std::to_string(loc), e);
+      while (!L.stack.empty()) L.leave(L.last);  // regions never left: end at the last event
+      L.flush();
+      MPE_RETURN_IF_ERROR(L.error);
+    }
+  if (has_defs) OTF2_Reader_CloseDefFiles(G.reader);
+  OTF2_Reader_CloseEvtFiles(G.reader);
+  m.defs.categories = std::move(m.categories);
+  MPE_RETURN_IF_ERROR(writer.finish(m.defs));
+  return out.commit();
+}
+
+}  // namespace mpe::interop

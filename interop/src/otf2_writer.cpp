@@ -1,0 +1,598 @@
+// .mpelog -> OTF2. Each location (rank, thread) is built from its chunks alone: records become
+// intervals (states, user states paired per thread) and points (messages, collectives, comm
+// creation), then Enter/Leave and the point events are emitted in time order with a nesting
+// stack. What the log cannot say (request ids, receive sizes of collectives) is documented in
+// docs/interop.md.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "mpe/interop.h"
+#include "mpe/log_defs.h"
+#include "mpe/otf2_export.h"
+#include "otf2_common.h"
+#include "user_states.h"
+
+namespace mpe::interop {
+
+namespace {
+
+using log::Record;
+using log::RecordKind;
+
+// Location ids: rank in the high bits, thread index in the low 16 (same on every process).
+uint64_t location_ref(uint32_t rank, uint32_t thread) { return (uint64_t{rank} << 16) | thread; }
+
+struct Interval {
+  int64_t start;
+  int64_t end;
+  uint32_t cat;
+  uint32_t depth;
+  int collective = -1;  // index of the collective record this call carried, or -1
+};
+
+struct Point {
+  int64_t time;
+  Record rec;
+  bool dropped = false;  // attached to its interval, or a cancelled send
+};
+
+struct LocationSummary {
+  uint32_t rank = 0;
+  uint32_t thread = 0;
+  uint64_t events = 0;
+  uint64_t last_time = 0;
+};
+
+struct MarkerRecord {
+  uint64_t time = 0;
+  uint64_t location = 0;
+  uint32_t kind = 0;  // RecordKind::kMarker (MPI_Pcontrol) or kUserEvent
+  uint32_t cat = 0;
+  int64_t value = 0;  // Pcontrol level, or the user event's data
+};
+
+struct CommInfo {
+  uint64_t global_id = 0;
+  bool inter = false;
+  std::vector<int32_t> members;
+};
+
+OTF2_FlushType pre_flush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) { return OTF2_FLUSH; }
+OTF2_FlushCallbacks kFlushCallbacks = {pre_flush, nullptr};
+
+}  // namespace
+
+struct Otf2Export::Impl {
+  explicit Impl(const log::LogFile& l) : log(l) { build_comms(); }
+
+  const log::LogFile& log;
+  OTF2_Archive* archive = nullptr;
+  std::vector<CommInfo> comms;                     // by OTF2 comm ref
+  std::vector<std::vector<uint32_t>> comm_of;      // [rank][per-rank comm index] -> comm ref
+  std::vector<LocationSummary> locations;          // written by this process
+  std::set<uint32_t> used_cats;
+  std::vector<MarkerRecord> markers;
+  // Events name regions by category id (local ids); OTF2 wants global region refs dense, so
+  // the root numbers the union of the categories used and every location's local definitions
+  // carry the mapping table.
+  std::vector<uint32_t> region_cats;  // global region ref -> category
+
+  void build_comms() {
+    std::map<uint64_t, uint32_t> ref_of;
+    const auto& ranks = log.definitions().ranks;
+    comm_of.resize(ranks.size());
+    for (size_t r = 0; r < ranks.size(); ++r)
+      for (const auto& c : ranks[r].comms) {
+        auto [it, fresh] = ref_of.try_emplace(c.global_id, static_cast<uint32_t>(comms.size()));
+        if (fresh) comms.push_back(CommInfo{c.global_id, c.inter, c.members});
+        if (comm_of[r].size() <= c.index) comm_of[r].resize(c.index + 1, OTF2_UNDEFINED_COMM);
+        comm_of[r][c.index] = it->second;
+      }
+  }
+
+  uint32_t comm_ref(uint32_t rank, uint32_t index) const {
+    if (rank >= comm_of.size() || index >= comm_of[rank].size()) return OTF2_UNDEFINED_COMM;
+    return comm_of[rank][index];
+  }
+
+  Status write_location(uint32_t rank, uint32_t thread, size_t first, size_t last, Progress* progress);
+};
+
+namespace {
+
+// Reads one location's chunks into intervals and points.
+Status gather_location(const log::LogFile& log, uint32_t rank, size_t first, size_t last, Progress* progress,
+                       std::vector<Interval>* states, std::vector<Point>* points,
+                       std::vector<std::pair<uint32_t, int64_t>>* unpaired_user) {
+  detail::UserStates user_states(log);
+  for (size_t i = first; i < last; ++i) {
+    auto recs = log.read_chunk(i);
+    if (!recs.ok()) return recs.status();
+    for (const Record& r : *recs) {
+      const int64_t t = log.to_ns(rank, r.time);
+      switch (static_cast<RecordKind>(r.kind)) {
+        case RecordKind::kState:
+          // The end from the raw end time, so that a receive completing at the call's exit
+          // lands exactly on the Leave, not a rounding nanosecond after it.
+          states->push_back(Interval{t, log.to_ns(rank, r.time + r.c), r.cat, static_cast<uint32_t>(r.a)});
+          break;
+        case RecordKind::kUserEvent: {
+          detail::UserStates::Closed c;
+          const auto fed = user_states.feed(r.cat, t, &c);
+          if (fed == detail::UserStates::Fed::kEnded) states->push_back(Interval{c.start, t, c.cat, c.depth});
+          if (fed == detail::UserStates::Fed::kLone) points->push_back(Point{t, r});
+          break;
+        }
+        case RecordKind::kSendCancel:
+          for (size_t k = points->size(); k-- > 0;) {
+            Point& p = (*points)[k];
+            if (!p.dropped && p.rec.kind == static_cast<uint8_t>(RecordKind::kSend) && p.rec.a == r.a &&
+                p.rec.b == r.b && p.rec.comm == r.comm) {
+              p.dropped = true;
+              break;
+            }
+          }
+          break;
+        default:
+          points->push_back(Point{t, r});
+          break;
+      }
+    }
+    if (progress) progress->advance();
+  }
+  // A user state begun and never ended stays a point in time: a marker.
+  *unpaired_user = user_states.take_open();
+  return Status();
+}
+
+// Attaches each collective record to the call that carried it (same start and category), so
+// that MpiCollectiveBegin/End sit inside its Enter/Leave.
+void attach_collectives(std::vector<Interval>* states, std::vector<Point>* points) {
+  std::unordered_multimap<uint64_t, size_t> by_start;
+  for (size_t i = 0; i < states->size(); ++i)
+    by_start.emplace(static_cast<uint64_t>((*states)[i].start) * 0x10001ull + (*states)[i].cat, i);
+  for (size_t k = 0; k < points->size(); ++k) {
+    Point& p = (*points)[k];
+    if (p.rec.kind != static_cast<uint8_t>(RecordKind::kCollective)) continue;
+    auto range = by_start.equal_range(static_cast<uint64_t>(p.time) * 0x10001ull + p.rec.cat);
+    for (auto it = range.first; it != range.second; ++it) {
+      Interval& s = (*states)[it->second];
+      if (s.start == p.time && s.cat == p.rec.cat && s.collective < 0) {
+        s.collective = static_cast<int>(k);
+        p.dropped = true;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, size_t first, size_t last,
+                                        Progress* progress) {
+  std::vector<Interval> states;
+  std::vector<Point> points;
+  std::vector<std::pair<uint32_t, int64_t>> unpaired;
+  MPE_RETURN_IF_ERROR(gather_location(log, rank, first, last, progress, &states, &points, &unpaired));
+  attach_collectives(&states, &points);
+  std::sort(states.begin(), states.end(), [](const Interval& a, const Interval& b) {
+    if (a.start != b.start) return a.start < b.start;
+    if (a.end != b.end) return a.end > b.end;
+    return a.depth < b.depth;
+  });
+  std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.time < b.time; });
+
+  const uint64_t loc = location_ref(rank, thread);
+  OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(archive, loc);
+  if (!w) return detail::otf2_error("cannot get the event writer of rank " + std::to_string(rank),
+                                    OTF2_ERROR_INVALID_CALL);
+  uint64_t last_ts = 0, events = 0;
+  OTF2_ErrorCode err = OTF2_SUCCESS;
+  // OTF2 wants non-decreasing timestamps per location; clock correction can make times a few ns
+  // negative or (for improperly nested states) out of order, so clamp.
+  auto ts = [&](int64_t t) {
+    uint64_t u = t < 0 ? 0 : static_cast<uint64_t>(t);
+    if (u < last_ts) u = last_ts;
+    return last_ts = u;
+  };
+  auto check = [&](OTF2_ErrorCode e) {
+    if (e != OTF2_SUCCESS && err == OTF2_SUCCESS) err = e;
+    ++events;
+  };
+  auto collective_end = [&](const Record& c, uint64_t time) {
+    const auto op = detail::collective_op(log.category_name(c.cat)).value_or(OTF2_COLLECTIVE_OP_BARRIER);
+    const uint32_t root = c.a < 0 ? OTF2_UNDEFINED_UINT32 : static_cast<uint32_t>(c.a);
+    // The log has the bytes this rank sent, not those it received: sizeReceived stays 0.
+    check(OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, time, op, comm_ref(rank, c.comm), root, c.c, 0));
+  };
+  std::vector<size_t> open;
+  auto leave = [&]() {
+    const Interval& s = states[open.back()];
+    const uint64_t t = ts(s.end);
+    if (s.collective >= 0) collective_end(points[static_cast<size_t>(s.collective)].rec, t);
+    check(OTF2_EvtWriter_Leave(w, nullptr, t, s.cat));
+    open.pop_back();
+  };
+  auto close_before = [&](int64_t t) {
+    while (!open.empty() && states[open.back()].end < t) leave();
+  };
+  auto write_point = [&](const Point& p) {
+    const Record& r = p.rec;
+    const uint64_t t = ts(p.time);
+    switch (static_cast<RecordKind>(r.kind)) {
+      case RecordKind::kSend:
+        check(OTF2_EvtWriter_MpiSend(w, nullptr, t, static_cast<uint32_t>(r.a), comm_ref(rank, r.comm),
+                                     static_cast<uint32_t>(r.b), r.c));
+        break;
+      case RecordKind::kRecv:
+        check(OTF2_EvtWriter_MpiRecv(w, nullptr, t, static_cast<uint32_t>(r.a), comm_ref(rank, r.comm),
+                                     static_cast<uint32_t>(r.b), r.c));
+        break;
+      case RecordKind::kCollective:  // no call state around it (logging was paused)
+        check(OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, t));
+        collective_end(r, t);
+        break;
+      case RecordKind::kCommCreate:
+        if (comm_ref(rank, r.comm) != OTF2_UNDEFINED_COMM)
+          check(OTF2_EvtWriter_CommCreate(w, nullptr, t, comm_ref(rank, r.comm)));
+        break;
+      case RecordKind::kMarker:
+        markers.push_back(MarkerRecord{t, loc, r.kind, r.cat, r.a});
+        break;
+      case RecordKind::kUserEvent:
+        markers.push_back(MarkerRecord{t, loc, r.kind, r.cat, static_cast<int64_t>(r.c)});
+        break;
+      default:
+        break;
+    }
+  };
+
+  size_t i = 0, p = 0;
+  while (i < states.size() || p < points.size()) {
+    if (p < points.size() && points[p].dropped) {
+      ++p;
+      continue;
+    }
+    // At equal times the call is entered first: a send is logged at its call's entry.
+    if (i < states.size() && (p >= points.size() || states[i].start <= points[p].time)) {
+      const Interval& s = states[i];
+      close_before(s.start);
+      while (!open.empty()) {
+        const Interval& top = states[open.back()];
+        const bool sibling = top.end < s.end || (top.end == s.start && top.start < s.start);
+        if (!sibling) break;
+        leave();
+      }
+      const uint64_t t = ts(s.start);
+      check(OTF2_EvtWriter_Enter(w, nullptr, t, s.cat));
+      if (s.collective >= 0) check(OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, t));
+      used_cats.insert(s.cat);
+      open.push_back(i++);
+    } else {
+      close_before(points[p].time);
+      write_point(points[p++]);
+    }
+  }
+  while (!open.empty()) leave();
+  for (const auto& [cat, t] : unpaired) markers.push_back(MarkerRecord{ts(t), loc, 6, cat, 0});
+
+  const OTF2_ErrorCode closed = OTF2_Archive_CloseEvtWriter(archive, w);
+  locations.push_back(LocationSummary{rank, thread, events, last_ts});
+  if (err != OTF2_SUCCESS) return detail::otf2_error("writing the events of rank " + std::to_string(rank), err);
+  if (closed != OTF2_SUCCESS) return detail::otf2_error("closing the events of rank " + std::to_string(rank), closed);
+  return Status();
+}
+
+Otf2Export::Otf2Export(const log::LogFile& log) : impl_(new Impl(log)) { detail::capture_otf2_errors(); }
+
+Otf2Export::~Otf2Export() {
+  if (impl_->archive) OTF2_Archive_Close(impl_->archive);
+  delete impl_;
+}
+
+Status Otf2Export::open(const std::string& dir, const CollectiveSetup& setup) {
+  impl_->archive = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
+                                     OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+  if (!impl_->archive) return detail::otf2_error("cannot create the OTF2 archive " + dir, OTF2_ERROR_FILE_INTERACTION);
+  OTF2_ErrorCode e = OTF2_Archive_SetFlushCallbacks(impl_->archive, &kFlushCallbacks, nullptr);
+  if (e == OTF2_SUCCESS) e = setup ? setup(impl_->archive) : OTF2_Archive_SetSerialCollectiveCallbacks(impl_->archive);
+  if (e == OTF2_SUCCESS) e = OTF2_Archive_SetCreator(impl_->archive, "mpe-tools");
+  if (e == OTF2_SUCCESS) e = OTF2_Archive_SetDescription(impl_->archive, impl_->log.definitions().program.c_str());
+  if (e != OTF2_SUCCESS) return detail::otf2_error("setting up the OTF2 archive " + dir, e);
+  return Status();
+}
+
+Status Otf2Export::open_event_files() {
+  const OTF2_ErrorCode e = OTF2_Archive_OpenEvtFiles(impl_->archive);
+  return e == OTF2_SUCCESS ? Status() : detail::otf2_error("opening the OTF2 event files", e);
+}
+
+Status Otf2Export::write_rank_events(uint32_t rank, Progress* progress) {
+  const auto& index = impl_->log.index();
+  const auto& defs = impl_->log.definitions();
+  // Every thread the rank defined gets a location, even without events, and thread 0 always
+  // (it stands for the rank in the communicators' location group).
+  std::set<uint32_t> threads = {0};
+  if (rank < defs.ranks.size())
+    for (const auto& t : defs.ranks[rank].threads) threads.insert(t.index);
+  std::map<uint32_t, std::pair<size_t, size_t>> chunks;  // thread -> [first, last) in the index
+  for (size_t i = 0; i < index.size(); ++i) {
+    if (index[i].rank != rank) continue;
+    auto [it, fresh] = chunks.try_emplace(index[i].thread, i, i + 1);
+    if (!fresh) it->second.second = i + 1;
+    threads.insert(index[i].thread);
+  }
+  Status first_error;
+  for (uint32_t t : threads) {
+    const auto it = chunks.find(t);
+    const size_t first = it == chunks.end() ? 0 : it->second.first;
+    const size_t last = it == chunks.end() ? 0 : it->second.second;
+    const Status s = impl_->write_location(rank, t, first, last, progress);
+    if (!s.ok() && first_error.ok()) first_error = s;
+  }
+  return first_error;
+}
+
+Status Otf2Export::close_event_files() {
+  const OTF2_ErrorCode e = OTF2_Archive_CloseEvtFiles(impl_->archive);
+  return e == OTF2_SUCCESS ? Status() : detail::otf2_error("closing the OTF2 event files", e);
+}
+
+std::string Otf2Export::summary() const {
+  log::ByteWriter w;
+  w.u32(static_cast<uint32_t>(impl_->locations.size()));
+  for (const auto& l : impl_->locations) {
+    w.u32(l.rank);
+    w.u32(l.thread);
+    w.u64(l.events);
+    w.u64(l.last_time);
+  }
+  w.u32(static_cast<uint32_t>(impl_->used_cats.size()));
+  for (uint32_t c : impl_->used_cats) w.u32(c);
+  w.u32(static_cast<uint32_t>(impl_->markers.size()));
+  for (const auto& m : impl_->markers) {
+    w.u64(m.time);
+    w.u64(m.location);
+    w.u32(m.kind);
+    w.u32(m.cat);
+    w.i64(m.value);
+  }
+  return std::move(w.data());
+}
+
+namespace {
+
+Status parse_summary(const std::string& s, std::vector<LocationSummary>* locs, std::set<uint32_t>* cats,
+                     std::vector<MarkerRecord>* markers) {
+  log::ByteReader r(s.data(), s.size());
+  const Status bad(StatusCode::kCorrupt, "a malformed OTF2 export summary");
+  uint32_t n = 0;
+  if (!r.u32(&n) || n > r.left() / 24) return bad;
+  for (uint32_t i = 0; i < n; ++i) {
+    LocationSummary l;
+    if (!r.u32(&l.rank) || !r.u32(&l.thread) || !r.u64(&l.events) || !r.u64(&l.last_time)) return bad;
+    locs->push_back(l);
+  }
+  if (!r.u32(&n) || n > r.left() / 4) return bad;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t c = 0;
+    if (!r.u32(&c)) return bad;
+    cats->insert(c);
+  }
+  if (!r.u32(&n) || n > r.left() / 32) return bad;
+  for (uint32_t i = 0; i < n; ++i) {
+    MarkerRecord m;
+    if (!r.u64(&m.time) || !r.u64(&m.location) || !r.u32(&m.kind) || !r.u32(&m.cat) || !r.i64(&m.value))
+      return bad;
+    markers->push_back(m);
+  }
+  return Status();
+}
+
+// Global string table: written first, referenced by everything after.
+class Strings {
+ public:
+  OTF2_StringRef ref(const std::string& s) {
+    auto [it, fresh] = refs_.try_emplace(s, static_cast<OTF2_StringRef>(order_.size()));
+    if (fresh) order_.push_back(s);
+    return it->second;
+  }
+  OTF2_ErrorCode write(OTF2_GlobalDefWriter* w) const {
+    for (size_t i = 0; i < order_.size(); ++i)
+      if (OTF2_ErrorCode e = OTF2_GlobalDefWriter_WriteString(w, static_cast<OTF2_StringRef>(i), order_[i].c_str());
+          e != OTF2_SUCCESS)
+        return e;
+    return OTF2_SUCCESS;
+  }
+
+ private:
+  std::map<std::string, OTF2_StringRef> refs_;
+  std::vector<std::string> order_;
+};
+
+std::string comm_name(const CommInfo& c, size_t world_size) {
+  if (c.global_id == 0) return "MPI_COMM_WORLD";
+  if ((c.global_id >> 62) == 1 && c.members.size() == 1) return "MPI_COMM_SELF";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%s %016llx (%zu of %zu ranks)", c.inter ? "intercomm" : "comm",
+                static_cast<unsigned long long>(c.global_id), c.members.size(), world_size);
+  return buf;
+}
+
+}  // namespace
+
+Status Otf2Export::write_global_definitions(const std::vector<std::string>& summaries) {
+  std::vector<LocationSummary> locs;
+  std::set<uint32_t> cats;
+  std::vector<MarkerRecord> markers;
+  for (const auto& s : summaries) MPE_RETURN_IF_ERROR(parse_summary(s, &locs, &cats, &markers));
+  std::sort(locs.begin(), locs.end(), [](const LocationSummary& a, const LocationSummary& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.thread < b.thread;
+  });
+  const log::LogFile& log = impl_->log;
+  const log::Definitions& d = log.definitions();
+  uint64_t trace_end = 0;
+  for (const auto& l : locs) trace_end = std::max(trace_end, l.last_time);
+
+  // Every reference below is to a definition written before it, strings first.
+  Strings str;
+  str.ref("");
+  std::vector<std::pair<std::string, uint32_t>> hosts;  // name, node ref
+  std::vector<uint32_t> node_of_rank(d.ranks.size(), 0);
+  for (size_t r = 0; r < d.ranks.size(); ++r) {
+    const std::string host = d.ranks[r].host.empty() ? "unknown host" : d.ranks[r].host;
+    auto it = std::find_if(hosts.begin(), hosts.end(), [&](const auto& h) { return h.first == host; });
+    if (it == hosts.end()) it = hosts.insert(hosts.end(), {host, static_cast<uint32_t>(hosts.size() + 1)});
+    node_of_rank[r] = it->second;
+  }
+  const OTF2_StringRef s_machine = str.ref("machine"), s_node = str.ref("node");
+  for (const auto& h : hosts) str.ref(h.first);
+  for (size_t r = 0; r < d.world_size; ++r) str.ref("MPI Rank " + std::to_string(r));
+  for (const auto& l : locs) str.ref(l.thread == 0 ? "Master thread" : "Thread " + std::to_string(l.thread));
+  for (uint32_t c : cats) str.ref(log.category_name(c));
+  str.ref("MPI_COMM_WORLD locations");
+  for (const auto& c : impl_->comms) str.ref(comm_name(c, d.world_size));
+
+  OTF2_GlobalDefWriter* w = OTF2_Archive_GetGlobalDefWriter(impl_->archive);
+  if (!w) return detail::otf2_error("cannot get the global definition writer", OTF2_ERROR_INVALID_CALL);
+  OTF2_ErrorCode e = OTF2_GlobalDefWriter_WriteClockProperties(w, 1000000000ull, 0, trace_end + 1,
+                                                               OTF2_UNDEFINED_TIMESTAMP);
+  if (e == OTF2_SUCCESS) e = str.write(w);
+  if (e == OTF2_SUCCESS)
+    e = OTF2_GlobalDefWriter_WriteSystemTreeNode(w, 0, s_machine, s_machine, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+  for (const auto& h : hosts)
+    if (e == OTF2_SUCCESS) e = OTF2_GlobalDefWriter_WriteSystemTreeNode(w, h.second, str.ref(h.first), s_node, 0);
+  for (uint32_t r = 0; r < d.world_size && e == OTF2_SUCCESS; ++r)
+    e = OTF2_GlobalDefWriter_WriteLocationGroup(w, r, str.ref("MPI Rank " + std::to_string(r)),
+                                                OTF2_LOCATION_GROUP_TYPE_PROCESS,
+                                                r < node_of_rank.size() ? node_of_rank[r] : 0,
+                                                OTF2_UNDEFINED_LOCATION_GROUP);
+  for (const auto& l : locs)
+    if (e == OTF2_SUCCESS)
+      e = OTF2_GlobalDefWriter_WriteLocation(
+          w, location_ref(l.rank, l.thread),
+          str.ref(l.thread == 0 ? "Master thread" : "Thread " + std::to_string(l.thread)),
+          OTF2_LOCATION_TYPE_CPU_THREAD, l.events, l.rank);
+  impl_->region_cats.assign(cats.begin(), cats.end());
+  for (size_t k = 0; k < impl_->region_cats.size() && e == OTF2_SUCCESS; ++k) {
+    const uint32_t c = impl_->region_cats[k];
+    const std::string name = log.category_name(c);
+    const bool mpi = c < log::kUserCategoryBase;
+    e = OTF2_GlobalDefWriter_WriteRegion(w, static_cast<OTF2_RegionRef>(k), str.ref(name), str.ref(name), str.ref(""),
+                                         detail::region_role(name, mpi), mpi ? OTF2_PARADIGM_MPI : OTF2_PARADIGM_USER,
+                                         OTF2_REGION_FLAG_NONE, OTF2_UNDEFINED_STRING, 0, 0);
+  }
+  // Group 0: the location standing for each rank (its thread 0); communicator groups list world
+  // ranks, i.e. positions in group 0.
+  std::vector<uint64_t> rank_locations;
+  for (uint32_t r = 0; r < d.world_size; ++r) rank_locations.push_back(location_ref(r, 0));
+  if (e == OTF2_SUCCESS)
+    e = OTF2_GlobalDefWriter_WriteGroup(w, 0, str.ref("MPI_COMM_WORLD locations"), OTF2_GROUP_TYPE_COMM_LOCATIONS,
+                                        OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
+                                        static_cast<uint32_t>(rank_locations.size()), rank_locations.data());
+  for (size_t k = 0; k < impl_->comms.size() && e == OTF2_SUCCESS; ++k) {
+    const CommInfo& c = impl_->comms[k];
+    std::vector<uint64_t> members(c.members.begin(), c.members.end());
+    e = OTF2_GlobalDefWriter_WriteGroup(w, static_cast<OTF2_GroupRef>(k + 1), str.ref(comm_name(c, d.world_size)),
+                                        OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
+                                        static_cast<uint32_t>(members.size()), members.data());
+  }
+  for (size_t k = 0; k < impl_->comms.size() && e == OTF2_SUCCESS; ++k)
+    e = OTF2_GlobalDefWriter_WriteComm(w, static_cast<OTF2_CommRef>(k),
+                                       str.ref(comm_name(impl_->comms[k], d.world_size)),
+                                       static_cast<OTF2_GroupRef>(k + 1), OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+  if (e != OTF2_SUCCESS) return detail::otf2_error("writing the OTF2 global definitions", e);
+
+  if (markers.empty()) return Status();
+  // User events and MPI_Pcontrol calls as markers, one marker definition per event kind.
+  OTF2_MarkerWriter* mw = OTF2_Archive_GetMarkerWriter(impl_->archive);
+  if (!mw) return detail::otf2_error("cannot get the marker writer", OTF2_ERROR_INVALID_CALL);
+  std::map<std::pair<uint32_t, uint32_t>, OTF2_MarkerRef> marker_of;
+  std::sort(markers.begin(), markers.end(), [](const MarkerRecord& a, const MarkerRecord& b) { return a.time < b.time; });
+  for (const auto& m : markers) {
+    auto [it, fresh] = marker_of.try_emplace({m.kind, m.cat}, static_cast<OTF2_MarkerRef>(marker_of.size()));
+    if (fresh && e == OTF2_SUCCESS) {
+      const bool pcontrol = m.kind == static_cast<uint32_t>(RecordKind::kMarker);
+      e = OTF2_MarkerWriter_WriteDefMarker(mw, it->second, pcontrol ? "MPI" : "MPE user event",
+                                           log.category_name(m.cat).c_str(), OTF2_SEVERITY_NONE);
+    }
+  }
+  for (const auto& m : markers) {
+    if (e != OTF2_SUCCESS) break;
+    const bool pcontrol = m.kind == static_cast<uint32_t>(RecordKind::kMarker);
+    const std::string text = (pcontrol ? "level=" : "data=") + std::to_string(m.value);
+    e = OTF2_MarkerWriter_WriteMarker(mw, m.time, 0, marker_of[{m.kind, m.cat}], OTF2_MARKER_SCOPE_LOCATION,
+                                      m.location, text.c_str());
+  }
+  const OTF2_ErrorCode closed = OTF2_Archive_CloseMarkerWriter(impl_->archive, mw);
+  if (e == OTF2_SUCCESS) e = closed;
+  return e == OTF2_SUCCESS ? Status() : detail::otf2_error("writing the OTF2 markers", e);
+}
+
+std::string Otf2Export::region_table() const {
+  log::ByteWriter w;
+  w.u32(static_cast<uint32_t>(impl_->region_cats.size()));
+  for (uint32_t c : impl_->region_cats) w.u32(c);
+  return std::move(w.data());
+}
+
+Status Otf2Export::write_local_definitions(const std::string& region_table) {
+  log::ByteReader r(region_table.data(), region_table.size());
+  uint32_t n = 0;
+  if (!r.u32(&n) || n > r.left() / 4) return Status(StatusCode::kCorrupt, "a malformed OTF2 region table");
+  OTF2_IdMap* regions = OTF2_IdMap_Create(OTF2_ID_MAP_SPARSE, n ? n : 1);
+  if (!regions) return Status(StatusCode::kIoError, "out of memory for the OTF2 region table");
+  for (uint32_t k = 0; k < n; ++k) {
+    uint32_t cat = 0;
+    r.u32(&cat);
+    OTF2_IdMap_AddIdPair(regions, cat, k);
+  }
+  OTF2_ErrorCode e = OTF2_Archive_OpenDefFiles(impl_->archive);
+  if (e != OTF2_SUCCESS) {
+    OTF2_IdMap_Free(regions);
+    return detail::otf2_error("opening the OTF2 definition files", e);
+  }
+  OTF2_ErrorCode first = OTF2_SUCCESS;
+  for (const auto& l : impl_->locations) {
+    OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(impl_->archive, location_ref(l.rank, l.thread));
+    e = dw ? OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_REGION, regions) : OTF2_ERROR_INVALID_CALL;
+    if (dw) {
+      const OTF2_ErrorCode c = OTF2_Archive_CloseDefWriter(impl_->archive, dw);
+      if (e == OTF2_SUCCESS) e = c;
+    }
+    if (first == OTF2_SUCCESS) first = e;
+  }
+  OTF2_IdMap_Free(regions);
+  e = OTF2_Archive_CloseDefFiles(impl_->archive);
+  if (first == OTF2_SUCCESS) first = e;
+  return first == OTF2_SUCCESS ? Status() : detail::otf2_error("writing the OTF2 local definitions", first);
+}
+
+Status Otf2Export::close() {
+  if (!impl_->archive) return Status();
+  const OTF2_ErrorCode e = OTF2_Archive_Close(impl_->archive);
+  impl_->archive = nullptr;
+  return e == OTF2_SUCCESS ? Status() : detail::otf2_error("closing the OTF2 archive", e);
+}
+
+Status mpelog_to_otf2(const std::string& log_path, const std::string& out_dir) {
+  auto log = log::LogFile::open(log_path);
+  if (!log.ok()) return Status(log.status().code(), log_path + ": " + log.status().message());
+  AtomicOutput out(out_dir);
+  Otf2Export x(*log);
+  MPE_RETURN_IF_ERROR(x.open(out.tmp_path(), {}));
+  MPE_RETURN_IF_ERROR(x.open_event_files());
+  {
+    Progress progress("writing OTF2", log->index().size());
+    for (uint32_t r = 0; r < log->definitions().world_size; ++r) MPE_RETURN_IF_ERROR(x.write_rank_events(r, &progress));
+  }
+  MPE_RETURN_IF_ERROR(x.close_event_files());
+  MPE_RETURN_IF_ERROR(x.write_global_definitions({x.summary()}));
+  MPE_RETURN_IF_ERROR(x.write_local_definitions(x.region_table()));
+  MPE_RETURN_IF_ERROR(x.close());
+  return out.commit();
+}
+
+}  // namespace mpe::interop

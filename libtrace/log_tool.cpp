@@ -19,6 +19,7 @@
 // Failure modes: a rank that cannot write makes every rank keep its spill file (allreduce of
 // success) and rank 0 says so; a crash before finalize leaves the spill files for --recover.
 #include "log_tool.h"
+#include "otf2_finalize.h"
 
 #include <fcntl.h>
 #include <mpi.h>
@@ -993,10 +994,14 @@ void before_finalize() noexcept {
     uint64_t bytes = 0, records = 0;
     const bool ok = merge_into(out, &bytes, &records);
     const bool keep = !ok || !config::env_bool("MPE_DELETE_LOCALFILE", true);
+    const OutputFormats formats = output_formats();
+    const bool otf2_ok = ok && formats.otf2 && write_otf2(g_comm, out, otf2_path(out));
+    const bool drop_mpelog = otf2_ok && !formats.mpelog;  // it was only the way to OTF2
     if (g_part_fd >= 0) ::close(g_part_fd);
     g_part_fd = -1;
     if (!keep) ::unlink(g_part_path.c_str());
-    if (g_rank == 0) {
+    if (g_rank == 0 && drop_mpelog) ::unlink(out.c_str());
+    if (g_rank == 0 && !drop_mpelog) {
       if (ok)
         std::fprintf(stderr, "mpe-tools: liblog wrote %s (%llu records, %llu bytes)\n", out.c_str(),
                      static_cast<unsigned long long>(records), static_cast<unsigned long long>(bytes));

@@ -292,16 +292,25 @@ Otf2Export::~Otf2Export() {
   delete impl_;
 }
 
-Status Otf2Export::open(const std::string& dir, const CollectiveSetup& setup) {
+Status Otf2Export::create(const std::string& dir) {
   impl_->archive = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
                                      OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
   if (!impl_->archive) return detail::otf2_error("cannot create the OTF2 archive " + dir, OTF2_ERROR_FILE_INTERACTION);
   OTF2_ErrorCode e = OTF2_Archive_SetFlushCallbacks(impl_->archive, &kFlushCallbacks, nullptr);
-  if (e == OTF2_SUCCESS) e = setup ? setup(impl_->archive) : OTF2_Archive_SetSerialCollectiveCallbacks(impl_->archive);
   if (e == OTF2_SUCCESS) e = OTF2_Archive_SetCreator(impl_->archive, "mpe-tools");
   if (e == OTF2_SUCCESS) e = OTF2_Archive_SetDescription(impl_->archive, impl_->log.definitions().program.c_str());
   if (e != OTF2_SUCCESS) return detail::otf2_error("setting up the OTF2 archive " + dir, e);
   return Status();
+}
+
+Status Otf2Export::set_collectives(const CollectiveSetup& setup) {
+  const OTF2_ErrorCode e = setup ? setup(impl_->archive) : OTF2_Archive_SetSerialCollectiveCallbacks(impl_->archive);
+  return e == OTF2_SUCCESS ? Status() : detail::otf2_error("installing the OTF2 collective callbacks", e);
+}
+
+Status Otf2Export::open(const std::string& dir, const CollectiveSetup& setup) {
+  MPE_RETURN_IF_ERROR(create(dir));
+  return set_collectives(setup);
 }
 
 Status Otf2Export::open_event_files() {

@@ -29,8 +29,11 @@ class Otf2Export {
   Otf2Export(const Otf2Export&) = delete;
   Otf2Export& operator=(const Otf2Export&) = delete;
 
-  // Creates the archive `dir/traces.otf2` (+ `dir/traces/`). Collective when `setup` is.
-  Status open(const std::string& dir, const CollectiveSetup& setup);
+  // Creates the archive `dir/traces.otf2` (+ `dir/traces/`): local, so that the ranks can agree
+  // it worked everywhere before the first collective step.
+  Status create(const std::string& dir);
+  Status set_collectives(const CollectiveSetup& setup);  // collective when `setup` is
+  Status open(const std::string& dir, const CollectiveSetup& setup);  // both
   Status open_event_files();  // collective
   // Writes the events of every thread of `rank` (local). Errors are kept; keep calling the
   // collective phases anyway so that no rank is left waiting.

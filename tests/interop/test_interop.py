@@ -1,0 +1,291 @@
+"""Interop tests: real runs of the samples under mpiexec, their logs written as OTF2 (by liblog
+at finalize, in parallel, and by `mpe convert`), checked with otf2-print and OTF2's Python reader
+against our own counts; round trips mpelog -> OTF2 -> mpelog; Chrome JSON structure and counts;
+bad input. INTEROP_TEST selects a group: otf2, roundtrip, chrome, errors."""
+import collections
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import mpitest  # noqa: E402
+
+MPE = os.path.join(mpitest.BUILD, "bin", "mpe")
+GROUP = os.environ.get("INTEROP_TEST", "otf2")
+SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's python3-otf2 installs for it, not for a pyenv python
+
+# (program, ranks, arguments): point-to-point, a ring, a 2-D stencil with a Cartesian
+# communicator, several threads per rank, and the MPE user API (user states, events as markers).
+RUNS = [("pingpong", 2, ["8", "200"]), ("ring", 4, ["5"]), ("halo2d", 4, ["10"]),
+        ("threads", 2, ["20"]), ("mpe_api_prog", 2, [])]
+LOG_NAME = {"mpe_api_prog": "apitest"}  # it names its logfile with MPE_Finish_log
+
+
+def mpe(*args, check=True):
+    p = subprocess.run([MPE] + list(args), capture_output=True, text=True, timeout=180)
+    if check and p.returncode != 0:
+        mpitest.fail("mpe %s exited %d:\n%s" % (" ".join(args), p.returncode, p.stderr))
+    return p
+
+
+def stat(path):
+    return json.loads(mpe("stat", "--json", path).stdout)
+
+
+def run_logged(prog, np, args, fmt="both"):
+    r = mpitest.run(np, [mpitest.program(prog)] + args, tools=("log",), env={"MPE_LOG_FORMAT": fmt,
+                                                                            "MPE_LOGFILE_PREFIX": prog})
+    name = LOG_NAME.get(prog, prog)
+    return r, os.path.join(r.workdir, name + ".mpelog"), os.path.join(r.workdir, name + ".otf2")
+
+
+def our_counts(st):
+    """What the OTF2 archive must hold, from our own reader's view of the log."""
+    m = st["messages"]
+    return {
+        "ENTER": sum(s["count"] for s in st["states"].values()),
+        "LEAVE": sum(s["count"] for s in st["states"].values()),
+        "MPI_SEND": m["matched"] + m["unmatched_sends"],
+        "MPI_RECV": m["matched"] + m["unmatched_recvs"],
+        "MPI_COLLECTIVE_BEGIN": st["collectives"],
+        "MPI_COLLECTIVE_END": st["collectives"],
+        "COMM_CREATE": st["comm_creates"],
+    }
+
+
+def otf2_print_counts(archive):
+    anchor = os.path.join(archive, "traces.otf2")
+    mpitest.expect(os.path.isfile(anchor), "no OTF2 anchor %s" % anchor)
+    p = subprocess.run(["otf2-print", anchor], capture_output=True, text=True, timeout=180)
+    mpitest.expect(p.returncode == 0, "otf2-print %s exited %d:\n%s" % (anchor, p.returncode, p.stderr[-2000:]))
+    mpitest.expect(p.stderr.strip() == "", "otf2-print %s complained:\n%s" % (anchor, p.stderr[-2000:]))
+    counts = collections.Counter()
+    started = False
+    for line in p.stdout.splitlines():
+        if line.startswith("-----"):
+            started = True
+            continue
+        if started and line.strip():
+            counts[line.split()[0]] += 1
+    return counts
+
+
+PY_READER = r"""
+import collections, json, sys
+import otf2
+names = {"Enter": "ENTER", "Leave": "LEAVE", "MpiSend": "MPI_SEND", "MpiRecv": "MPI_RECV",
+         "MpiCollectiveBegin": "MPI_COLLECTIVE_BEGIN", "MpiCollectiveEnd": "MPI_COLLECTIVE_END",
+         "CommCreate": "COMM_CREATE"}
+c = collections.Counter()
+with otf2.reader.open(sys.argv[1]) as r:
+    d = r.definitions
+    locs = len(d.locations)
+    groups = len([g for g in d.location_groups])
+    regions = {str(x.name): str(x.paradigm) for x in d.regions}
+    for loc, ev in r.events:
+        c[names.get(type(ev).__name__, type(ev).__name__)] += 1
+print(json.dumps({"counts": c, "locations": locs, "location_groups": groups, "regions": regions}))
+"""
+
+
+def python_reader(archive):
+    """Counts with OTF2's own Python reader, or None when Debian's python3-otf2 is missing."""
+    if not os.path.exists(SYSTEM_PYTHON) or subprocess.run(
+            [SYSTEM_PYTHON, "-c", "import otf2"], capture_output=True).returncode != 0:
+        return None
+    p = subprocess.run([SYSTEM_PYTHON, "-c", PY_READER, os.path.join(archive, "traces.otf2")],
+                       capture_output=True, text=True, timeout=300)
+    mpitest.expect(p.returncode == 0, "the OTF2 Python reader failed on %s:\n%s" % (archive, p.stderr[-2000:]))
+    return json.loads(p.stdout)
+
+
+def expect_counts(got, want, what):
+    for k, v in want.items():
+        mpitest.expect_eq(got.get(k, 0), v, "%s: %s events" % (what, k))
+
+
+def check_archive(archive, st, what):
+    want = our_counts(st)
+    expect_counts(otf2_print_counts(archive), want, what + " (otf2-print)")
+    py = python_reader(archive)
+    if py is None:
+        print("SKIP: %s has no otf2 module (Debian package python3-otf2); the otf2-print check ran" % SYSTEM_PYTHON)
+        return
+    expect_counts(py["counts"], want, what + " (OTF2 Python reader)")
+    mpitest.expect_eq(py["location_groups"], st["ranks"], what + ": location groups (one per rank)")
+    mpitest.expect_eq(py["locations"], sum(int(n) for n in st["threads"].values()),
+                      what + ": locations (one per thread)")
+    for name, paradigm in py["regions"].items():
+        if name.startswith("MPI_"):
+            mpitest.expect(paradigm.endswith("MPI"), "%s: region %s has paradigm %s" % (what, name, paradigm))
+
+
+def messages(path):
+    """Every matched message with its ends, without the communicator's id (renumbered)."""
+    out = mpe("print", "--kind", "msg", path).stdout.splitlines()
+    return sorted(line.split(" comm=")[0] for line in out)
+
+
+def otf2():
+    for prog, np, args in RUNS:
+        r, log, archive = run_logged(prog, np, args)
+        mpitest.expect(os.path.isdir(archive), "%s: no archive %s; stderr:\n%s" % (prog, archive, r.stderr))
+        mpitest.expect("in parallel" in r.stderr, "%s: liblog did not report the OTF2 archive:\n%s" % (prog, r.stderr))
+        st = stat(log)
+        check_archive(archive, st, prog + " (liblog, parallel)")
+        # After the fact: the same log converted by one process gives the same events.
+        converted = os.path.join(r.workdir, "converted")
+        mpe("convert", log, "--to", "otf2", converted)
+        check_archive(converted, st, prog + " (mpe convert)")
+        # `mpe stat` reads the archive itself.
+        st2 = stat(archive)
+        mpitest.expect_eq(our_counts(st2), our_counts(st), prog + ": mpe stat of the OTF2 archive")
+        mpitest.cleanup(r)
+    # MPE_LOG_FORMAT=otf2: the archive only.
+    r, log, archive = run_logged("ring", 3, ["2"], fmt="otf2")
+    mpitest.expect(os.path.isdir(archive) and not os.path.exists(log),
+                   "MPE_LOG_FORMAT=otf2: expected only the archive; files %r" % os.listdir(r.workdir))
+    mpitest.expect_eq([f for f in os.listdir(r.workdir) if f.endswith(".part") or ".tmp" in f], [], "leftovers")
+    mpitest.cleanup(r)
+    print("otf2: liblog's parallel archive and mpe convert's agree with our counts (otf2-print, Python reader)")
+
+
+def roundtrip():
+    for prog, np, args in RUNS:
+        r, log, archive = run_logged(prog, np, args)
+        st = stat(log)
+        for source in ("liblog", "convert"):
+            if source == "convert":
+                archive = os.path.join(r.workdir, "converted")
+                mpe("convert", log, "--to", "otf2", archive)
+            back = os.path.join(r.workdir, "back-%s.mpelog" % source)
+            mpe("convert", archive, "--to", "mpelog", back)
+            st2 = stat(back)
+            what = "%s via %s's OTF2" % (prog, source)
+            mpitest.expect_eq({k: v["count"] for k, v in st2["states"].items()},
+                              {k: v["count"] for k, v in st["states"].items()}, what + ": states by name")
+            mpitest.expect_eq(st2["states_per_rank"], st["states_per_rank"], what + ": states per rank")
+            mpitest.expect_eq(st2["messages"]["matched"], st["messages"]["matched"], what + ": matched messages")
+            mpitest.expect_eq(st2["messages"]["bytes"], st["messages"]["bytes"], what + ": message bytes")
+            mpitest.expect_eq(st2["collectives"], st["collectives"], what + ": collectives")
+            mpitest.expect_eq(st2["comm_creates"], st["comm_creates"], what + ": communicator creations")
+            mpitest.expect(st["messages"]["matched"] == 0 or messages(back) == messages(log),
+                           what + ": message pairings differ")
+        mpitest.cleanup(r)
+    print("roundtrip: mpelog -> OTF2 -> mpelog keeps states, messages (every pairing), collectives")
+
+
+def chrome():
+    for prog, np, args in RUNS:
+        r, log, _ = run_logged(prog, np, args, fmt="mpelog")
+        st = stat(log)
+        out = os.path.join(r.workdir, prog + ".json")
+        mpe("convert", log, "--to", "chrome", out)
+        with open(out) as f:
+            doc = json.load(f)
+        events = doc["traceEvents"]
+        mpitest.expect(isinstance(events, list) and events, prog + ": traceEvents is not a non-empty list")
+        by_ph = collections.Counter(e["ph"] for e in events)
+        for e in events:
+            mpitest.expect(isinstance(e.get("pid"), int) and isinstance(e.get("tid"), int),
+                           "%s: event without integer pid/tid: %r" % (prog, e))
+            if e["ph"] == "X":
+                mpitest.expect(e["dur"] >= 0 and "ts" in e and e["name"], "%s: bad slice %r" % (prog, e))
+            if e["ph"] == "f":
+                mpitest.expect_eq(e.get("bp"), "e", prog + ": flow end binding point")
+            if e["ph"] == "M":
+                mpitest.expect(e["name"] in ("process_name", "thread_name", "process_sort_index"),
+                               "%s: unknown metadata %r" % (prog, e))
+        pids = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+        mpitest.expect_eq(len(pids), st["ranks"], prog + ": one named process per rank")
+        threads = {(e["pid"], e["tid"]) for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+        mpitest.expect_eq(len(threads), sum(int(n) for n in st["threads"].values()), prog + ": named threads")
+        mpitest.expect_eq(by_ph["X"], sum(s["count"] for s in st["states"].values()), prog + ": slices == states")
+        starts = collections.Counter(e["id"] for e in events if e["ph"] == "s")
+        ends = collections.Counter(e["id"] for e in events if e["ph"] == "f")
+        mpitest.expect(all(n == 1 for n in starts.values()) and all(n == 1 for n in ends.values()),
+                       prog + ": a flow id used twice")
+        mpitest.expect_eq(len(set(starts) & set(ends)), st["messages"]["matched"], prog + ": arrows == matched messages")
+        mpitest.cleanup(r)
+    print("chrome: JSON structure, slices == states, arrows == matched messages")
+
+
+def errors():
+    r, log, archive = run_logged("pingpong", 2, ["8", "10"])
+    work = r.workdir
+    # A wrong option: one line, non-zero, nothing written.
+    p = mpe("convert", log, "--to", "vampir", os.path.join(work, "x"), check=False)
+    mpitest.expect(p.returncode != 0 and not os.path.exists(os.path.join(work, "x")), "--to vampir accepted")
+    # OTF2 -> OTF2 and mpelog -> mpelog are refused.
+    p = mpe("convert", archive, "--to", "otf2", os.path.join(work, "y"), check=False)
+    mpitest.expect(p.returncode != 0 and "already OTF2" in p.stderr, "otf2 -> otf2: %s" % p.stderr)
+    # A corrupt archive: an event file cut short and one overwritten with garbage.
+    bad = os.path.join(work, "bad")
+    shutil.copytree(archive, bad)
+    evt = sorted(f for f in os.listdir(os.path.join(bad, "traces")) if f.endswith(".evt"))
+    with open(os.path.join(bad, "traces", evt[0]), "r+b") as f:
+        f.truncate(100)
+    with open(os.path.join(bad, "traces", evt[1]), "r+b") as f:
+        f.seek(64)
+        f.write(b"\xff" * 256)
+    for cmd in (["convert", bad, "--to", "mpelog", os.path.join(work, "bad.mpelog")],
+                ["convert", bad, "--to", "chrome", os.path.join(work, "bad.json")], ["stat", bad]):
+        p = mpe(*cmd, check=False)
+        mpitest.expect(p.returncode != 0, "mpe %s accepted a corrupt archive" % " ".join(cmd))
+        mpitest.expect(len(p.stderr.strip().splitlines()) == 1 and p.stderr.startswith("mpe: "),
+                       "mpe %s: not one clear line:\n%s" % (" ".join(cmd), p.stderr))
+        mpitest.expect("Segmentation" not in p.stderr and p.returncode > 0, "crashed")
+    leftovers = [f for f in os.listdir(work) if f.startswith("bad.") or ".tmp" in f or "scratch" in f]
+    mpitest.expect_eq(leftovers, [], "partial output left after failures")
+    # A garbage anchor.
+    junk = os.path.join(work, "junk")
+    os.mkdir(junk)
+    with open(os.path.join(junk, "traces.otf2"), "w") as f:
+        f.write("not an anchor\n")
+    p = mpe("convert", junk, "--to", "mpelog", os.path.join(work, "junk.mpelog"), check=False)
+    mpitest.expect(p.returncode != 0 and len(p.stderr.strip().splitlines()) == 1, "garbage anchor: %s" % p.stderr)
+    # A corrupt .mpelog to OTF2 and Chrome: the reader's one-line error, no output.
+    cut = os.path.join(work, "cut.mpelog")
+    with open(log, "rb") as f:
+        data = f.read()
+    with open(cut, "wb") as f:
+        f.write(data[: len(data) // 2])
+    for to, out in (("otf2", "cut-otf2"), ("chrome", "cut.json")):
+        p = mpe("convert", cut, "--to", to, os.path.join(work, out), check=False)
+        mpitest.expect(p.returncode != 0 and "truncated" in p.stderr and not os.path.exists(os.path.join(work, out)),
+                       "truncated log -> %s: %s" % (to, p.stderr))
+    # A bad MPE_LOG_FORMAT: reported, and the run still writes its .mpelog.
+    r2 = mpitest.run(2, [mpitest.program("pingpong"), "8", "10"], tools=("log",),
+                     env={"MPE_LOG_FORMAT": "otf3", "MPE_LOGFILE_PREFIX": "pp"})
+    mpitest.expect("MPE_LOG_FORMAT='otf3'" in r2.stderr and os.path.exists(os.path.join(r2.workdir, "pp.mpelog")),
+                   "bad MPE_LOG_FORMAT: %s" % r2.stderr)
+    # An archive that cannot be written (its directory is a file): the program still ends well.
+    r3 = mpitest.run(2, [mpitest.program("pingpong"), "8", "10"], tools=("log",), check=False,
+                     env={"MPE_LOG_FORMAT": "both", "MPE_LOGFILE_PREFIX": "pp"},
+                     workdir=_with_blocker())
+    mpitest.expect(r3.rc == 0, "an unwritable OTF2 archive made the program fail:\n%s" % r3.stderr)
+    mpitest.expect("no OTF2 archive" in r3.stderr and os.path.exists(os.path.join(r3.workdir, "pp.mpelog")),
+                   "unwritable archive: %s" % r3.stderr)
+    mpitest.expect_eq(sorted(os.listdir(os.path.join(r3.workdir, "pp.otf2"))), ["keep"], "the user's directory")
+    mpitest.expect_eq([f for f in os.listdir(r3.workdir) if ".tmp" in f], [], "temporary archive left")
+    for x in (r, r2, r3):
+        mpitest.cleanup(x)
+    print("errors: wrong options, corrupt OTF2 and logs give one line and no output; OTF2 failures spare the run")
+
+
+def _with_blocker():
+    """A working directory where the archive's name is taken by a directory of the user's (not an
+    OTF2 archive, so liblog must neither replace it nor fail the run). Root ignores permissions,
+    so this is the failure a test can provoke here."""
+    import tempfile
+    d = tempfile.mkdtemp(prefix="mpetest-")
+    os.mkdir(os.path.join(d, "pp.otf2"))
+    with open(os.path.join(d, "pp.otf2", "keep"), "w") as f:
+        f.write("x")
+    return d
+
+
+if __name__ == "__main__":
+    {"otf2": otf2, "roundtrip": roundtrip, "chrome": chrome, "errors": errors}[GROUP]()

@@ -106,8 +106,8 @@ Status mpelog_to_chrome(const std::string& log_path, const std::string& out_json
   }
 
   std::map<MessageKey, uint64_t> sends, recvs;  // next ordinal per key, at each end
-  detail::UserStates user_states(log);  // of the thread being read
-  uint32_t cur_rank = UINT32_MAX, cur_thread = UINT32_MAX;
+  // One user-state stack per thread: chunks of different threads may interleave in the index.
+  std::map<std::pair<uint32_t, uint32_t>, detail::UserStates> user_states;
   auto instant = [&](uint32_t rank, uint32_t thread, int64_t t, const std::string& name, const char* cat,
                      const std::string& args) {
     json.event("\"ph\":\"i\",\"s\":\"t\"," + pt(rank, thread) + ",\"ts\":" + micros(t) + ",\"name\":\"" +
@@ -120,19 +120,11 @@ Status mpelog_to_chrome(const std::string& log_path, const std::string& out_json
                (cat < log::kUserCategoryBase ? "MPI" : "user") + "\"");
     ++counts.slices;
   };
-  auto close_thread = [&]() {  // user states begun and never ended: shown as instants
-    for (const auto& [cat, t] : user_states.take_open())
-      instant(cur_rank, cur_thread, t, log.category_name(cat), "user", "");
-  };
 
   Progress progress("writing Chrome JSON", log.index().size());
   for (size_t i = 0; i < log.index().size(); ++i) {
     const log::IndexEntry& e = log.index()[i];
-    if (e.rank != cur_rank || e.thread != cur_thread) {
-      close_thread();
-      cur_rank = e.rank;
-      cur_thread = e.thread;
-    }
+    detail::UserStates& thread_states = user_states.try_emplace({e.rank, e.thread}, log).first->second;
     auto recs = log.read_chunk(i);
     if (!recs.ok()) return recs.status();
     const log::RankMeta& rm = d.ranks[e.rank];
@@ -180,7 +172,7 @@ Status mpelog_to_chrome(const std::string& log_path, const std::string& out_json
           break;
         case RecordKind::kUserEvent: {
           detail::UserStates::Closed c;
-          const auto fed = user_states.feed(r.cat, t, &c);
+          const auto fed = thread_states.feed(r.cat, t, &c);
           if (fed == detail::UserStates::Fed::kEnded) slice(e.rank, e.thread, c.start, t - c.start, c.cat);
           if (fed == detail::UserStates::Fed::kLone)
             instant(e.rank, e.thread, t, log.category_name(r.cat), "user", "\"data\":" + std::to_string(r.c));
@@ -192,7 +184,9 @@ Status mpelog_to_chrome(const std::string& log_path, const std::string& out_json
     }
     progress.advance();
   }
-  close_thread();
+  for (auto& [where, states] : user_states)  // user states begun and never ended: instants
+    for (const auto& [cat, t] : states.take_open())
+      instant(where.first, where.second, t, log.category_name(cat), "user", "");
   std::fputs("\n]}\n", f.get());
   if (std::fflush(f.get()) != 0 || std::ferror(f.get()))
     return Status(StatusCode::kIoError, "writing " + out.tmp_path() + " failed");

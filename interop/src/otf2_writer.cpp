@@ -97,17 +97,17 @@ struct Otf2Export::Impl {
     return comm_of[rank][index];
   }
 
-  Status write_location(uint32_t rank, uint32_t thread, size_t first, size_t last, Progress* progress);
+  Status write_location(uint32_t rank, uint32_t thread, const std::vector<size_t>& chunks, Progress* progress);
 };
 
 namespace {
 
 // Reads one location's chunks into intervals and points.
-Status gather_location(const log::LogFile& log, uint32_t rank, size_t first, size_t last, Progress* progress,
+Status gather_location(const log::LogFile& log, uint32_t rank, const std::vector<size_t>& chunks, Progress* progress,
                        std::vector<Interval>* states, std::vector<Point>* points,
                        std::vector<std::pair<uint32_t, int64_t>>* unpaired_user) {
   detail::UserStates user_states(log);
-  for (size_t i = first; i < last; ++i) {
+  for (size_t i : chunks) {
     auto recs = log.read_chunk(i);
     if (!recs.ok()) return recs.status();
     for (const Record& r : *recs) {
@@ -170,12 +170,12 @@ void attach_collectives(std::vector<Interval>* states, std::vector<Point>* point
 
 }  // namespace
 
-Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, size_t first, size_t last,
+Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, const std::vector<size_t>& chunks,
                                         Progress* progress) {
   std::vector<Interval> states;
   std::vector<Point> points;
   std::vector<std::pair<uint32_t, int64_t>> unpaired;
-  MPE_RETURN_IF_ERROR(gather_location(log, rank, first, last, progress, &states, &points, &unpaired));
+  MPE_RETURN_IF_ERROR(gather_location(log, rank, chunks, progress, &states, &points, &unpaired));
   attach_collectives(&states, &points);
   std::sort(states.begin(), states.end(), [](const Interval& a, const Interval& b) {
     if (a.start != b.start) return a.start < b.start;
@@ -326,19 +326,17 @@ Status Otf2Export::write_rank_events(uint32_t rank, Progress* progress) {
   std::set<uint32_t> threads = {0};
   if (rank < defs.ranks.size())
     for (const auto& t : defs.ranks[rank].threads) threads.insert(t.index);
-  std::map<uint32_t, std::pair<size_t, size_t>> chunks;  // thread -> [first, last) in the index
+  // The index is ordered by rank and thread in liblog's files, but a reader must not rely on it
+  // (`mpe merge --recover` and `mpe synth` interleave): collect each thread's chunks.
+  std::map<uint32_t, std::vector<size_t>> chunks;
   for (size_t i = 0; i < index.size(); ++i) {
     if (index[i].rank != rank) continue;
-    auto [it, fresh] = chunks.try_emplace(index[i].thread, i, i + 1);
-    if (!fresh) it->second.second = i + 1;
+    chunks[index[i].thread].push_back(i);
     threads.insert(index[i].thread);
   }
   Status first_error;
   for (uint32_t t : threads) {
-    const auto it = chunks.find(t);
-    const size_t first = it == chunks.end() ? 0 : it->second.first;
-    const size_t last = it == chunks.end() ? 0 : it->second.second;
-    const Status s = impl_->write_location(rank, t, first, last, progress);
+    const Status s = impl_->write_location(rank, t, chunks[t], progress);
     if (!s.ok() && first_error.ok()) first_error = s;
   }
   return first_error;

@@ -175,6 +175,22 @@ def roundtrip():
             mpitest.expect(st["messages"]["matched"] == 0 or messages(back) == messages(log),
                            what + ": message pairings differ")
         mpitest.cleanup(r)
+    # A log whose index interleaves the ranks' chunks (as `mpe synth` and `mpe merge --recover`
+    # write them), with user states: each location must take its own chunks only.
+    import tempfile
+    work = tempfile.mkdtemp(prefix="mpetest-")
+    log = os.path.join(work, "synth.mpelog")
+    mpe("synth", "--ranks", "4", "--events", "200000", log)
+    st = stat(log)
+    mpe("convert", log, "--to", "otf2", os.path.join(work, "synth-otf2"))
+    check_archive(os.path.join(work, "synth-otf2"), st, "synth")
+    back = os.path.join(work, "back.mpelog")
+    mpe("convert", os.path.join(work, "synth-otf2"), "--to", "mpelog", back)
+    st2 = stat(back)
+    mpitest.expect_eq(st2["states_per_rank"], st["states_per_rank"], "synth: states per rank")
+    mpitest.expect_eq(st2["collectives"], st["collectives"], "synth: collectives")
+    mpitest.expect(messages(back) == messages(log), "synth: message pairings differ")
+    shutil.rmtree(work, ignore_errors=True)
     print("roundtrip: mpelog -> OTF2 -> mpelog keeps states, messages (every pairing), collectives")
 
 
@@ -210,6 +226,20 @@ def chrome():
                        prog + ": a flow id used twice")
         mpitest.expect_eq(len(set(starts) & set(ends)), st["messages"]["matched"], prog + ": arrows == matched messages")
         mpitest.cleanup(r)
+    # Interleaved chunks and user states (mpe synth): slices still equal states.
+    import tempfile
+    work = tempfile.mkdtemp(prefix="mpetest-")
+    log = os.path.join(work, "synth.mpelog")
+    mpe("synth", "--ranks", "4", "--events", "200000", log)
+    st = stat(log)
+    mpe("convert", log, "--to", "chrome", os.path.join(work, "synth.json"))
+    with open(os.path.join(work, "synth.json")) as f:
+        events = json.load(f)["traceEvents"]
+    mpitest.expect_eq(sum(1 for e in events if e["ph"] == "X"), sum(s["count"] for s in st["states"].values()),
+                      "synth: slices == states")
+    ids = collections.Counter(e["id"] for e in events if e["ph"] in "sf")
+    mpitest.expect_eq(sum(1 for n in ids.values() if n == 2), st["messages"]["matched"], "synth: arrows")
+    shutil.rmtree(work, ignore_errors=True)
     print("chrome: JSON structure, slices == states, arrows == matched messages")
 
 

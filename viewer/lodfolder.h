@@ -19,6 +19,18 @@ struct LodBox
     bool folded = false;
 };
 
+// The first index in [from, end) for which before(i) is false, before being true on a prefix:
+// gallops from `from`, then bisects the last step. Cheap on the cache when the answer is near,
+// as it is from one fold (or event marker) to the next.
+template <class Before>
+size_t gallopFirst(size_t from, size_t end, Before before)
+{
+    size_t lo = from, step = 1;
+    while (lo + step < end && before(lo + step))
+        lo += step, step *= 2;
+    return partitionIndex(lo, std::min(end, lo + step), before);
+}
+
 // LodFolder turns the states of one lane into at most ~width/minPx boxes.
 //
 // Invariant: within a lane (one row, one depth) states do not overlap, so both starts and ends
@@ -32,7 +44,9 @@ struct LodBox
 // At coarse zoom (a fold spanning whole blocks of TraceModel::kBlock states, the last ending
 // within a pixel of the fold's limit) the fold ends at a block boundary found in the per-lane
 // block summaries and is coloured by the blocks' dominant categories, so it touches only the
-// small block array and two states.
+// small block array and two states. Once a fold ends on a block boundary and the next block's
+// longest state is narrow too, the next fold is made from the blocks alone (each block knows its
+// start, end and longest state), touching no state at all: full views of 100 M-event logs.
 //
 // Cost: O(B log k) per lane and frame for B boxes (B <= width/minPx + wide states) and k states
 // per fold (galloping search from the previous fold), independent of how many states the view
@@ -60,6 +74,7 @@ public:
         size_t nBlocks = 0;
         const TraceModel::Block *blocks = m_model.blocks(row, depth, &nBlocks);
         while (i < e) {
+            if (foldAlignedBlocks(row, laneBegin, blocks, nBlocks, i, e, out)) continue;
             const double x0 = m_scale.timeToX(m_model.start(row, i));
             const double x1 = m_scale.timeToX(m_model.end(row, i));
             if (x1 - x0 >= m_minPx) {
@@ -70,22 +85,10 @@ public:
             const double limit = m_scale.xToTime(x0 + m_minPx);
             // Coarse zoom: when whole blocks fit in the fold, end it at a block boundary found in
             // the (small, cache-resident) block array, and take its colour from the blocks.
-            if (foldByBlocks(row, depth, laneBegin, blocks, nBlocks, i, e, x0, limit, out))
+            if (foldByBlocks(row, laneBegin, blocks, nBlocks, i, e, x0, limit, out))
                 continue;
-            // First state starting at or after limit: gallop from i (cache-friendly: the answer
-            // is usually near), then bisect the last step.
-            size_t lo = i + 1, hi = e, step = 1;
-            while (lo + step < e && m_model.start(row, lo + step) < limit)
-                lo += step, step *= 2;
-            hi = std::min(e, lo + step);
-            while (lo < hi) {
-                const size_t mid = lo + (hi - lo) / 2;
-                if (m_model.start(row, mid) < limit)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            size_t j = lo;
+            // First state starting at or after limit.
+            size_t j = gallopFirst(i + 1, e, [&](size_t k) { return m_model.start(row, k) < limit; });
             if (j - 1 > i && m_scale.durationToWidth(m_model.duration(row, j - 1)) >= m_minPx)
                 --j;
             if (j == i + 1) {
@@ -99,39 +102,70 @@ public:
         }
     }
 
+    // Coarse zoom, from a block boundary: when block k's states are all narrower than minPx, the
+    // fold's extent and colour come from the block array alone and no state is touched, so a
+    // frame costs O(folds) reads of a small sequential array instead of a cache miss per fold.
+    // Returns false (nothing appended) when the fold would span fewer than two blocks, or its
+    // last block holds a wide state or ends more than a pixel past the fold's limit.
+    bool foldAlignedBlocks(int row, size_t laneBegin, const TraceModel::Block *blocks, size_t nBlocks, size_t &i,
+        size_t e, std::vector<LodBox> &out) const
+    {
+        const size_t B = TraceModel::kBlock;
+        if ((i - laneBegin) % B != 0) return false;
+        const size_t k = (i - laneBegin) / B;
+        if (k + 2 >= nBlocks || m_scale.durationToWidth(blocks[k].maxDuration) >= m_minPx) return false;
+        const double x0 = m_scale.timeToX(static_cast<double>(blocks[k].start));
+        const double limit = m_scale.xToTime(x0 + m_minPx);
+        if (static_cast<double>(blocks[k + 2].start) >= limit) return false;
+        const size_t lo = firstBlockFrom(blocks, nBlocks, k + 2, limit);
+        const TraceModel::Block &last = blocks[lo - 1];
+        const size_t j = std::min(e, laneBegin + lo * B);
+        const double endT = j == laneBegin + lo * B ? static_cast<double>(last.end) : m_model.end(row, j - 1);
+        if (m_scale.durationToWidth(last.maxDuration) >= m_minPx || m_scale.timeToX(endT) - m_scale.timeToX(limit) > 1)
+            return false;
+        const int dominant = dominantOfBlocks(blocks, k, lo, row, i, j);
+        out.push_back({ i, j, x0, std::max(m_scale.timeToX(endT), x0 + 1), dominant, true });
+        i = j;
+        return true;
+    }
+
     // Folds from state i by whole blocks when the block ending the fold is under a pixel wide;
     // appends the box, advances i and returns true, or returns false to fold state by state.
-    bool foldByBlocks(int row, int depth, size_t laneBegin, const TraceModel::Block *blocks, size_t nBlocks,
-        size_t &i, size_t e, double x0, double limit, std::vector<LodBox> &out) const
+    bool foldByBlocks(int row, size_t laneBegin, const TraceModel::Block *blocks, size_t nBlocks, size_t &i,
+        size_t e, double x0, double limit, std::vector<LodBox> &out) const
     {
-        (void)depth;
         const size_t B = TraceModel::kBlock;
         const size_t bi = (i - laneBegin) / B; // block holding i
         if (nBlocks < 3 || bi + 2 >= nBlocks || static_cast<double>(blocks[bi + 2].start) >= limit)
             return false;
-        // First block starting at or after limit, galloping from bi + 2.
-        size_t lo = bi + 2, step = 1;
-        while (lo + step < nBlocks && static_cast<double>(blocks[lo + step].start) < limit)
-            lo += step, step *= 2;
-        size_t hi = std::min(nBlocks, lo + step);
-        while (lo < hi) {
-            const size_t mid = lo + (hi - lo) / 2;
-            if (static_cast<double>(blocks[mid].start) < limit)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        const size_t lo = firstBlockFrom(blocks, nBlocks, bi + 2, limit);
         const size_t j = std::min(e, laneBegin + lo * B);
         // The last block taken must end within a pixel of the limit, and its last state be narrow.
         const double endT = m_model.end(row, j - 1);
         if (m_scale.timeToX(endT) - m_scale.timeToX(limit) > 1
             || m_scale.durationToWidth(m_model.duration(row, j - 1)) >= m_minPx)
             return false;
+        const int dominant = dominantOfBlocks(blocks, bi + 1, lo, row, i, j);
+        out.push_back({ i, j, x0, std::max(m_scale.timeToX(endT), x0 + 1), dominant, true });
+        i = j;
+        return true;
+    }
+
+    // The first block at or after `from` starting at or after limit.
+    static size_t firstBlockFrom(const TraceModel::Block *blocks, size_t nBlocks, size_t from, double limit)
+    {
+        return gallopFirst(from, nBlocks, [&](size_t k) { return static_cast<double>(blocks[k].start) < limit; });
+    }
+
+    // The most frequent visible dominant category among up to kSamples of blocks [from, to);
+    // when none is visible, the estimate from states [first, last) of the row.
+    int dominantOfBlocks(const TraceModel::Block *blocks, size_t from, size_t to, int row, size_t first, size_t last) const
+    {
         int cats[kSamples];
         double time[kSamples];
         int n = 0;
-        const size_t nb = lo - (bi + 1), stride = std::max<size_t>(1, nb / kSamples);
-        for (size_t k = bi + 1; k < lo; k += stride) {
+        const size_t stride = std::max<size_t>(1, (to - from) / kSamples);
+        for (size_t k = from; k < to; k += stride) {
             const int c = blocks[k].dominant;
             if (!m_model.categoryInfo(c).visible)
                 continue;
@@ -145,10 +179,7 @@ public:
             }
             time[q] += 1;
         }
-        const int dominant = n ? cats[std::max_element(time, time + n) - time] : dominantCategory(row, i, j);
-        out.push_back({ i, j, x0, std::max(m_scale.timeToX(endT), x0 + 1), dominant, true });
-        i = j;
-        return true;
+        return n ? cats[std::max_element(time, time + n) - time] : dominantCategory(row, first, last);
     }
 
     // Estimates the category taking most time among states [first, last) of a row.

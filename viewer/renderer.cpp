@@ -50,6 +50,29 @@ public:
             std::fill(line + r.left(), line + r.right() + 1, value);
         }
     }
+    // An event marker: a triangle pointing down, its top edge from x - s to x + s at y and its
+    // apex 1.6 s below, filled with rgb and edged in black; scanline spans (a painter polygon
+    // costs ~4 us).
+    void triangle(double x, double y, double s, QRgb rgb)
+    {
+        if (!m_bits) {
+            m_p.setPen(Qt::black);
+            m_p.setBrush(QColor::fromRgb(rgb));
+            m_p.drawPolygon(QPolygonF({ QPointF(x - s, y), QPointF(x + s, y), QPointF(x, y + s * 1.6) }));
+            m_p.setBrush(Qt::NoBrush);
+            return;
+        }
+        const QRgb edge = qRgb(0, 0, 0);
+        const int h = std::max(1, static_cast<int>(s * 1.6));
+        for (int k = 0; k <= h; ++k) {
+            const double half = s * (1.0 - static_cast<double>(k) / h);
+            const int xa = static_cast<int>(std::lround(x - half)), xb = static_cast<int>(std::lround(x + half));
+            const int yy = static_cast<int>(y) + k;
+            fill(QRect(xa, yy, xb - xa + 1, 1), k == 0 ? edge : rgb);
+            fill(QRect(xa, yy, 1, 1), edge);
+            fill(QRect(xb, yy, 1, 1), edge);
+        }
+    }
     // A 1-pixel line (DDA), clipped per pixel.
     void line(QPointF a, QPointF b, QRgb rgb)
     {
@@ -82,10 +105,13 @@ public:
         const int n = static_cast<int>(std::ceil(std::max(std::fabs(dx), std::fabs(dy))));
         const QRgb value = 0xff000000u | rgb;
         const double sx = n ? dx / n : 0, sy = n ? dy / n : 0;
+        // The clip lies inside the image, so coordinates are >= 0 and truncation is floor; the
+        // bounds test stays for the last half pixel that rounding can put outside.
+        const int left = m_clip.left(), right = m_clip.right(), top = m_clip.top(), bottom = m_clip.bottom();
         double fx = a.x() + 0.5, fy = a.y() + 0.5;
         for (int i = 0; i <= n; ++i, fx += sx, fy += sy) {
-            const int x = static_cast<int>(std::floor(fx)), y = static_cast<int>(std::floor(fy));
-            if (m_clip.contains(x, y)) reinterpret_cast<QRgb *>(m_bits + y * m_bpl)[x] = value;
+            const int x = static_cast<int>(fx), y = static_cast<int>(fy);
+            if (x >= left && x <= right && y >= top && y <= bottom) reinterpret_cast<QRgb *>(m_bits + y * m_bpl)[x] = value;
         }
     }
 
@@ -225,9 +251,21 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
         int category;
         bool highlighted;
     };
+    // Per-frame category lookups: QColor conversions cost more than the boxes they colour.
+    struct Palette
+    {
+        std::vector<QRgb> fill, tick;
+        std::vector<char> visible;
+    } palette;
+    for (int c = 0; c < model.categoryCount(); ++c) {
+        const CategoryInfo &info = model.categoryInfo(c);
+        palette.fill.push_back(info.color.rgb());
+        palette.tick.push_back(info.color.darker(130).rgb());
+        palette.visible.push_back(info.visible);
+    }
     struct Layer
     {
-        std::unordered_map<QRgb, std::vector<QRect>> fills;
+        std::vector<std::vector<QRect>> fills; // by category
         std::vector<QRect> marks; // drawn over the fills
         std::vector<WideBox> wide;
     };
@@ -238,8 +276,8 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
     QFontMetrics fm(p.font());
     const QRgb markColor = qRgb(40, 40, 40);
     for (int r = firstRow; r <= lastRow; ++r) {
-        if (static_cast<int>(layers.size()) < model.laneCount(r))
-            layers.resize(static_cast<size_t>(model.laneCount(r)));
+        while (static_cast<int>(layers.size()) < model.laneCount(r))
+            layers.emplace_back().fills.resize(palette.fill.size());
         // Rows too thin to show nesting draw their outer lanes only.
         const int lanes = std::min(model.laneCount(r), v.rowHeight >= 8 ? 1 << 20 : (v.rowHeight >= 4 ? 2 : 1));
         for (int d = 0; d < lanes; ++d) {
@@ -247,7 +285,7 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
             boxes.clear();
             folder.fold(r, d, boxes);
             auto [y0, y1] = v.boxY(r, d);
-            const int iy0 = static_cast<int>(std::floor(y0)), ih = std::max(1, static_cast<int>(std::floor(y1)) - iy0);
+            const int iy0 = static_cast<int>(y0), ih = std::max(1, static_cast<int>(y1) - iy0); // y >= 0 here
             // Narrow boxes and folds of one colour that touch are filled as one run.
             int runX0 = 0, runX1 = -1, runCat = -1;
             bool runFolded = false;
@@ -259,7 +297,7 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
             };
             auto flush = [&] {
                 if (runX1 < runX0) return;
-                layer.fills[model.categoryInfo(runCat).color.rgb()].push_back(QRect(runX0, iy0, runX1 - runX0 + 1, ih));
+                layer.fills[static_cast<size_t>(runCat)].push_back(QRect(runX0, iy0, runX1 - runX0 + 1, ih));
                 if (runFolded) {
                     if (runX0 > markX1 + 1) flushMark(), markX0 = runX0;
                     markX1 = std::max(markX1, runX1);
@@ -267,11 +305,12 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
                 runX1 = -1;
             };
             for (const LodBox &b : boxes) {
-                if (b.category < 0 || !model.categoryInfo(b.category).visible) continue;
+                if (b.category < 0 || !palette.visible[static_cast<size_t>(b.category)]) continue;
                 const double xa = std::max(b.x0, -2.0) + plot.left(),
                              xb = std::min(b.x1, plot.width() + 2.0) + plot.left();
-                const int ix0 = static_cast<int>(std::floor(xa));
-                const int ix1 = std::max(ix0, static_cast<int>(std::ceil(xb)) - 1);
+                // xa, xb >= plot.left() - 2 > 0: truncation is floor, and ceil is one more unless exact.
+                const int ix0 = static_cast<int>(xa);
+                const int ix1 = std::max(ix0, static_cast<int>(xb) + (xb > static_cast<int>(xb)) - 1);
                 const bool highlighted = v.highlight.active() && !b.folded
                     && static_cast<size_t>(b.category) < v.highlight.categories.size()
                     && v.highlight.categories[b.category] && model.duration(r, b.first) >= v.highlight.lo
@@ -291,12 +330,11 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
                     continue;
                 }
                 flush();
-                const QColor c = model.categoryInfo(b.category).color;
                 const QRect rect(ix0, iy0, ix1 - ix0 + 1, ih);
-                layer.fills[c.rgb()].push_back(rect);
+                auto &fills = layer.fills[static_cast<size_t>(b.category)];
+                fills.push_back(rect);
                 const bool outlined = outline && rect.width() >= 16;
-                if (!outlined && rect.width() >= 3)
-                    layer.fills.at(c.rgb()).back().setWidth(rect.width() - 1); // a gap separates it
+                if (!outlined && rect.width() >= 3) fills.back().setWidth(rect.width() - 1); // a gap separates it
                 if (outlined || highlighted || (rect.width() > 40 && ih >= fm.height() - 2))
                     layer.wide.push_back({ rect, b.category, highlighted });
             }
@@ -308,7 +346,10 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
     DirectCanvas canvas(p, plot.intersected(QRect(QPoint(0, 0), v.size)));
     for (const Layer &layer : layers) {
         p.setPen(Qt::NoPen);
-        for (const auto &[rgb, rects] : layer.fills) {
+        for (size_t c = 0; c < layer.fills.size(); ++c) {
+            const QRgb rgb = palette.fill[c];
+            const auto &rects = layer.fills[c];
+            if (rects.empty()) continue;
             if (canvas.direct()) {
                 for (const QRect &r : rects)
                     canvas.fill(r, rgb);
@@ -345,14 +386,16 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
             for (size_t k = 0; k < mk.size(); ++k) {
                 const double a = v.xOf(mk[k].time), b = v.xOf(k + 1 < mk.size() ? mk[k + 1].time : model.tEnd());
                 if (b < plot.left() || a > plot.right()) continue;
-                p.fillRect(QRectF(a, yb, b - a, 3),
-                    mk[k].on ? QColor::fromHsv((120 + mk[k].level * 70) % 360, 120, 200) : QColor(120, 120, 120));
-                p.setPen(QColor(128, 0, 128));
-                p.drawLine(QPointF(a, v.rowTop(r)), QPointF(a, v.rowTop(r) + v.rowHeight));
+                // Straight into the image (a painter fill of a fractional rect costs ~20 us).
+                const int xa = static_cast<int>(std::max<double>(a, plot.left() - 1));
+                const int xb = static_cast<int>(std::min<double>(b, plot.right() + 1));
+                canvas.fill(QRect(xa, static_cast<int>(yb), std::max(1, xb - xa), 3),
+                    mk[k].on ? QColor::fromHsv((120 + mk[k].level * 70) % 360, 120, 200).rgb() : qRgb(120, 120, 120));
+                canvas.line(QPointF(a, v.rowTop(r)), QPointF(a, v.rowTop(r) + v.rowHeight), qRgb(128, 0, 128));
             }
         }
         // Event markers: at most one per 3 pixels; triangles when sparse, ticks when dense.
-        const auto &E = model.events(r);
+        const auto &E = model.eventTicks(r);
         auto [eb, ee] = model.visibleEvents(r, t0, t1);
         if (v.rowHeight < 4) continue; // no room for markers
         const bool triangles = v.rowHeight >= 10 && ee - eb <= static_cast<size_t>(plot.width() / 12);
@@ -361,26 +404,20 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
             const auto &e = E[i];
             const double x = v.xOf(static_cast<double>(e.time));
             if (e.kind != RecordKind::kMarker) {
-                const QColor c = e.kind == RecordKind::kUserEvent || e.kind == RecordKind::kCollective
-                    ? model.categoryInfo(model.categoryIndex(e.cat)).color
-                    : QColor(200, 0, 0);
+                const int cat = e.category;
                 const double y = v.rowTop(r) + 1;
                 if (triangles) {
-                    const double s = std::min(5.0, v.rowHeight / 3);
-                    QPolygonF tri({ QPointF(x - s, y), QPointF(x + s, y), QPointF(x, y + s * 1.6) });
-                    p.setPen(Qt::black);
-                    p.setBrush(c);
-                    p.drawPolygon(tri);
-                    p.setBrush(Qt::NoBrush);
+                    canvas.triangle(x, y, std::min(5.0, v.rowHeight / 3),
+                        cat >= 0 ? palette.fill[static_cast<size_t>(cat)] : qRgb(200, 0, 0));
                 } else {
-                    canvas.fill(QRect(static_cast<int>(x) - 1, static_cast<int>(y), 2, tick), c.darker(130).rgb());
+                    canvas.fill(QRect(static_cast<int>(x) - 1, static_cast<int>(y), 2, tick),
+                        cat >= 0 ? palette.tick[static_cast<size_t>(cat)] : QColor(200, 0, 0).darker(130).rgb());
                 }
                 ++st.events;
             }
+            // The next event at least 3 px on.
             const double next = v.timeAt(x + 3);
-            auto it = std::partition_point(E.begin() + static_cast<long>(i) + 1, E.begin() + static_cast<long>(ee),
-                [&](const mpe::log::Event &ev) { return static_cast<double>(ev.time) < next; });
-            i = static_cast<size_t>(it - E.begin());
+            i = gallopFirst(i + 1, ee, [&](size_t k) { return static_cast<double>(E[k].time) < next; });
         }
     }
     // Selected state.
@@ -392,17 +429,31 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
         p.drawRect(QRectF(a - 1, y0 - 1, std::max(b - a, 1.0) + 2, y1 - y0 + 2));
     }
     // Arrows: one per message when few are visible, else bundled per (rows, 16-pixel cells).
+    // Bundles come from at most ~20k messages: when more are candidates, an even sample, read
+    // from the model's contiguous arrow sample when that is sparse enough.
+    constexpr size_t kMaxBundled = 20000;
+    using Arrow = TraceModel::ArrowSample;
+    std::vector<Arrow> vis;
+    size_t weight = 1; // messages each visited one stands for
+    auto consider = [&](const Arrow &m) {
+        if (static_cast<double>(m.recv_time) < t0) return;
+        const int rs = model.rowOfTimeline(m.send_timeline), rr = model.rowOfTimeline(m.recv_timeline);
+        if ((rs < firstRow && rr < firstRow) || (rs > lastRow && rr > lastRow)) return;
+        vis.push_back(m);
+    };
     auto [mb, me] = model.candidateMessages(t0, t1);
     const auto &M = model.messages();
-    std::vector<size_t> vis;
-    const size_t stride
-        = std::max<size_t>(1, (me - mb) / 20000); // dense views sample at most ~20k messages for the bundles
-    for (size_t i = mb; i < me; i += stride) {
-        const Message &m = M[i];
-        if (static_cast<double>(m.recv_time) < t0) continue;
-        const int rs = model.rowOfTimeline(m.send_timeline), rr = model.rowOfTimeline(m.recv_timeline);
-        if ((rs < firstRow && rr < firstRow) || (rs > lastRow && rr > lastRow)) continue;
-        vis.push_back(i);
+    if ((me - mb) / kMaxBundled >= model.arrowSampleStride() && model.arrowSampleStride() > 1) {
+        auto [sb, se] = model.candidateSamples(t0, t1);
+        const size_t stride = std::max<size_t>(1, (se - sb) / kMaxBundled);
+        weight = stride * model.arrowSampleStride();
+        const auto &A = model.arrowSample();
+        for (size_t i = sb; i < se; i += stride)
+            consider(A[i]);
+    } else {
+        weight = std::max<size_t>(1, (me - mb) / kMaxBundled);
+        for (size_t i = mb; i < me; i += weight)
+            consider(Arrow { M[i].send_time, M[i].recv_time, M[i].send_timeline, M[i].recv_timeline });
     }
     p.setRenderHint(QPainter::Antialiasing, false);
     // Individual arrows while they stay readable (about one per pixel of width, at least 1000).
@@ -410,8 +461,7 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
         const QPen pen(arrowColor(), 0);
         p.setPen(pen);
         p.setBrush(arrowColor());
-        for (size_t i : vis) {
-            const Message &m = M[i];
+        for (const Arrow &m : vis) {
             const QPointF a(v.xOf(static_cast<double>(m.send_time)), v.rowCenter(model.rowOfTimeline(m.send_timeline)));
             const QPointF b(v.xOf(static_cast<double>(m.recv_time)), v.rowCenter(model.rowOfTimeline(m.recv_timeline)));
             canvas.line(a, b, arrowColor().rgb());
@@ -439,25 +489,43 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
                     ^ (static_cast<size_t>(k.xs) << 20) ^ static_cast<size_t>(k.xr);
             }
         };
-        constexpr double kCell = 16; // pixels: arrows whose ends share cells and rows are one bundle
-        std::unordered_map<Key, uint64_t, KeyHash> bundles;
+        // Arrows whose ends share rows and cells are one bundle. Cells start 16 px wide and
+        // double while the bundles' lines would cover more than kPixelBudget pixels: a line's
+        // pixels sit in different image rows (a cache and TLB miss each), so pixels, not
+        // bundles, are what a dense frame pays for. Full views of a 64-rank ring end at ~64 px.
+        constexpr double kPixelBudget = 60000;
+        double cell = 16;
+        using Bundles = std::unordered_map<Key, uint64_t, KeyHash>;
+        Bundles bundles;
         bundles.reserve(std::min<size_t>(vis.size(), 65536));
-        for (size_t i : vis) {
-            const Message &m = M[i];
-            const int xs = static_cast<int>(std::floor(v.xOf(static_cast<double>(m.send_time)) / kCell));
-            const int xr = static_cast<int>(std::floor(v.xOf(static_cast<double>(m.recv_time)) / kCell));
-            bundles[{ model.rowOfTimeline(m.send_timeline), model.rowOfTimeline(m.recv_timeline), xs, xr }] += stride;
+        for (const Arrow &m : vis) {
+            const int xs = static_cast<int>(std::floor(v.xOf(static_cast<double>(m.send_time)) / cell));
+            const int xr = static_cast<int>(std::floor(v.xOf(static_cast<double>(m.recv_time)) / cell));
+            bundles[{ model.rowOfTimeline(m.send_timeline), model.rowOfTimeline(m.recv_timeline), xs, xr }] += weight;
+        }
+        auto pixels = [&] {
+            double sum = 0;
+            for (const auto &[k, n] : bundles)
+                sum += std::max(std::fabs(k.xr - k.xs) * cell,
+                    std::min<double>(plot.height(), std::fabs(v.rowCenter(k.rr) - v.rowCenter(k.rs))));
+            return sum;
+        };
+        while (cell < 1024 && pixels() > kPixelBudget) {
+            Bundles wider;
+            wider.reserve(bundles.size());
+            for (const auto &[k, n] : bundles)
+                wider[{ k.rs, k.rr, k.xs >> 1, k.xr >> 1 }] += n; // >> floors negative cells too
+            bundles.swap(wider);
+            cell *= 2;
         }
         for (const auto &[k, n] : bundles) {
             // Opaque (alpha blending lines costs ~3x): lighter grey for thin bundles, black for thick.
             const int grey = std::max(10, 150 - static_cast<int>(30 * std::log2(static_cast<double>(n))));
-            const QPointF a(k.xs * kCell + kCell / 2, v.rowCenter(k.rs)),
-                b(k.xr * kCell + kCell / 2, v.rowCenter(k.rr));
+            const QPointF a(k.xs * cell + cell / 2, v.rowCenter(k.rs)), b(k.xr * cell + cell / 2, v.rowCenter(k.rr));
             canvas.line(a, b, qRgb(grey, grey, grey));
-            if (n >= 16) canvas.line(a + QPointF(1, 0), b + QPointF(1, 0), qRgb(grey, grey, grey));
         }
         st.arrowBundles = bundles.size();
-        st.arrows = vis.size() * stride;
+        st.arrows = vis.size() * weight;
     }
     if (v.selectedMessage >= 0 && static_cast<size_t>(v.selectedMessage) < M.size()) {
         const Message &m = M[static_cast<size_t>(v.selectedMessage)];

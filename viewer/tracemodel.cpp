@@ -32,20 +32,6 @@ std::pair<double, double> Histogram::binRange(int i) const
     return { lo + (hi - lo) * i / n, lo + (hi - lo) * (i + 1) / n };
 }
 
-// The first index in [lo, hi) for which pred is false, pred being true then false.
-template <class Pred>
-static size_t partitionIndex(size_t lo, size_t hi, Pred pred)
-{
-    while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2;
-        if (pred(mid))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static QColor fallbackColor(uint32_t id)
 {
     return QColor::fromHsv(static_cast<int>((id * 137u) % 360u), 140, 220);
@@ -131,12 +117,16 @@ void TraceModel::finishRows()
             }
         }
         row.markers.clear();
+        row.ticks.clear();
+        row.ticks.reserve(row.events.size());
         for (const Event &e : row.events) {
+            int c = -1;
             if (e.kind == RecordKind::kMarker) row.markers.push_back({ static_cast<double>(e.time), e.a, e.b != 0 });
             if (e.kind == RecordKind::kUserEvent || e.kind == RecordKind::kCollective) {
-                const int c = ensureCategory(e.cat, false);
+                c = ensureCategory(e.cat, false);
                 if (e.kind == RecordKind::kUserEvent) ++m_categories[c].count;
             }
+            row.ticks.push_back({ e.time, c, e.kind });
         }
         // Block summaries per lane.
         row.blocks.clear();
@@ -149,7 +139,9 @@ void TraceModel::finishRows()
                 int cats[8];
                 int64_t time[8];
                 int n = 0;
+                int64_t longest = 0;
                 for (size_t i = b; i < e; ++i) {
+                    longest = std::max(longest, durationNs(r, i));
                     const int c = category(r, i);
                     int k = 0;
                     while (k < n && cats[k] != c)
@@ -160,7 +152,9 @@ void TraceModel::finishRows()
                     }
                     time[k] += durationNs(r, i);
                 }
-                row.blocks.push_back({ startNs(r, b), cats[std::max_element(time, time + n) - time] });
+                row.blocks.push_back({ startNs(r, b), startNs(r, e - 1) + durationNs(r, e - 1),
+                    static_cast<uint32_t>(std::clamp<int64_t>(longest, 0, UINT32_MAX)),
+                    cats[std::max_element(time, time + n) - time] });
             }
         }
         row.blockOffsets.push_back(row.blocks.size());
@@ -168,6 +162,22 @@ void TraceModel::finishRows()
     m_maxLatency = 0;
     for (const Message &m : m_messages)
         m_maxLatency = std::max<int64_t>(m_maxLatency, m.recv_time - m.send_time);
+    m_arrowSampleStride = std::max<size_t>(1, m_messages.size() / 65536);
+    m_arrowSample.clear();
+    m_arrowSample.reserve(m_messages.size() / m_arrowSampleStride + 1);
+    for (size_t i = 0; i < m_messages.size(); i += m_arrowSampleStride) {
+        const Message &m = m_messages[i];
+        m_arrowSample.push_back({ m.send_time, m.recv_time, m.send_timeline, m.recv_timeline });
+    }
+}
+
+std::pair<size_t, size_t> TraceModel::candidateSamples(double t0, double t1) const
+{
+    const auto &A = m_arrowSample;
+    const double from = t0 - static_cast<double>(m_maxLatency);
+    auto first = std::partition_point(A.begin(), A.end(), [&](const ArrowSample &m) { return m.send_time < from; });
+    auto last = std::partition_point(first, A.end(), [&](const ArrowSample &m) { return m.send_time <= t1; });
+    return { static_cast<size_t>(first - A.begin()), static_cast<size_t>(last - A.begin()) };
 }
 
 QString TraceModel::rowLabel(int row) const
@@ -202,9 +212,9 @@ std::pair<size_t, size_t> TraceModel::visibleStates(int row, int depth, double t
 
 std::pair<size_t, size_t> TraceModel::visibleEvents(int row, double t0, double t1) const
 {
-    const auto &E = m_rows[row].events;
-    auto first = std::partition_point(E.begin(), E.end(), [&](const Event &e) { return e.time < t0; });
-    auto last = std::partition_point(first, E.end(), [&](const Event &e) { return e.time <= t1; });
+    const auto &E = m_rows[row].ticks;
+    auto first = std::partition_point(E.begin(), E.end(), [&](const EventTick &e) { return e.time < t0; });
+    auto last = std::partition_point(first, E.end(), [&](const EventTick &e) { return e.time <= t1; });
     return { static_cast<size_t>(first - E.begin()), static_cast<size_t>(last - E.begin()) };
 }
 
@@ -426,9 +436,9 @@ size_t TraceModel::memoryBytes() const
     for (const Row &T : m_rows)
         b += sizeof(T) + T.states.capacity() * sizeof(PackedState) + T.events.capacity() * sizeof(Event)
             + T.lanes.capacity() * sizeof(size_t) + T.longDurations.capacity() * sizeof(T.longDurations[0])
-            + T.markers.capacity() * sizeof(Marker) + T.blocks.capacity() * sizeof(Block)
+            + T.markers.capacity() * sizeof(Marker) + T.ticks.capacity() * sizeof(EventTick) + T.blocks.capacity() * sizeof(Block)
             + T.blockOffsets.capacity() * sizeof(size_t);
-    return b;
+    return b + m_arrowSample.capacity() * sizeof(ArrowSample);
 }
 
 } // namespace upshot

@@ -2,6 +2,8 @@
 // OTF2 unchanged. Streams: one location at a time, records spilled as chunks every 32768, so
 // memory holds one location's call stack and one chunk, not the trace.
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <vector>
@@ -44,7 +46,12 @@ struct Globals {
   std::map<uint32_t, uint32_t> node_name;                                          // node -> name string
   std::map<uint32_t, std::pair<OTF2_LocationGroupType, uint32_t>> location_groups;  // -> (type, node)
   std::vector<LocationDef> locations;
-  std::map<uint32_t, std::pair<uint32_t, OTF2_Paradigm>> regions;  // -> (name string, paradigm)
+  struct RegionDef {
+    uint32_t name;
+    uint32_t description;
+    OTF2_Paradigm paradigm;
+  };
+  std::map<uint32_t, RegionDef> regions;
   std::map<uint32_t, GroupDef> groups;
   std::vector<CommDefRaw> comms;
 
@@ -79,10 +86,10 @@ OTF2_CallbackCode on_location(void* u, OTF2_LocationRef self, OTF2_StringRef, OT
   static_cast<Globals*>(u)->locations.push_back(LocationDef{self, group, events});
   return OTF2_CALLBACK_SUCCESS;
 }
-OTF2_CallbackCode on_region(void* u, OTF2_RegionRef self, OTF2_StringRef name, OTF2_StringRef, OTF2_StringRef,
-                            OTF2_RegionRole, OTF2_Paradigm paradigm, OTF2_RegionFlag, OTF2_StringRef, uint32_t,
-                            uint32_t) {
-  static_cast<Globals*>(u)->regions[self] = {name, paradigm};
+OTF2_CallbackCode on_region(void* u, OTF2_RegionRef self, OTF2_StringRef name, OTF2_StringRef,
+                            OTF2_StringRef description, OTF2_RegionRole, OTF2_Paradigm paradigm, OTF2_RegionFlag,
+                            OTF2_StringRef, uint32_t, uint32_t) {
+  static_cast<Globals*>(u)->regions[self] = {name, description, paradigm};
   return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode on_group(void* u, OTF2_GroupRef self, OTF2_StringRef, OTF2_GroupType type, OTF2_Paradigm,
@@ -109,7 +116,8 @@ struct Model {
   std::map<uint32_t, uint32_t> comm_size;
   log::Definitions defs;
 
-  uint32_t category(const std::string& name, bool mpi) {
+  uint32_t category(const std::string& name, bool mpi, log::CategoryKind kind = log::CategoryKind::kState,
+                    int64_t color = -1) {
     auto it = cat_of_name.find(name);
     if (it != cat_of_name.end()) return it->second;
     uint32_t id;
@@ -121,8 +129,10 @@ struct Model {
       return 0xFFFF;  // beyond 32767 user regions: one "cat65535" state
     log::Category c;
     c.id = id;
-    c.kind = log::CategoryKind::kState;
-    c.color = mpi ? log::default_mpi_color(name) : 0x4CAF50 ^ ((id * 0x9E3779B1u) & 0x3F3F3F);
+    c.kind = kind;
+    c.color = color >= 0 ? static_cast<uint32_t>(color)
+              : mpi      ? log::default_mpi_color(name)
+                         : 0x4CAF50 ^ ((id * 0x9E3779B1u) & 0x3F3F3F);
     c.name = name;
     categories.push_back(c);
     cat_of_name[name] = id;
@@ -154,10 +164,15 @@ Status build_model(const Globals& g, const std::string& program, Model* m) {
     m->where[l.ref] = {it->second, static_cast<uint32_t>(list.size())};
     list.push_back(l.ref);
   }
-  for (const auto& [ref, rp] : g.regions) {
-    const std::string name = g.str(rp.first);
+  for (const auto& [ref, rd] : g.regions) {
+    const std::string name = g.str(rd.name);
+    // Our writer puts the colour in the description ("color #rrggbb").
+    const std::string desc = g.str(rd.description);
+    const int64_t color = desc.rfind("color #", 0) == 0 && desc.size() == 13
+                              ? std::strtoll(desc.c_str() + 7, nullptr, 16)
+                              : -1;
     m->cat_of_region[ref] = m->category(name.empty() ? "region " + std::to_string(ref) : name,
-                                        is_mpi_region(name, rp.second));
+                                        is_mpi_region(name, rd.paradigm), log::CategoryKind::kState, color);
   }
 
   // Communicators: group members of a COMM_GROUP are positions in the COMM_LOCATIONS group.
@@ -331,6 +346,66 @@ OTF2_CallbackCode ev_comm_create(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t
   return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
 }
 
+// Markers (our user events and MPI_Pcontrol calls, or another producer's markers) with a
+// location scope become records of that location: user events, or Pcontrol markers.
+struct Markers {
+  const Globals* g = nullptr;
+  Model* m = nullptr;
+  std::map<OTF2_MarkerRef, std::pair<std::string, std::string>> defs;  // group, category
+  std::map<uint64_t, std::vector<Record>> of_location;
+};
+
+int64_t number_after(const char* text, const char* key) {
+  const std::string t = text ? text : "";
+  const auto at = t.find(key);
+  return at == std::string::npos ? 0 : std::strtoll(t.c_str() + at + std::strlen(key), nullptr, 10);
+}
+
+OTF2_CallbackCode on_def_marker(void* u, OTF2_MarkerRef self, const char* group, const char* category,
+                                OTF2_MarkerSeverity) {
+  static_cast<Markers*>(u)->defs[self] = {group ? group : "", category ? category : ""};
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode on_marker(void* u, OTF2_TimeStamp time, OTF2_TimeStamp, OTF2_MarkerRef marker,
+                            OTF2_MarkerScope scope, uint64_t location, const char* text) {
+  auto* M = static_cast<Markers*>(u);
+  const auto def = M->defs.find(marker);
+  if (scope != OTF2_MARKER_SCOPE_LOCATION || def == M->defs.end() || !M->m->where.count(location))
+    return OTF2_CALLBACK_SUCCESS;  // run- or group-wide markers have no timeline here
+  const uint64_t t = time > M->g->offset ? time - M->g->offset : 0;
+  Record r;
+  if (def->second.first == "MPI" && def->second.second == "MPI_Pcontrol") {
+    const auto level = static_cast<int32_t>(number_after(text, "level="));
+    r = log::make_record(RecordKind::kMarker, t, static_cast<uint16_t>(M->m->category("MPI_Pcontrol", true)), level,
+                         level != 0 ? 1 : 0);
+  } else {
+    const uint32_t cat = M->m->category(def->second.second, false, log::CategoryKind::kEvent);
+    r = log::make_record(RecordKind::kUserEvent, t, static_cast<uint16_t>(cat), 0, 0, 0,
+                         static_cast<uint64_t>(number_after(text, "data=")));
+  }
+  M->of_location[location].push_back(r);
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+// Reads the archive's marker file, if it has one (`<anchor without .otf2>.marker`).
+Status read_markers(OTF2_Reader* reader, const std::string& anchor, Markers* markers) {
+  const std::string file = anchor.substr(0, anchor.size() - 5) + ".marker";
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return Status();
+  OTF2_MarkerReader* mr = OTF2_Reader_GetMarkerReader(reader);
+  if (!mr) return detail::otf2_error(file + ": cannot open the markers", OTF2_ERROR_FILE_INTERACTION);
+  OTF2_MarkerReaderCallbacks* cb = OTF2_MarkerReaderCallbacks_New();
+  OTF2_MarkerReaderCallbacks_SetDefMarkerCallback(cb, on_def_marker);
+  OTF2_MarkerReaderCallbacks_SetMarkerCallback(cb, on_marker);
+  uint64_t n = 0;
+  OTF2_ErrorCode e = OTF2_Reader_RegisterMarkerCallbacks(reader, mr, cb, markers);
+  if (e == OTF2_SUCCESS) e = OTF2_Reader_ReadAllMarkers(reader, mr, &n);
+  OTF2_MarkerReaderCallbacks_Delete(cb);
+  OTF2_Reader_CloseMarkerReader(reader, mr);
+  return e == OTF2_SUCCESS ? Status() : detail::otf2_error(file + ": reading the markers", e);
+}
+
 // Owns the reader and its callback structs.
 struct ReaderGuard {
   OTF2_Reader* reader = nullptr;
@@ -376,6 +451,11 @@ Status otf2_to_mpelog(const std::string& otf2_path, const std::string& out_path)
   Model m;
   const std::string stem = std::filesystem::path(anchor).parent_path().filename().string();
   MPE_RETURN_IF_ERROR(build_model(g, stem.empty() ? "otf2" : stem, &m));
+
+  Markers markers;
+  markers.g = &g;
+  markers.m = &m;
+  MPE_RETURN_IF_ERROR(read_markers(G.reader, anchor, &markers));
 
   uint64_t total_events = 0;
   for (const auto& l : g.locations) {
@@ -434,6 +514,7 @@ Status otf2_to_mpelog(const std::string& otf2_path, const std::string& out_path)
       if (e != OTF2_SUCCESS && e != OTF2_ERROR_INTERRUPTED_BY_CALLBACK)
         return detail::otf2_error(anchor + ": reading the events of location " + std::to_string(loc), e);
       while (!L.stack.empty()) L.leave(L.last);  // regions never left: end at the last event
+      for (const Record& rec : markers.of_location[loc]) L.put(rec);
       L.flush();
       MPE_RETURN_IF_ERROR(L.error);
     }

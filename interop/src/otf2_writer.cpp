@@ -419,6 +419,14 @@ class Strings {
   std::vector<std::string> order_;
 };
 
+std::string color_description(const log::LogFile& log, uint32_t cat) {
+  const log::Category* c = log.category(cat);
+  if (!c) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "color #%06x", c->color & 0xFFFFFF);
+  return buf;
+}
+
 std::string comm_name(const CommInfo& c, size_t world_size) {
   if (c.global_id == 0) return "MPI_COMM_WORLD";
   if ((c.global_id >> 62) == 1 && c.members.size() == 1) return "MPI_COMM_SELF";
@@ -458,7 +466,7 @@ Status Otf2Export::write_global_definitions(const std::vector<std::string>& summ
   for (const auto& h : hosts) str.ref(h.first);
   for (size_t r = 0; r < d.world_size; ++r) str.ref("MPI Rank " + std::to_string(r));
   for (const auto& l : locs) str.ref(l.thread == 0 ? "Master thread" : "Thread " + std::to_string(l.thread));
-  for (uint32_t c : cats) str.ref(log.category_name(c));
+  for (uint32_t c : cats) str.ref(log.category_name(c)), str.ref(color_description(log, c));
   str.ref("MPI_COMM_WORLD locations");
   for (const auto& c : impl_->comms) str.ref(comm_name(c, d.world_size));
 
@@ -487,7 +495,9 @@ Status Otf2Export::write_global_definitions(const std::vector<std::string>& summ
     const uint32_t c = impl_->region_cats[k];
     const std::string name = log.category_name(c);
     const bool mpi = c < log::kUserCategoryBase;
-    e = OTF2_GlobalDefWriter_WriteRegion(w, static_cast<OTF2_RegionRef>(k), str.ref(name), str.ref(name), str.ref(""),
+    // The colour rides in the description, so that a round trip keeps the user's colours.
+    e = OTF2_GlobalDefWriter_WriteRegion(w, static_cast<OTF2_RegionRef>(k), str.ref(name), str.ref(name),
+                                         str.ref(color_description(log, c)),
                                          detail::region_role(name, mpi), mpi ? OTF2_PARADIGM_MPI : OTF2_PARADIGM_USER,
                                          OTF2_REGION_FLAG_NONE, OTF2_UNDEFINED_STRING, 0, 0);
   }

@@ -18,9 +18,10 @@ GROUP = os.environ.get("INTEROP_TEST", "otf2")
 SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's python3-otf2 installs for it, not for a pyenv python
 
 # (program, ranks, arguments): point-to-point, a ring, a 2-D stencil with a Cartesian
-# communicator, several threads per rank, and the MPE user API (user states, events as markers).
+# communicator, several threads per rank, the MPE user API (user states, events as markers) and
+# MPI_Pcontrol (markers, logging paused).
 RUNS = [("pingpong", 2, ["8", "200"]), ("ring", 4, ["5"]), ("halo2d", 4, ["10"]),
-        ("threads", 2, ["20"]), ("mpe_api_prog", 2, [])]
+        ("threads", 2, ["20"]), ("mpe_api_prog", 2, []), ("pcontrol", 2, [])]
 LOG_NAME = {"mpe_api_prog": "apitest"}  # it names its logfile with MPE_Finish_log
 
 
@@ -172,6 +173,11 @@ def roundtrip():
             mpitest.expect_eq(st2["messages"]["bytes"], st["messages"]["bytes"], what + ": message bytes")
             mpitest.expect_eq(st2["collectives"], st["collectives"], what + ": collectives")
             mpitest.expect_eq(st2["comm_creates"], st["comm_creates"], what + ": communicator creations")
+            mpitest.expect_eq(st2["user_events"], st["user_events"], what + ": user events (OTF2 markers)")
+            mpitest.expect_eq(st2["markers"], st["markers"], what + ": MPI_Pcontrol markers")
+            mpitest.expect_eq({k: v["color"] for k, v in st2["categories"].items() if v["kind"] == "state"},
+                              {k: v["color"] for k, v in st["categories"].items() if v["kind"] == "state"},
+                              what + ": user state colours")
             mpitest.expect(st["messages"]["matched"] == 0 or messages(back) == messages(log),
                            what + ": message pairings differ")
         mpitest.cleanup(r)

@@ -1,5 +1,7 @@
-// The background loader: runs loadModel() on a QThread and posts its results to the GUI thread.
+// The background loader: builds the preview and the model on a QThread and posts them to the GUI thread.
 #include "loader.h"
+
+#include "tracebuilder.h"
 
 #include <QPointer>
 #include <QThread>
@@ -11,32 +13,51 @@ TraceLoader::TraceLoader(QObject *parent) : QObject(parent)
     qRegisterMetaType<std::shared_ptr<upshot::TraceModel>>();
 }
 
-TraceLoader::~TraceLoader() = default;
+TraceLoader::~TraceLoader()
+{
+    ++*m_latest; // cancels a running load
+}
 
 void TraceLoader::load(const QString &path)
 {
     const int generation = ++m_generation;
+    *m_latest = generation;
+    std::shared_ptr<std::atomic<int>> latest = m_latest;
     ++m_running;
     QPointer<TraceLoader> self(this);
-    QThread *thread = QThread::create([self, path, generation] {
+    QThread *thread = QThread::create([self, path, generation, latest] {
         auto post = [self](auto fn) {
             if (self) QMetaObject::invokeMethod(self.data(), fn, Qt::QueuedConnection);
         };
+        auto finish = [&](std::shared_ptr<TraceModel> model, const QString &error) {
+            post([self, model, path, error, generation] {
+                if (!self) return;
+                --self->m_running;
+                if (self->m_generation != generation) return;
+                if (model)
+                    emit self->loaded(model, path);
+                else
+                    emit self->failed(path, error);
+            });
+        };
+        auto file = mpe::log::LogFile::open(path.toStdString());
+        if (!file.ok()) return finish(nullptr, QString::fromStdString(file.status().to_string()));
+        std::shared_ptr<TraceModel> preview = buildPreview(*file);
+        post([self, preview, path, generation] {
+            if (self && self->m_generation == generation) emit self->previewReady(preview, path);
+        });
+        preview.reset();
+        const QString stage = QStringLiteral("Decoding %1 chunks").arg(file->index().size());
         QString error;
-        auto model = loadModel(path, &error, [&](int p, const QString &stage) {
+        // Cancelled (a newer load started, or the loader is gone): stop decoding early.
+        auto model = buildModel(*file, &error, [&](int p) {
+            if (*latest != generation) return false;
             post([self, p, stage, generation] {
                 if (self && self->m_generation == generation) emit self->progress(p, stage);
             });
+            return true;
         });
-        post([self, model, path, error, generation] {
-            if (!self) return;
-            --self->m_running;
-            if (self->m_generation != generation) return;
-            if (model)
-                emit self->loaded(model, path);
-            else
-                emit self->failed(path, error);
-        });
+        finish(model, error);
     });
     connect(thread, &QThread::finished, thread, &QObject::deleteLater);
     thread->start();

@@ -1,9 +1,10 @@
-// Loads a logfile on a worker thread and reports progress and the result by signals.
+// Loads a logfile on a worker thread and reports the preview, progress and the result by signals.
 #pragma once
 
 #include <QObject>
 #include <QString>
 
+#include <atomic>
 #include <memory>
 
 #include "tracemodel.h"
@@ -17,18 +18,23 @@ public:
     explicit TraceLoader(QObject *parent = nullptr);
     ~TraceLoader() override;
 
-    // Starts loading path on a worker thread; a load already running is left to finish and its
-    // result dropped.
+    // Starts loading path on a worker thread: first the index preview, then the full model,
+    // decoded on all cores. A load already running is cancelled and its results dropped.
     void load(const QString &path);
     bool isLoading() const { return m_running > 0; }
 
 signals:
     void progress(int percent, const QString &stage);
+    // The preview from the file's index (TraceModel::isPreview()), before decoding starts.
+    void previewReady(std::shared_ptr<upshot::TraceModel> model, const QString &path);
     void loaded(std::shared_ptr<upshot::TraceModel> model, const QString &path);
     void failed(const QString &path, const QString &error);
 
 private:
     int m_generation = 0;
+    // The generation the worker threads compare theirs with to stop early; shared, as a load's
+    // thread may outlive the loader.
+    std::shared_ptr<std::atomic<int>> m_latest = std::make_shared<std::atomic<int>>(0);
     int m_running = 0;
 };
 

@@ -149,17 +149,22 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
 
     connect(m_loader, &TraceLoader::progress, this, [this](int p, const QString &stage) {
         m_progress->show();
-        // Decoding reports no steps of its own: show a busy bar until the model is built.
-        m_progress->setRange(0, p >= 10 && p < 80 ? 0 : 100);
+        m_progress->setRange(0, 100);
         m_progress->setValue(p);
-        m_hover->setText(stage);
+        m_hover->setText(m_previewPath.isEmpty() ? stage : tr("Preview from the index; %1…").arg(stage));
     });
+    connect(m_loader, &TraceLoader::previewReady, this, &MainWindow::showPreview);
     connect(m_loader, &TraceLoader::loaded, this, [this](std::shared_ptr<TraceModel> model, const QString &path) {
         m_progress->hide();
         setModel(std::move(model), path);
     });
     connect(m_loader, &TraceLoader::failed, this, [this](const QString &path, const QString &error) {
         m_progress->hide();
+        if (m_previewPath == path) { // a damaged chunk: the preview goes too
+            m_previewPath.clear();
+            m_model.reset();
+            m_timeline->setModel(nullptr);
+        }
         m_hover->setText(tr("Could not open %1").arg(path));
         auto *box = new QMessageBox(QMessageBox::Critical, tr("upshot"),
             tr("Could not open %1:\n%2").arg(QFileInfo(path).fileName(), error), QMessageBox::Ok, this);
@@ -197,10 +202,22 @@ void MainWindow::openFile(const QString &path)
     m_loader->load(path);
 }
 
+void MainWindow::showPreview(std::shared_ptr<TraceModel> preview, const QString &path)
+{
+    m_model = std::move(preview);
+    m_previewPath = path;
+    m_timeline->setModel(m_model);
+    setWindowTitle(QStringLiteral("%1 — upshot (preview)").arg(QFileInfo(path).fileName()));
+    emit previewShown(path);
+}
+
 void MainWindow::setModel(std::shared_ptr<TraceModel> model, const QString &path)
 {
+    // The full model takes the preview's place in the view the user may already have zoomed.
+    const bool replacesPreview = m_previewPath == path && m_model && m_model->isPreview();
+    m_previewPath.clear();
     m_model = std::move(model);
-    m_timeline->setModel(m_model);
+    m_timeline->setModel(m_model, replacesPreview);
     m_legend->setModel(m_model);
     m_legendView->resizeColumnsToContents();
     m_histogram->setModel(m_model);

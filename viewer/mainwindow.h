@@ -43,6 +43,8 @@ public:
     static QStringList recentFiles();
 
 signals:
+    // The index preview of path is shown; fileLoaded follows once it is decoded.
+    void previewShown(const QString &path);
     void fileLoaded(const QString &path);
     void loadFailed(const QString &path, const QString &error);
 
@@ -52,11 +54,13 @@ protected:
 
 private:
     void setModel(std::shared_ptr<TraceModel> model, const QString &path);
+    void showPreview(std::shared_ptr<TraceModel> preview, const QString &path);
     void addRecent(const QString &path);
     void rebuildRecentMenu();
     void exportImage();
 
     std::shared_ptr<TraceModel> m_model;
+    QString m_previewPath; // the file whose preview the timeline shows, if any
     TimelineWidget *m_timeline;
     TraceLoader *m_loader;
     LegendModel *m_legend;

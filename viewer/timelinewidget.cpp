@@ -27,9 +27,17 @@ TimelineWidget::TimelineWidget(QWidget *parent) : QAbstractScrollArea(parent)
     m_lastWheelPush.start();
 }
 
-void TimelineWidget::setModel(std::shared_ptr<TraceModel> model)
+void TimelineWidget::setModel(std::shared_ptr<TraceModel> model, bool keepView)
 {
     m_model = std::move(model);
+    if (keepView && m_model) {
+        // Indices into the old model mean nothing in the new one.
+        m_view.selected = {};
+        m_view.selectedMessage = -1;
+        m_view.highlight = {};
+        changed();
+        return;
+    }
     m_back.clear();
     m_forward.clear();
     m_view.selected = {};

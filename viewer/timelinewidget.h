@@ -19,7 +19,9 @@ class TimelineWidget : public QAbstractScrollArea
 public:
     explicit TimelineWidget(QWidget *parent = nullptr);
 
-    void setModel(std::shared_ptr<TraceModel> model);
+    // Shows model fitted to the run; keepView keeps the zoom, scroll and row height instead
+    // (the full model replacing its preview).
+    void setModel(std::shared_ptr<TraceModel> model, bool keepView = false);
     TraceModel *model() const { return m_model.get(); }
     const ViewState &view() const { return m_view; }
 

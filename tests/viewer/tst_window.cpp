@@ -228,10 +228,13 @@ private slots:
     {
         MainWindow win;
         win.show();
+        QSignalSpy preview(&win, &MainWindow::previewShown);
         QSignalSpy loaded(&win, &MainWindow::fileLoaded);
         win.openFile(m_path);
         QVERIFY(loaded.wait(10000));
+        QCOMPARE(preview.count(), 1); // the index preview came first
         QVERIFY(win.timeline()->model());
+        QVERIFY(!win.timeline()->model()->isPreview());
         QCOMPARE(win.timeline()->model()->rowCount(), 2);
         QVERIFY(MainWindow::recentFiles().contains(QFileInfo(m_path).absoluteFilePath()));
         // Search from the cursor goes forward in time.
@@ -253,6 +256,53 @@ private slots:
         win.search(true);
         QCOMPARE(t->view().selected.row, 1);
         QCOMPARE(t->model()->start(1, t->view().selected.index), 300.0);
+    }
+
+    // The full model replaces its preview in the view the user zoomed to; a new file fits.
+    void replacingThePreviewKeepsTheView()
+    {
+        auto w = makeWidget();
+        w->zoomToRange(100, 300);
+        const ViewState zoomed = w->view();
+        QString error;
+        auto other = loadModel(m_path, &error);
+        QVERIFY(other);
+        w->setModel(other, true);
+        QCOMPARE(w->model(), other.get());
+        QCOMPARE(w->view().scale, zoomed.scale);
+        QCOMPARE(w->view().rowHeight, zoomed.rowHeight);
+        w->setModel(other);
+        QVERIFY(!(w->view().scale == zoomed.scale));
+    }
+
+    // A chunk that fails its checksum shows up only when decoded, after the preview from the
+    // (intact) index: the preview goes and the error dialog names the file.
+    void damagedChunkAfterThePreviewShowsAnErrorDialog()
+    {
+        QFile good(m_path);
+        QVERIFY(good.open(QIODevice::ReadOnly));
+        QByteArray bytes = good.readAll();
+        const int payload = 64 + 128; // file header, then the first chunk's header
+        for (int i = payload; i < payload + 16; ++i)
+            bytes[i] = static_cast<char>(bytes[i] ^ 0x5a);
+        const QString bad = m_dir.filePath("badchunk.mpelog");
+        QFile f(bad);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(bytes);
+        f.close();
+        MainWindow win;
+        win.show();
+        QSignalSpy preview(&win, &MainWindow::previewShown);
+        QSignalSpy failed(&win, &MainWindow::loadFailed);
+        win.openFile(bad);
+        QVERIFY(failed.wait(10000));
+        QCOMPARE(preview.count(), 1);
+        QVERIFY(failed.first().at(1).toString().contains("corrupt"));
+        auto *box = win.findChild<QMessageBox *>("loadError");
+        QVERIFY(box && box->isVisible());
+        QVERIFY(box->text().contains("badchunk.mpelog"));
+        QVERIFY(!win.timeline()->model());
+        box->accept();
     }
 
     void corruptFileShowsAnErrorDialog()

@@ -41,6 +41,27 @@ private:
         mouse(w, QEvent::MouseButtonRelease, b, Qt::LeftButton, Qt::NoButton, mods);
     }
 
+    // Opens path in win and waits (up to 10 s) until it is loaded or has failed.
+    struct Opened
+    {
+        int previews = 0; // previewShown signals before the end
+        bool loaded = false;
+        QString error;
+    };
+    static Opened openAndWait(MainWindow &win, const QString &path)
+    {
+        QSignalSpy preview(&win, &MainWindow::previewShown);
+        QSignalSpy loaded(&win, &MainWindow::fileLoaded);
+        QSignalSpy failed(&win, &MainWindow::loadFailed);
+        win.openFile(path);
+        QElapsedTimer t;
+        t.start();
+        while (loaded.isEmpty() && failed.isEmpty() && t.elapsed() < 10000)
+            QTest::qWait(5);
+        return { static_cast<int>(preview.count()), !loaded.isEmpty(),
+            failed.isEmpty() ? QString() : failed.first().at(1).toString() };
+    }
+
     std::unique_ptr<TimelineWidget> makeWidget()
     {
         auto w = std::make_unique<TimelineWidget>();
@@ -228,11 +249,9 @@ private slots:
     {
         MainWindow win;
         win.show();
-        QSignalSpy preview(&win, &MainWindow::previewShown);
-        QSignalSpy loaded(&win, &MainWindow::fileLoaded);
-        win.openFile(m_path);
-        QVERIFY(loaded.wait(10000));
-        QCOMPARE(preview.count(), 1); // the index preview came first
+        const Opened opened = openAndWait(win, m_path);
+        QVERIFY(opened.loaded);
+        QCOMPARE(opened.previews, 1); // the index preview came first
         QVERIFY(win.timeline()->model());
         QVERIFY(!win.timeline()->model()->isPreview());
         QCOMPARE(win.timeline()->model()->rowCount(), 2);
@@ -292,12 +311,9 @@ private slots:
         f.close();
         MainWindow win;
         win.show();
-        QSignalSpy preview(&win, &MainWindow::previewShown);
-        QSignalSpy failed(&win, &MainWindow::loadFailed);
-        win.openFile(bad);
-        QVERIFY(failed.wait(10000));
-        QCOMPARE(preview.count(), 1);
-        QVERIFY(failed.first().at(1).toString().contains("corrupt"));
+        const Opened opened = openAndWait(win, bad);
+        QCOMPARE(opened.previews, 1);
+        QVERIFY(opened.error.contains("corrupt"));
         auto *box = win.findChild<QMessageBox *>("loadError");
         QVERIFY(box && box->isVisible());
         QVERIFY(box->text().contains("badchunk.mpelog"));
@@ -318,9 +334,9 @@ private slots:
         f.close();
         MainWindow win;
         win.show();
-        QSignalSpy failed(&win, &MainWindow::loadFailed);
-        win.openFile(bad);
-        QVERIFY(failed.wait(10000));
+        const Opened opened = openAndWait(win, bad);
+        QVERIFY(!opened.error.isEmpty());
+        QCOMPARE(opened.previews, 0); // the footer is gone: nothing to preview
         auto *box = win.findChild<QMessageBox *>("loadError");
         QVERIFY(box);
         QVERIFY(box->isVisible());

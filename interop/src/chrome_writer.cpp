@@ -81,10 +81,10 @@ Status mpelog_to_chrome(const std::string& log_path, const std::string& out_json
   const log::LogFile& log = *file;
   const log::Definitions& d = log.definitions();
   AtomicOutput out(out_json);
+  std::vector<char> buffer(1 << 20);  // declared before the file: it outlives the fclose
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(out.tmp_path().c_str(), "w"), std::fclose);
   if (!f) return Status(StatusCode::kIoError, "cannot create " + out.tmp_path());
-  static char buffer[1 << 20];
-  std::setvbuf(f.get(), buffer, _IOFBF, sizeof buffer);
+  std::setvbuf(f.get(), buffer.data(), _IOFBF, buffer.size());
   std::fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"mpe-tools\",\"program\":\"", f.get());
   std::fputs(json_escape(d.program).c_str(), f.get());
   std::fputs("\"},\"traceEvents\":[", f.get());
@@ -190,7 +190,7 @@ Status mpelog_to_chrome(const std::string& log_path, const std::string& out_json
   std::fputs("\n]}\n", f.get());
   if (std::fflush(f.get()) != 0 || std::ferror(f.get()))
     return Status(StatusCode::kIoError, "writing " + out.tmp_path() + " failed");
-  f.reset();
+  if (std::fclose(f.release()) != 0) return Status(StatusCode::kIoError, "closing " + out.tmp_path() + " failed");
   if (counts_out) *counts_out = counts;
   return out.commit();
 }

@@ -261,7 +261,10 @@ Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, const st
       close_before(s.start);
       while (!open.empty()) {
         const Interval& top = states[open.back()];
-        const bool sibling = top.end < s.end || (top.end == s.start && top.start < s.start);
+        // A call that starts where the open one ends follows it, unless its recorded depth says
+        // it is a (zero-length) child at its parent's very end.
+        const bool child_at_end = s.depth > top.depth && s.end <= top.end;
+        const bool sibling = top.end < s.end || (top.end == s.start && top.start < s.start && !child_at_end);
         if (!sibling) break;
         leave();
       }

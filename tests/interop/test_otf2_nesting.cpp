@@ -78,11 +78,12 @@ std::string write_log() {
   const std::string path = temp_path("in.mpelog");
   LogWriter w;
   EXPECT_TRUE(w.open(path).ok());
-  std::string c0, c1;
-  encode_events(r0.data(), static_cast<uint32_t>(r0.size()), 0, 0, 1, &c0);
-  encode_events(r1.data(), static_cast<uint32_t>(r1.size()), 1, 0, 1, &c1);
-  EXPECT_TRUE(w.add_events_chunk(c0).ok());
-  EXPECT_TRUE(w.add_events_chunk(c1).ok());
+  uint32_t rank = 0;
+  for (const auto* records : {&r0, &r1}) {  // one chunk per rank, thread 0
+    std::string chunk;
+    encode_events(records->data(), static_cast<uint32_t>(records->size()), rank++, 0, 1, &chunk);
+    EXPECT_TRUE(w.add_events_chunk(chunk).ok());
+  }
   EXPECT_TRUE(w.finish(defs()).ok());
   return path;
 }

@@ -39,6 +39,7 @@ bool is_otf2(const std::string& path) { return !otf2_anchor(path).empty(); }
 
 StatusOr<std::string> open_as_mpelog(const std::string& path, const std::string& tmp_out) {
   if (!is_otf2(path)) return path;
+  if (tmp_out.empty()) return Status(StatusCode::kInvalidArgument, path + ": OTF2 needs a scratch .mpelog path");
   MPE_RETURN_IF_ERROR(otf2_to_mpelog(path, tmp_out));
   return tmp_out;
 }

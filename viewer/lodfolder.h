@@ -70,15 +70,16 @@ public:
     {
         auto [i, e] = m_model.visibleStates(row, depth, m_scale.t0(), m_scale.t1());
         if (i == e) return;
+        const TraceModel::RowStates S = m_model.rowStates(row);
         const size_t laneBegin = m_model.lane(row, depth).first;
         size_t nBlocks = 0;
         const TraceModel::Block *blocks = m_model.blocks(row, depth, &nBlocks);
         while (i < e) {
             if (foldAlignedBlocks(row, laneBegin, blocks, nBlocks, i, e, out)) continue;
-            const double x0 = m_scale.timeToX(m_model.start(row, i));
-            const double x1 = m_scale.timeToX(m_model.end(row, i));
+            const double x0 = m_scale.timeToX(S.start(i));
+            const double x1 = m_scale.timeToX(S.end(i));
             if (x1 - x0 >= m_minPx) {
-                out.push_back({ i, i + 1, x0, x1, m_model.category(row, i), false });
+                out.push_back({ i, i + 1, x0, x1, S.category(i), false });
                 ++i;
                 continue;
             }
@@ -88,15 +89,15 @@ public:
             if (foldByBlocks(row, laneBegin, blocks, nBlocks, i, e, x0, limit, out))
                 continue;
             // First state starting at or after limit.
-            size_t j = gallopFirst(i + 1, e, [&](size_t k) { return m_model.start(row, k) < limit; });
-            if (j - 1 > i && m_scale.durationToWidth(m_model.duration(row, j - 1)) >= m_minPx)
+            size_t j = gallopFirst(i + 1, e, [&](size_t k) { return S.start(k) < limit; });
+            if (j - 1 > i && m_scale.durationToWidth(S.duration(j - 1)) >= m_minPx)
                 --j;
             if (j == i + 1) {
-                out.push_back({ i, j, x0, std::max(x1, x0 + 1), m_model.category(row, i), false });
+                out.push_back({ i, j, x0, std::max(x1, x0 + 1), S.category(i), false });
                 i = j;
                 continue;
             }
-            const double xe = std::max(m_scale.timeToX(m_model.end(row, j - 1)), x0 + 1);
+            const double xe = std::max(m_scale.timeToX(S.end(j - 1)), x0 + 1);
             out.push_back({ i, j, x0, xe, dominantCategory(row, i, j), true });
             i = j;
         }
@@ -112,6 +113,7 @@ public:
     {
         const size_t B = TraceModel::kBlock;
         if ((i - laneBegin) % B != 0) return false;
+        const TraceModel::RowStates S = m_model.rowStates(row);
         const size_t k = (i - laneBegin) / B;
         if (k + 2 >= nBlocks || m_scale.durationToWidth(blocks[k].maxDuration) >= m_minPx) return false;
         const double x0 = m_scale.timeToX(static_cast<double>(blocks[k].start));
@@ -120,7 +122,7 @@ public:
         const size_t lo = firstBlockFrom(blocks, nBlocks, k + 2, limit);
         const TraceModel::Block &last = blocks[lo - 1];
         const size_t j = std::min(e, laneBegin + lo * B);
-        const double endT = j == laneBegin + lo * B ? static_cast<double>(last.end) : m_model.end(row, j - 1);
+        const double endT = j == laneBegin + lo * B ? static_cast<double>(last.end) : S.end(j - 1);
         if (m_scale.durationToWidth(last.maxDuration) >= m_minPx || m_scale.timeToX(endT) - m_scale.timeToX(limit) > 1)
             return false;
         const int dominant = dominantOfBlocks(blocks, k, lo, row, i, j);
@@ -136,14 +138,15 @@ public:
     {
         const size_t B = TraceModel::kBlock;
         const size_t bi = (i - laneBegin) / B; // block holding i
+        const TraceModel::RowStates S = m_model.rowStates(row);
         if (nBlocks < 3 || bi + 2 >= nBlocks || static_cast<double>(blocks[bi + 2].start) >= limit)
             return false;
         const size_t lo = firstBlockFrom(blocks, nBlocks, bi + 2, limit);
         const size_t j = std::min(e, laneBegin + lo * B);
         // The last block taken must end within a pixel of the limit, and its last state be narrow.
-        const double endT = m_model.end(row, j - 1);
+        const double endT = S.end(j - 1);
         if (m_scale.timeToX(endT) - m_scale.timeToX(limit) > 1
-            || m_scale.durationToWidth(m_model.duration(row, j - 1)) >= m_minPx)
+            || m_scale.durationToWidth(S.duration(j - 1)) >= m_minPx)
             return false;
         const int dominant = dominantOfBlocks(blocks, bi + 1, lo, row, i, j);
         out.push_back({ i, j, x0, std::max(m_scale.timeToX(endT), x0 + 1), dominant, true });
@@ -185,6 +188,7 @@ public:
     // Estimates the category taking most time among states [first, last) of a row.
     int dominantCategory(int row, size_t first, size_t last) const
     {
+        const TraceModel::RowStates S = m_model.rowStates(row);
         int cats[kSamples];
         double time[kSamples];
         int n = 0;
@@ -202,7 +206,7 @@ public:
         }
         for (int q = 0; q < m; ++q) {
             const size_t i = idx[q];
-            const int c = m_model.category(row, i);
+            const int c = S.category(i);
             int k = 0;
             while (k < n && cats[k] != c)
                 ++k;
@@ -210,7 +214,7 @@ public:
                 if (n == kSamples || !m_model.categoryInfo(c).visible) continue;
                 cats[n] = c, time[n] = 0, ++n;
             }
-            time[k] += m_model.duration(row, i);
+            time[k] += S.duration(i);
         }
         if (n == 0) return -1;
         return cats[std::max_element(time, time + n) - time];

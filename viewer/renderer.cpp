@@ -5,6 +5,7 @@
 #include <QPainterPath>
 
 #include <cmath>
+#include <tuple>
 #include <unordered_map>
 
 #include "lodfolder.h"
@@ -476,51 +477,53 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
         }
         p.setBrush(Qt::NoBrush);
     } else {
-        struct Key
+        struct Bundle
         {
-            int rs, rr, xs, xr;
-            bool operator==(const Key &) const = default;
-        };
-        struct KeyHash
-        {
-            size_t operator()(const Key &k) const
-            {
-                return (static_cast<size_t>(k.rs) * 1000003u) ^ (static_cast<size_t>(k.rr) * 7919u)
-                    ^ (static_cast<size_t>(k.xs) << 20) ^ static_cast<size_t>(k.xr);
-            }
+            int rs, rr, xs, xr; // rows, and cells of the two ends
+            uint64_t n; // messages
+            auto key() const { return std::tie(rs, rr, xs, xr); }
         };
         // Arrows whose ends share rows and cells are one bundle. Cells start 16 px wide and
         // double while the bundles' lines would cover more than kPixelBudget pixels: a line's
         // pixels sit in different image rows (a cache and TLB miss each), so pixels, not
         // bundles, are what a dense frame pays for. Full views of a 64-rank ring end at ~64 px.
+        // Sorting and merging neighbours beats a hash map here (no allocation per bundle).
         constexpr double kPixelBudget = 60000;
         double cell = 16;
-        using Bundles = std::unordered_map<Key, uint64_t, KeyHash>;
-        Bundles bundles;
-        bundles.reserve(std::min<size_t>(vis.size(), 65536));
-        for (const Arrow &m : vis) {
-            const int xs = static_cast<int>(std::floor(v.xOf(static_cast<double>(m.send_time)) / cell));
-            const int xr = static_cast<int>(std::floor(v.xOf(static_cast<double>(m.recv_time)) / cell));
-            bundles[{ model.rowOfTimeline(m.send_timeline), model.rowOfTimeline(m.recv_timeline), xs, xr }] += weight;
-        }
+        std::vector<Bundle> bundles;
+        bundles.reserve(vis.size());
+        for (const Arrow &m : vis)
+            bundles.push_back({ model.rowOfTimeline(m.send_timeline), model.rowOfTimeline(m.recv_timeline),
+                static_cast<int>(std::floor(v.xOf(static_cast<double>(m.send_time)) / cell)),
+                static_cast<int>(std::floor(v.xOf(static_cast<double>(m.recv_time)) / cell)), weight });
+        auto merge = [&] {
+            std::sort(bundles.begin(), bundles.end(), [](const Bundle &a, const Bundle &b) { return a.key() < b.key(); });
+            size_t out = 0;
+            for (size_t i = 0; i < bundles.size(); ++i) {
+                if (out > 0 && bundles[out - 1].key() == bundles[i].key())
+                    bundles[out - 1].n += bundles[i].n;
+                else
+                    bundles[out++] = bundles[i];
+            }
+            bundles.resize(out);
+        };
+        merge();
         auto pixels = [&] {
             double sum = 0;
-            for (const auto &[k, n] : bundles)
+            for (const Bundle &k : bundles)
                 sum += std::max(std::fabs(k.xr - k.xs) * cell,
                     std::min<double>(plot.height(), std::fabs(v.rowCenter(k.rr) - v.rowCenter(k.rs))));
             return sum;
         };
         while (cell < 1024 && pixels() > kPixelBudget) {
-            Bundles wider;
-            wider.reserve(bundles.size());
-            for (const auto &[k, n] : bundles)
-                wider[{ k.rs, k.rr, k.xs >> 1, k.xr >> 1 }] += n; // >> floors negative cells too
-            bundles.swap(wider);
+            for (Bundle &k : bundles)
+                k.xs >>= 1, k.xr >>= 1; // >> floors negative cells too
+            merge();
             cell *= 2;
         }
-        for (const auto &[k, n] : bundles) {
+        for (const Bundle &k : bundles) {
             // Opaque (alpha blending lines costs ~3x): lighter grey for thin bundles, black for thick.
-            const int grey = std::max(10, 150 - static_cast<int>(30 * std::log2(static_cast<double>(n))));
+            const int grey = std::max(10, 150 - static_cast<int>(30 * std::log2(static_cast<double>(k.n))));
             const QPointF a(k.xs * cell + cell / 2, v.rowCenter(k.rs)), b(k.xr * cell + cell / 2, v.rowCenter(k.rr));
             canvas.line(a, b, qRgb(grey, grey, grey));
         }

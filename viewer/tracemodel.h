@@ -157,6 +157,24 @@ public:
     double duration(int row, size_t i) const { return static_cast<double>(durationNs(row, i)); }
     int category(int row, size_t i) const { return m_rows[row].states[i].category; }
     int depth(int row, size_t i) const;
+    // One row's states for inner loops (the folder's): the accessors above without looking the
+    // row up on every call.
+    struct RowStates
+    {
+        const PackedState *s;
+        const TraceModel *model;
+        int row;
+        int64_t durationNs(size_t i) const
+        {
+            return s[i].duration != PackedState::kLongDuration ? static_cast<int64_t>(s[i].duration)
+                                                                : model->longDuration(row, i);
+        }
+        double start(size_t i) const { return static_cast<double>(s[i].start()); }
+        double end(size_t i) const { return static_cast<double>(s[i].start() + durationNs(i)); }
+        double duration(size_t i) const { return static_cast<double>(durationNs(i)); }
+        int category(size_t i) const { return s[i].category; }
+    };
+    RowStates rowStates(int row) const { return { m_rows[row].states.data(), this, row }; }
 
     // Summary of kBlock consecutive states of a lane, for folding at coarse zoom without
     // touching the states: the first state's start, the last one's end, the longest duration

@@ -5,8 +5,6 @@
 #include <QPainterPath>
 
 #include <cmath>
-#include <tuple>
-#include <unordered_map>
 
 #include "lodfolder.h"
 
@@ -229,7 +227,6 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
     RenderStats local;
     RenderStats &st = stats ? *stats : local;
     const QRect plot = v.plotRect();
-    p.fillRect(QRect(QPoint(0, 0), v.size), Qt::white);
     const int rows = model.rowCount();
     const int firstRow = std::max(0, static_cast<int>(std::floor(v.yOffset / v.rowHeight)));
     const int lastRow = std::min(rows - 1, static_cast<int>((v.yOffset + plot.height()) / v.rowHeight));
@@ -238,11 +235,24 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
 
     p.save();
     p.setClipRect(plot);
-    // Row backgrounds; outside the run's time span stays white.
+    // Opaque fills go straight into the image when the painter allows it: ~1 ns per pixel.
+    DirectCanvas canvas(p, plot.intersected(QRect(QPoint(0, 0), v.size)));
+    // Row backgrounds over the run's time span, white around them: each plot pixel is filled
+    // once (the ruler and the labels paint the rest of the canvas). Edges round as a painter's
+    // fill of the fractional rectangle would (pixel centres inside).
+    auto pixelEdge = [](double x) { return static_cast<int>(std::floor(x + 0.5)); };
+    const int bx0 = std::clamp(pixelEdge(runX0), plot.left(), plot.right() + 1);
+    const int bx1 = std::clamp(pixelEdge(runX1), bx0, plot.right() + 1);
+    const int by0 = std::clamp(pixelEdge(v.rowTop(firstRow)), plot.top(), plot.bottom() + 1);
+    const int by1 = std::clamp(pixelEdge(v.rowTop(lastRow + 1)), by0, plot.bottom() + 1);
+    const QRgb white = qRgb(255, 255, 255);
+    canvas.fill(QRect(plot.left(), plot.top(), bx0 - plot.left(), plot.height()), white);
+    canvas.fill(QRect(bx1, plot.top(), plot.right() + 1 - bx1, plot.height()), white);
+    canvas.fill(QRect(bx0, plot.top(), bx1 - bx0, by0 - plot.top()), white);
+    canvas.fill(QRect(bx0, by1, bx1 - bx0, plot.bottom() + 1 - by1), white);
     for (int r = firstRow; r <= lastRow; ++r) {
-        const QRectF row(std::max<double>(plot.left(), runX0), v.rowTop(r),
-            std::min<double>(plot.right() + 1, runX1) - std::max<double>(plot.left(), runX0), v.rowHeight);
-        p.fillRect(row, r % 2 ? QColor(238, 238, 242) : QColor(246, 246, 249));
+        const int y0 = pixelEdge(v.rowTop(r)), y1 = pixelEdge(v.rowTop(r + 1));
+        canvas.fill(QRect(bx0, y0, bx1 - bx0, y1 - y0), r % 2 ? qRgb(238, 238, 242) : qRgb(246, 246, 249));
     }
     // States, lane by lane, through the folder. Fills are batched per depth and colour and
     // issued with one drawRects() each: per-call overhead, not pixels, dominates dense views.
@@ -343,8 +353,6 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
             flushMark();
         }
     }
-    // Opaque fills go straight into the image when the painter allows it: ~1 ns per pixel.
-    DirectCanvas canvas(p, plot.intersected(QRect(QPoint(0, 0), v.size)));
     for (const Layer &layer : layers) {
         p.setPen(Qt::NoPen);
         for (size_t c = 0; c < layer.fills.size(); ++c) {
@@ -481,7 +489,13 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
         {
             int rs, rr, xs, xr; // rows, and cells of the two ends
             uint64_t n; // messages
-            auto key() const { return std::tie(rs, rr, xs, xr); }
+            uint64_t key; // rows and cells packed (cells clamped to 16 bits, ~0.5 M px off-screen)
+            void pack()
+            {
+                auto cell16 = [](int c) { return static_cast<uint64_t>(std::clamp(c, -32768, 32767) + 32768); };
+                key = (static_cast<uint64_t>(rs & 0xFFFF) << 48) | (static_cast<uint64_t>(rr & 0xFFFF) << 32)
+                    | (cell16(xs) << 16) | cell16(xr);
+            }
         };
         // Arrows whose ends share rows and cells are one bundle. Cells start 16 px wide and
         // double while the bundles' lines would cover more than kPixelBudget pixels: a line's
@@ -495,12 +509,14 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
         for (const Arrow &m : vis)
             bundles.push_back({ model.rowOfTimeline(m.send_timeline), model.rowOfTimeline(m.recv_timeline),
                 static_cast<int>(std::floor(v.xOf(static_cast<double>(m.send_time)) / cell)),
-                static_cast<int>(std::floor(v.xOf(static_cast<double>(m.recv_time)) / cell)), weight });
+                static_cast<int>(std::floor(v.xOf(static_cast<double>(m.recv_time)) / cell)), weight, 0 });
         auto merge = [&] {
-            std::sort(bundles.begin(), bundles.end(), [](const Bundle &a, const Bundle &b) { return a.key() < b.key(); });
+            for (Bundle &b : bundles)
+                b.pack();
+            std::sort(bundles.begin(), bundles.end(), [](const Bundle &a, const Bundle &b) { return a.key < b.key; });
             size_t out = 0;
             for (size_t i = 0; i < bundles.size(); ++i) {
-                if (out > 0 && bundles[out - 1].key() == bundles[i].key())
+                if (out > 0 && bundles[out - 1].key == bundles[i].key)
                     bundles[out - 1].n += bundles[i].n;
                 else
                     bundles[out++] = bundles[i];

@@ -622,8 +622,10 @@ void on_enter(Call& c) noexcept {
     case CallClass::finalize:
       g_finalize_enter = mpe_clock_now();
       return;
+    case CallClass::abort:
+      flush_now();
+      return;
     default:
-      if (c.fn == Fn::MPI_Abort) flush_now();
       return;
   }
 }
@@ -1017,7 +1019,19 @@ void before_finalize() noexcept {
   if (g_comm != MPI_COMM_NULL) PMPI_Comm_free(&g_comm);
 }
 
-const Tool kTool = {"log", kNeedsTime | kNeedsStatus, on_enter, on_leave, after_init, before_finalize};
+// on_enter acts on these classes only (see there); every other call goes straight to on_leave.
+constexpr uint64_t kEnterClasses =
+    classes(CallClass::wait, CallClass::waitall, CallClass::waitany, CallClass::waitsome, CallClass::test,
+            CallClass::testall, CallClass::testany, CallClass::testsome, CallClass::request_free,
+            CallClass::finalize, CallClass::abort);
+constexpr bool enter_sees_every_completion() {
+  for (int c = 0; c < kCallClassCount; ++c)
+    if (mpe::completes_requests(static_cast<CallClass>(c)) && !(kEnterClasses & (uint64_t{1} << c))) return false;
+  return true;
+}
+static_assert(enter_sees_every_completion(), "on_enter snapshots the requests of every completing call");
+
+const Tool kTool = {"log", kNeedsTime | kNeedsStatus, on_enter, on_leave, after_init, before_finalize, kEnterClasses};
 
 __attribute__((constructor)) void register_log_tool() {
   if (mpe_core_register_tool(&kTool) != 0) config::warn("liblog: too many tools loaded; logging is off");

@@ -287,7 +287,10 @@ def forwarded_arg_list(proto, rmap, roles):
         if role is None or (ROLE_KIND_CTYPE[roles[role]].endswith("*") and "*" not in p.ctype):
             args.append(p.name)  # no field, or the field holds the argument's address
         else:
-            args.append("(decltype(%s))(call.%s)" % (p.name, role))
+            kind = "decltype(%s)" % p.name
+            if "*" not in p.ctype and not p.is_array and "const" in p.ctype.split():
+                kind = "std::remove_cv_t<%s>" % kind  # `const int level`: cast to plain int
+            args.append("(%s)(call.%s)" % (kind, role))
     return ", ".join(args)
 
 
@@ -347,7 +350,7 @@ def emit_c_wrappers(out, protos, rows, roles):
             w(line + "\n")
         cls = row.cls if row else "other"
         call = "P%s(%s)" % (name, forwarded_arg_list(proto, rmap, roles))
-        w("  core::enter(ts, call);\n")
+        w("  core::enter(ts, call, CallClass::%s);\n" % cls)
         if cls == "finalize":
             w("  core::before_finalize(ts);\n")
         if returns_rc:
@@ -356,7 +359,7 @@ def emit_c_wrappers(out, protos, rows, roles):
             w("  %s result = %s;\n  call.rc = MPI_SUCCESS;\n" % (proto.ret, call))
         if cls == "init":
             w("  if (call.rc == MPI_SUCCESS) core::after_init(ts);\n")
-        w("  core::leave(ts, call);\n")
+        w("  core::leave(ts, call, CallClass::%s);\n" % cls)
         w("  return %s;\n}\n\n" % ("call.rc" if returns_rc else "result"))
 
 
@@ -469,7 +472,7 @@ def emit_fortran_wrappers(out, protos, rows, roles, fortran_names):
         w("  call.roles = %s;\n" % role_bits(known))
         for line in pre:
             w(line + "\n")
-        w("  core::enter(ts, call);\n")
+        w("  core::enter(ts, call, CallClass::%s);\n" % cls)
         if cls == "finalize":
             w("  core::before_finalize(ts);\n")
         w("  core::suppress(ts);\n")
@@ -483,7 +486,7 @@ def emit_fortran_wrappers(out, protos, rows, roles, fortran_names):
             w(line + "\n")
         if cls == "init":
             w("  if (call.rc == MPI_SUCCESS) core::after_init(ts);\n")
-        w("  core::leave(ts, call);\n")
+        w("  core::leave(ts, call, CallClass::%s);\n" % cls)
         if ret != "void":
             w("  return result;\n")
         w("}\n\n")

@@ -51,13 +51,16 @@ extern "C" int mpe_core_register_tool(const mpe::Tool* tool) {
   for (int i = 0; i < g_registry.ntools; ++i)
     if (g_registry.tools[i] == tool) return 0;
   // Counts are published after their entries: the wrappers only read the first n of each.
-  if (tool->enter) {
-    g_registry.enter[g_registry.nenter] = tool->enter;
-    ++g_registry.nenter;
-  }
-  if (tool->leave) {
-    g_registry.leave[g_registry.nleave] = tool->leave;
-    ++g_registry.nleave;
+  const auto add = [](mpe::core::HookList& list, mpe::Hook hook) {
+    list.hook[list.n] = hook;
+    ++list.n;
+  };
+  for (int cls = 0; cls < mpe::kCallClassCount; ++cls) {
+    const uint64_t bit = uint64_t{1} << cls;
+    if (tool->enter && (tool->enter_classes == mpe::kEveryClass || (tool->enter_classes & bit)))
+      add(g_registry.enter[cls], tool->enter);
+    if (tool->leave && (tool->leave_classes == mpe::kEveryClass || (tool->leave_classes & bit)))
+      add(g_registry.leave[cls], tool->leave);
   }
   g_registry.needs |= tool->needs;
   g_registry.tools[g_registry.ntools] = tool;

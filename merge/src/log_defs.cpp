@@ -187,15 +187,18 @@ bool get_rank(ByteReader& r, RankMeta* m) {
 // Transposes a 16x16 byte matrix in place: afterwards x[j] byte i is the former x[i] byte j.
 // Interleaving row i with row i+8 byte by byte, four times over, rotates the four row-index
 // bits into the column index: 64 SSE2 unpacks in all (SSE2 is part of x86-64, so no dispatch).
-inline void transpose16(__m128i x[16]) {
-  for (int round = 0; round < 4; ++round) {
-    __m128i y[16];
-    for (int i = 0; i < 8; ++i) {
-      y[2 * i] = _mm_unpacklo_epi8(x[i], x[i + 8]);
-      y[2 * i + 1] = _mm_unpackhi_epi8(x[i], x[i + 8]);
-    }
-    for (int i = 0; i < 16; ++i) x[i] = y[i];
+inline void interleave_halves(const __m128i in[16], __m128i out[16]) {
+  for (int i = 0; i < 8; ++i) {
+    out[2 * i] = _mm_unpacklo_epi8(in[i], in[i + 8]);
+    out[2 * i + 1] = _mm_unpackhi_epi8(in[i], in[i + 8]);
   }
+}
+inline void transpose16(__m128i x[16]) {
+  __m128i y[16];  // the rounds alternate between x and y rather than copying back
+  interleave_halves(x, y);
+  interleave_halves(y, x);
+  interleave_halves(x, y);
+  interleave_halves(y, x);
 }
 
 // Byte-shuffles records (byte j of every record together, streams n bytes apart) with
@@ -354,36 +357,80 @@ Status parse_definitions(const char* p, size_t n, Definitions* out) {
   return Status();
 }
 
+namespace {
+
+// True when all n bytes equal the first; 16 at a time (~0.3 instructions per byte).
+bool is_constant(const char* p, uint32_t n) {
+  const __m128i first = _mm_set1_epi8(p[0]);
+  uint32_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), first)) != 0xFFFF)
+      return false;
+  for (; i < n; ++i)
+    if (p[i] != p[0]) return false;
+  return true;
+}
+
+// Splits the 32 byte planes of a shuffled buffer into constant ones (all n bytes equal: most
+// planes of a run of similar records) and varying ones. Writes the plane header (mask, then one
+// byte per constant plane) to `head` and the varying planes, back to back, to `varying`.
+// Why: zstd then sees only the bytes that carry information, typically 4-8 planes of 32, which
+// cuts its time per record several-fold at no cost in size.
+void split_planes(const char* shuffled, uint32_t n, std::string* head, std::string* varying) {
+  uint32_t mask = 0;
+  std::string constants;
+  varying->clear();
+  for (uint32_t j = 0; j < kRecordPlanes; ++j) {
+    const char* plane = shuffled + static_cast<size_t>(j) * n;
+    if (is_constant(plane, n)) {
+      mask |= 1u << j;
+      constants.push_back(plane[0]);
+    } else {
+      varying->append(plane, n);
+    }
+  }
+  head->assign(reinterpret_cast<const char*>(&mask), sizeof mask);
+  head->append(constants);
+}
+
+}  // namespace
+
 void encode_events(const Record* records, uint32_t n, uint32_t rank, uint32_t thread, int zstd_level,
                    std::string* out) {
   ChunkHeader h{};
   h.magic = kChunkMagic;
   h.kind = static_cast<uint16_t>(ChunkKind::kEvents);
-  h.flags = kChunkZstd | kChunkShuffled;
+  h.flags = kChunkZstd | kChunkShuffled | (n ? kChunkPlanes : 0);
   h.rank = rank;
   h.thread = thread;
   h.nrecords = n;
   h.raw_size = n * static_cast<uint32_t>(sizeof(Record));
   fill_range_and_summary(records, n, &h);
-  static thread_local std::string raw;  // reused: a fresh 4 MiB buffer per chunk costs page faults
+  // Reused per thread: fresh multi-MiB buffers per chunk cost page faults.
+  static thread_local std::string raw, head, varying, packed;
   raw.resize(h.raw_size);
   shuffle(records, n, raw.data());
-  static thread_local std::string packed;  // reused, like raw
-  packed.resize(ZSTD_compressBound(raw.size()));
+  const std::string* body = &raw;
+  head.clear();
+  if (h.flags & kChunkPlanes) {
+    split_planes(raw.data(), n, &head, &varying);
+    body = &varying;
+  }
+  packed.resize(ZSTD_compressBound(body->size()));
   static thread_local ZSTD_CCtx* cctx = ZSTD_createCCtx();
   const size_t csize =
-      cctx ? ZSTD_compressCCtx(cctx, packed.data(), packed.size(), raw.data(), raw.size(), zstd_level)
-           : ZSTD_compress(packed.data(), packed.size(), raw.data(), raw.size(), zstd_level);
+      cctx ? ZSTD_compressCCtx(cctx, packed.data(), packed.size(), body->data(), body->size(), zstd_level)
+           : ZSTD_compress(packed.data(), packed.size(), body->data(), body->size(), zstd_level);
   const size_t base = out->size();
   out->resize(base + sizeof(ChunkHeader));
-  if (ZSTD_isError(csize)) {  // cannot happen with a bound-sized buffer; store raw then
-    h.flags = kChunkShuffled;
-    out->append(raw);
-    h.payload_size = h.raw_size;
+  out->append(head);
+  if (ZSTD_isError(csize)) {  // cannot happen with a bound-sized buffer; store uncompressed then
+    h.flags &= static_cast<uint16_t>(~kChunkZstd);
+    out->append(*body);
   } else {
-    h.payload_size = static_cast<uint32_t>(csize);
     out->append(packed.data(), csize);
   }
+  h.payload_size = static_cast<uint32_t>(out->size() - base - sizeof(ChunkHeader));
   h.payload_hash = hash64(out->data() + base + sizeof(ChunkHeader), h.payload_size);
   seal(&h);
   std::memcpy(out->data() + base, &h, sizeof h);
@@ -448,8 +495,11 @@ Status check_chunk_header(const ChunkHeader& h, uint64_t avail, uint64_t offset)
   if (h.kind == static_cast<uint16_t>(ChunkKind::kEvents) &&
       static_cast<uint64_t>(h.nrecords) * sizeof(Record) != h.raw_size)
     return corrupt("chunk record count and size disagree" + at);
-  if (!(h.flags & kChunkZstd) && h.payload_size != h.raw_size)
+  if (!(h.flags & (kChunkZstd | kChunkPlanes)) && h.payload_size != h.raw_size)
     return corrupt("stored chunk has a bad size" + at);
+  if ((h.flags & kChunkPlanes) && (h.kind != static_cast<uint16_t>(ChunkKind::kEvents) ||
+                                   !(h.flags & kChunkShuffled) || h.nrecords == 0))
+    return corrupt("chunk flags disagree" + at);
   if (h.raw_size > (1u << 30)) return corrupt("chunk larger than 1 GiB" + at);
   if (avail - sizeof(ChunkHeader) < h.payload_size)
     return Status(StatusCode::kTruncated, "chunk payload cut short" + at);
@@ -457,16 +507,50 @@ Status check_chunk_header(const ChunkHeader& h, uint64_t avail, uint64_t offset)
 }
 
 namespace {
-Status payload_bytes(const ChunkHeader& h, const char* payload, std::string* out) {
-  if (hash64(payload, h.payload_size) != h.payload_hash) return corrupt("chunk payload checksum mismatch");
+// Decompresses `size` bytes at `payload` into exactly `expect` bytes at `out`.
+Status inflate(const ChunkHeader& h, const char* payload, size_t size, size_t expect, std::string* out) {
   if (h.flags & kChunkZstd) {
-    out->resize(h.raw_size);
-    const size_t got = ZSTD_decompress(out->data(), out->size(), payload, h.payload_size);
-    if (ZSTD_isError(got) || got != h.raw_size) return corrupt("chunk payload does not decompress");
+    out->resize(expect);
+    const size_t got = ZSTD_decompress(out->data(), out->size(), payload, size);
+    if (ZSTD_isError(got) || got != expect) return corrupt("chunk payload does not decompress");
   } else {
-    out->assign(payload, h.payload_size);
+    if (size != expect) return corrupt("stored chunk has a bad size");
+    out->assign(payload, size);
   }
   return Status();
+}
+
+// The inverse of split_planes(): the full shuffled buffer, constant planes filled in.
+Status join_planes(const ChunkHeader& h, const char* payload, std::string* out) {
+  const uint32_t n = h.nrecords;
+  uint32_t mask;
+  if (h.payload_size < sizeof mask) return corrupt("chunk plane header cut short");
+  std::memcpy(&mask, payload, sizeof mask);
+  const uint32_t nconst = static_cast<uint32_t>(__builtin_popcount(mask));
+  const size_t head = sizeof mask + nconst;
+  if (h.payload_size < head) return corrupt("chunk plane header cut short");
+  std::string varying;
+  MPE_RETURN_IF_ERROR(inflate(h, payload + head, h.payload_size - head,
+                              static_cast<size_t>(kRecordPlanes - nconst) * n, &varying));
+  out->resize(h.raw_size);
+  const char* constant = payload + sizeof mask;
+  const char* next = varying.data();
+  for (uint32_t j = 0; j < kRecordPlanes; ++j) {
+    char* plane = out->data() + static_cast<size_t>(j) * n;
+    if (mask & (1u << j)) {
+      std::memset(plane, *constant++, n);
+    } else {
+      std::memcpy(plane, next, n);
+      next += n;
+    }
+  }
+  return Status();
+}
+
+Status payload_bytes(const ChunkHeader& h, const char* payload, std::string* out) {
+  if (hash64(payload, h.payload_size) != h.payload_hash) return corrupt("chunk payload checksum mismatch");
+  if (h.flags & kChunkPlanes) return join_planes(h, payload, out);
+  return inflate(h, payload, h.payload_size, h.raw_size, out);
 }
 }  // namespace
 

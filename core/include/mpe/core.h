@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "mpe/calls.h"
 #include "mpe/clock.h"
@@ -21,17 +22,25 @@ struct ThreadState {
 };
 inline constexpr uint32_t kSuppressed = 1u << 16;
 
+static_assert(kCallClassCount <= 64, "Tool::enter_classes holds one bit per call class");
+
 // Up to this many tools can be registered in one process.
 inline constexpr int kMaxTools = 8;
 
-// The registry, filled before main() by the tools' constructors and read-only afterwards.
+// The hooks that want one class of calls, in registration order.
+struct HookList {
+  int n;
+  Hook hook[kMaxTools];
+};
+
+// The registry, filled before main() by the tools' constructors and read-only afterwards. Hooks
+// are listed per call class, so a call reaches only the tools that asked for its class; a
+// wrapper's class is a constant, so finding its list costs nothing.
 struct Registry {
   int ntools;
   uint32_t needs;  // union of the tools' kNeeds* bits
-  int nenter;      // tools with an enter hook, in registration order
-  int nleave;      // tools with a leave hook, in registration order
-  Hook enter[kMaxTools];
-  Hook leave[kMaxTools];
+  HookList enter[kCallClassCount];
+  HookList leave[kCallClassCount];
   const Tool* tools[kMaxTools];
 };
 
@@ -55,27 +64,30 @@ inline bool wants_status() { return (g_registry.needs & kNeedsStatus) != 0; }
 MPI_Status* status_scratch(ThreadState& ts, int n) MPE_HIDDEN;
 
 // Runs the enter hooks in registration order, then stamps the time. Cost: two TLS stores and
-// one indirect call per tool, plus the clock read when a tool asked for time.
-__attribute__((always_inline)) inline void enter(ThreadState& ts, Call& call) {
+// one indirect call per interested tool, plus the clock read when a tool asked for time. `cls`
+// is call.cls, passed as the wrapper's constant so that the hook list's address is one too.
+__attribute__((always_inline)) inline void enter(ThreadState& ts, Call& call, CallClass cls) {
   const uint32_t s = ts.state;  // observing() held, so nothing is suppressed
   call.depth = static_cast<uint8_t>(s);
-  if (const int n = g_registry.nenter) {
+  const HookList& hooks = g_registry.enter[static_cast<int>(cls)];
+  if (const int n = hooks.n) {
     ts.state = s + kSuppressed;
-    g_registry.enter[0](call);  // the common case, one tool, without loop overhead
-    for (int i = 1; i < n; ++i) g_registry.enter[i](call);
+    hooks.hook[0](call);  // the common case, one tool, without loop overhead
+    for (int i = 1; i < n; ++i) hooks.hook[i](call);
   }
   ts.state = s + 1;
   if (g_registry.needs & kNeedsTime) call.t_enter = clock::now();
 }
 
 // Stamps the time, then runs the leave hooks in reverse order so that hooks nest.
-__attribute__((always_inline)) inline void leave(ThreadState& ts, Call& call) {
+__attribute__((always_inline)) inline void leave(ThreadState& ts, Call& call, CallClass cls) {
   if (g_registry.needs & kNeedsTime) call.t_leave = clock::now();
   const uint32_t s = ts.state - 1;
-  if (int i = g_registry.nleave) {
+  const HookList& hooks = g_registry.leave[static_cast<int>(cls)];
+  if (int i = hooks.n) {
     ts.state = s + kSuppressed;
-    while (--i > 0) g_registry.leave[i](call);
-    g_registry.leave[0](call);
+    while (--i > 0) hooks.hook[i](call);
+    hooks.hook[0](call);
   }
   ts.state = s;
 }

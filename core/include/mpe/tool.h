@@ -18,6 +18,14 @@ using Hook = void (*)(Call&) noexcept;
 inline constexpr uint32_t kNeedsTime = 1;    // fill Call::t_enter / t_leave
 inline constexpr uint32_t kNeedsStatus = 2;  // replace MPI_STATUS(ES)_IGNORE with real storage
 
+// A set of call classes (mpe::CallClass) as a bit mask, for Tool::enter_classes/leave_classes:
+// mpe::classes(CallClass::wait, CallClass::test).
+template <typename... Class>
+constexpr uint64_t classes(Class... c) {
+  return ((uint64_t{1} << static_cast<int>(c)) | ...);
+}
+inline constexpr uint64_t kEveryClass = 0;  // the default: the hook sees every call
+
 struct Tool {
   const char* name;
   uint32_t needs;
@@ -25,6 +33,10 @@ struct Tool {
   Hook leave;                       // may be null
   void (*after_init)() noexcept;    // MPI is up; may be null
   void (*before_finalize)() noexcept;  // last chance for MPI traffic; may be null
+  // The classes of calls each hook is called for; a call of another class skips the hook at no
+  // cost. kEveryClass (0, so a tool that leaves these out sees everything) for all.
+  uint64_t enter_classes = kEveryClass;
+  uint64_t leave_classes = kEveryClass;
 };
 
 }  // namespace mpe

@@ -8,7 +8,7 @@
 namespace mpe::log {
 
 // Versions: a reader accepts kMinSupportedVersion..kCurrentVersion of the same major.
-inline constexpr uint16_t kCurrentVersion = 1;
+inline constexpr uint16_t kCurrentVersion = 2;  // 2: constant-plane elision (kChunkPlanes)
 inline constexpr uint16_t kMinSupportedVersion = 1;
 
 inline constexpr char kFileMagic[8] = {'M', 'P', 'E', 'L', 'O', 'G', '\r', '\n'};
@@ -62,6 +62,11 @@ enum class ChunkKind : uint16_t {
 
 inline constexpr uint16_t kChunkZstd = 1;      // payload is zstd; else stored raw
 inline constexpr uint16_t kChunkShuffled = 2;  // records delta-encoded and byte-shuffled
+// Events chunks (v2): the byte planes that are constant are stored as one byte each ahead of the
+// (compressed) varying planes; see docs/FORMAT.md.
+inline constexpr uint16_t kChunkPlanes = 4;
+inline constexpr uint32_t kRecordPlanes = 32;  // byte planes of a shuffled record, one per byte
+static_assert(kRecordPlanes == sizeof(Record));
 
 // Top categories by time in a chunk, for previews at coarse zoom without decoding the chunk.
 inline constexpr int kSummarySlots = 4;

@@ -13,9 +13,9 @@ extern "C" MPE_EXPORT int MPI_Pcontrol(const int level, ...) {
   call.flags = 0;
   call.roles = role::level;
   call.level = level;
-  core::enter(ts, call);
-  call.rc = PMPI_Pcontrol((decltype(level))(call.level));
-  core::leave(ts, call);
+  core::enter(ts, call, CallClass::pcontrol);
+  call.rc = PMPI_Pcontrol((std::remove_cv_t<decltype(level)>)(call.level));
+  core::leave(ts, call, CallClass::pcontrol);
   return call.rc;
 }
 
@@ -37,9 +37,9 @@ extern "C" MPE_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype datatype, 
   call.tag = tag;
   call.comm = comm;
   call.status = status;
-  core::enter(ts, call);
+  core::enter(ts, call, CallClass::recv);
   call.rc = PMPI_Recv((decltype(buf))(call.recvbuf), (decltype(count))(call.recvcount), (decltype(datatype))(call.recvtype), (decltype(source))(call.source), (decltype(tag))(call.tag), (decltype(comm))(call.comm), (decltype(status))(call.status));
-  core::leave(ts, call);
+  core::leave(ts, call, CallClass::recv);
   return call.rc;
 }
 
@@ -58,9 +58,9 @@ extern "C" MPE_EXPORT int MPI_Send(const void *buf, int count, MPI_Datatype data
   call.dest = dest;
   call.tag = tag;
   call.comm = comm;
-  core::enter(ts, call);
+  core::enter(ts, call, CallClass::send);
   call.rc = PMPI_Send((decltype(buf))(call.sendbuf), (decltype(count))(call.sendcount), (decltype(datatype))(call.sendtype), (decltype(dest))(call.dest), (decltype(tag))(call.tag), (decltype(comm))(call.comm));
-  core::leave(ts, call);
+  core::leave(ts, call, CallClass::send);
   return call.rc;
 }
 
@@ -79,9 +79,9 @@ extern "C" MPE_EXPORT int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datat
   call.dest = dest;
   call.tag = tag;
   call.comm = comm;
-  core::enter(ts, call);
+  core::enter(ts, call, CallClass::send);
   call.rc = PMPI_Send_c((decltype(buf))(call.sendbuf), (decltype(count))(call.sendcount), (decltype(datatype))(call.sendtype), (decltype(dest))(call.dest), (decltype(tag))(call.tag), (decltype(comm))(call.comm));
-  core::leave(ts, call);
+  core::leave(ts, call, CallClass::send);
   return call.rc;
 }
 
@@ -98,9 +98,9 @@ extern "C" MPE_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[]
   call.nrequests = count;
   call.requests = array_of_requests;
   call.statuses = array_of_statuses;
-  core::enter(ts, call);
+  core::enter(ts, call, CallClass::waitall);
   call.rc = PMPI_Waitall((decltype(count))(call.nrequests), (decltype(array_of_requests))(call.requests), (decltype(array_of_statuses))(call.statuses));
-  core::leave(ts, call);
+  core::leave(ts, call, CallClass::waitall);
   return call.rc;
 }
 
@@ -113,10 +113,10 @@ extern "C" MPE_EXPORT double MPI_Wtime(void) {
   call.mode = Mode::Blocking;
   call.flags = 0;
   call.roles = 0;
-  core::enter(ts, call);
+  core::enter(ts, call, CallClass::other);
   double result = PMPI_Wtime();
   call.rc = MPI_SUCCESS;
-  core::leave(ts, call);
+  core::leave(ts, call, CallClass::other);
   return result;
 }
 

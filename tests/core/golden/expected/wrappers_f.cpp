@@ -31,14 +31,14 @@ extern "C" MPE_EXPORT void mpi_recv_(void* a0, void* a1, void* a2, void* a3, voi
   if (fstatus_ == MPI_F_STATUS_IGNORE && core::wants_status()) a6 = fstatus_ = fstatus_storage_;
   MPI_Status status_c_;
   call.status = &status_c_;
-  core::enter(ts, call);
+  core::enter(ts, call, CallClass::recv);
   core::suppress(ts);
   pmpi_recv_(a0, a1, a2, a3, a4, a5, a6, ierr);
   core::unsuppress(ts);
   call.rc = *ierr;
   if (fstatus_ != MPI_F_STATUS_IGNORE && call.rc == MPI_SUCCESS) PMPI_Status_f2c(fstatus_, &status_c_);
   else call.roles &= ~role::status;
-  core::leave(ts, call);
+  core::leave(ts, call, CallClass::recv);
 }
 
 extern "C" void pmpi_send_(void*, void*, void*, void*, void*, void*, MPI_Fint*);
@@ -60,12 +60,12 @@ extern "C" MPE_EXPORT void mpi_send_(void* a0, void* a1, void* a2, void* a3, voi
   call.dest = static_cast<int>(*static_cast<MPI_Fint*>(a3));
   call.tag = static_cast<int>(*static_cast<MPI_Fint*>(a4));
   call.comm = PMPI_Comm_f2c(*static_cast<MPI_Fint*>(a5));
-  core::enter(ts, call);
+  core::enter(ts, call, CallClass::send);
   core::suppress(ts);
   pmpi_send_(a0, a1, a2, a3, a4, a5, ierr);
   core::unsuppress(ts);
   call.rc = *ierr;
-  core::leave(ts, call);
+  core::leave(ts, call, CallClass::send);
 }
 
 extern "C" double pmpi_wtime_(void);
@@ -78,12 +78,12 @@ extern "C" MPE_EXPORT double mpi_wtime_(void) {
   call.mode = Mode::Blocking;
   call.flags = kFortran;
   call.roles = 0;
-  core::enter(ts, call);
+  core::enter(ts, call, CallClass::other);
   core::suppress(ts);
   double result = pmpi_wtime_();
   core::unsuppress(ts);
   call.rc = MPI_SUCCESS;
-  core::leave(ts, call);
+  core::leave(ts, call, CallClass::other);
   return result;
 }
 

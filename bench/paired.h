@@ -62,4 +62,12 @@ Paired paired(int rounds, A baseline, B candidate) {
   return {median(base), median(cand), median(diff)};
 }
 
+// The median of `rounds` calls of f.
+template <typename F>
+double median_of(int rounds, F f) {
+  std::vector<double> v;
+  for (int r = 0; r < rounds; ++r) v.push_back(f());
+  return median(v);
+}
+
 }  // namespace mpe::bench

@@ -437,14 +437,11 @@ void pcontrol(int level) noexcept {
   }
 }
 
-// Before each call: only Wait/Test variants and MPI_Request_free do anything. ~1 ns otherwise.
+// Before the calls that complete or free requests (kEnterClasses); the core skips it for others.
 void on_enter(Call& call) noexcept {
-  const CallClass c = call.cls;
-  const bool completes = c >= CallClass::wait && c <= CallClass::testsome;
-  if (__builtin_expect(!completes && c != CallClass::request_free, 1)) return;
   Table* t = t_table;
   if (!t || g_paused.load(std::memory_order_relaxed)) return;
-  if (completes)
+  if (mpe::completes_requests(call.cls))
     snapshot(call, t);
   else if (call.has(role::requests) && call.requests)
     t->recvs.erase(*call.requests);
@@ -606,7 +603,10 @@ void before_finalize() noexcept {
   }
 }
 
-const mpe::Tool kTool = {"time", mpe::kNeedsTime | mpe::kNeedsStatus, on_enter, on_leave, nullptr, before_finalize};
+constexpr uint64_t kEnterClasses = mpe::kCompletingClasses | mpe::classes(CallClass::request_free);
+
+const mpe::Tool kTool = {
+    "time", mpe::kNeedsTime | mpe::kNeedsStatus, on_enter, on_leave, nullptr, before_finalize, kEnterClasses};
 
 __attribute__((constructor)) void register_time_tool() {
   if (mpe_core_register_tool(&kTool) != 0) mpe::config::warn("libmpetime: too many tools loaded; time is off");

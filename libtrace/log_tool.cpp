@@ -1021,15 +1021,7 @@ void before_finalize() noexcept {
 
 // on_enter acts on these classes only (see there); every other call goes straight to on_leave.
 constexpr uint64_t kEnterClasses =
-    classes(CallClass::wait, CallClass::waitall, CallClass::waitany, CallClass::waitsome, CallClass::test,
-            CallClass::testall, CallClass::testany, CallClass::testsome, CallClass::request_free,
-            CallClass::finalize, CallClass::abort);
-constexpr bool enter_sees_every_completion() {
-  for (int c = 0; c < kCallClassCount; ++c)
-    if (mpe::completes_requests(static_cast<CallClass>(c)) && !(kEnterClasses & (uint64_t{1} << c))) return false;
-  return true;
-}
-static_assert(enter_sees_every_completion(), "on_enter snapshots the requests of every completing call");
+    mpe::kCompletingClasses | classes(CallClass::request_free, CallClass::finalize, CallClass::abort);
 
 const Tool kTool = {"log", kNeedsTime | kNeedsStatus, on_enter, on_leave, after_init, before_finalize, kEnterClasses};
 

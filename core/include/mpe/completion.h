@@ -2,24 +2,18 @@
 #pragma once
 
 #include "mpe/calls.h"
+#include "mpe/tool.h"
 
 namespace mpe {
 
-// True for the Wait and Test families, the calls that complete requests.
+// The Wait and Test families, the calls that complete requests, as a Tool::enter_classes mask.
+inline constexpr uint64_t kCompletingClasses =
+    classes(CallClass::wait, CallClass::waitall, CallClass::waitany, CallClass::waitsome, CallClass::test,
+            CallClass::testall, CallClass::testany, CallClass::testsome);
+
+// True for the Wait and Test families.
 constexpr bool completes_requests(CallClass cls) {
-  switch (cls) {
-    case CallClass::wait:
-    case CallClass::waitall:
-    case CallClass::waitany:
-    case CallClass::waitsome:
-    case CallClass::test:
-    case CallClass::testall:
-    case CallClass::testany:
-    case CallClass::testsome:
-      return true;
-    default:
-      return false;
-  }
+  return (kCompletingClasses >> static_cast<int>(cls)) & 1;
 }
 
 // Calls f(index, status) for each request that the Wait/Test-family call `c` completed, in the

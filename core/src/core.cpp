@@ -26,6 +26,14 @@ MPI_Status* status_scratch(ThreadState& ts, int n) {
   return ts.scratch;
 }
 
+void call_rest(const HookList& hooks, Call& call) {
+  for (int i = 1; i < hooks.n; ++i) hooks.hook[i](call);
+}
+
+void call_rest_reversed(const HookList& hooks, Call& call) {
+  for (int i = hooks.n; --i > 0;) hooks.hook[i](call);
+}
+
 void after_init(ThreadState& ts) {
   suppress(ts);
   PMPI_Comm_rank(MPI_COMM_WORLD, &g_world_rank);

@@ -63,6 +63,11 @@ inline bool wants_status() { return (g_registry.needs & kNeedsStatus) != 0; }
 // Storage for n statuses when the application passed MPI_STATUSES_IGNORE. Grows rarely.
 MPI_Status* status_scratch(ThreadState& ts, int n) MPE_HIDDEN;
 
+// Hooks 1..n-1 of a list, in order or in reverse: out of line, because one tool is the common case
+// and the loop would cost the wrappers registers.
+void call_rest(const HookList& hooks, Call& call) MPE_HIDDEN;
+void call_rest_reversed(const HookList& hooks, Call& call) MPE_HIDDEN;
+
 // Runs the enter hooks in registration order, then stamps the time. Cost: two TLS stores and
 // one indirect call per interested tool, plus the clock read when a tool asked for time. `cls`
 // is call.cls, passed as the wrapper's constant so that the hook list's address is one too.
@@ -73,7 +78,7 @@ __attribute__((always_inline)) inline void enter(ThreadState& ts, Call& call, Ca
   if (const int n = hooks.n) {
     ts.state = s + kSuppressed;
     hooks.hook[0](call);  // the common case, one tool, without loop overhead
-    for (int i = 1; i < n; ++i) hooks.hook[i](call);
+    if (__builtin_expect(n > 1, 0)) call_rest(hooks, call);
   }
   ts.state = s + 1;
   if (g_registry.needs & kNeedsTime) call.t_enter = clock::now();
@@ -84,9 +89,9 @@ __attribute__((always_inline)) inline void leave(ThreadState& ts, Call& call, Ca
   if (g_registry.needs & kNeedsTime) call.t_leave = clock::now();
   const uint32_t s = ts.state - 1;
   const HookList& hooks = g_registry.leave[static_cast<int>(cls)];
-  if (int i = hooks.n) {
+  if (const int n = hooks.n) {
     ts.state = s + kSuppressed;
-    while (--i > 0) hooks.hook[i](call);
+    if (__builtin_expect(n > 1, 0)) call_rest_reversed(hooks, call);
     hooks.hook[0](call);
   }
   ts.state = s;

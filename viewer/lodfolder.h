@@ -23,7 +23,7 @@ struct LodBox
 // gallops from `from`, then bisects the last step. Cheap on the cache when the answer is near,
 // as it is from one fold (or event marker) to the next.
 template <class Before>
-size_t gallopFirst(size_t from, size_t end, Before before)
+[[gnu::always_inline]] inline size_t gallopFirst(size_t from, size_t end, Before before)
 {
     size_t lo = from, step = 1;
     while (lo + step < end && before(lo + step))
@@ -41,12 +41,13 @@ size_t gallopFirst(size_t from, size_t end, Before before)
 // estimated from kSamples states (two runs of consecutive ones, at 1/4 and 3/4 of the fold); the exact per-category
 // time and count come from TraceModel::summarize() when the user points at the fold.
 //
-// At coarse zoom (a fold spanning whole blocks of TraceModel::kBlock states, the last ending
+// At coarse zoom (a fold spanning whole blocks of TraceModel::blockSize() states, the last ending
 // within a pixel of the fold's limit) the fold ends at a block boundary found in the per-lane
 // block summaries and is coloured by the blocks' dominant categories, so it touches only the
 // small block array and two states. Once a fold ends on a block boundary and the next block's
 // longest state is narrow too, the next fold is made from the blocks alone (each block knows its
-// start, end and longest state), touching no state at all: full views of 100 M-event logs.
+// start, end and longest state), touching no state at all: full views of 100 M-event logs. Each
+// lane uses one level of blocks per frame: 16 states, or 256 once folds hold 512 states or more.
 //
 // Cost: O(B log k) per lane and frame for B boxes (B <= width/minPx + wide states) and k states
 // per fold (galloping search from the previous fold), independent of how many states the view
@@ -72,10 +73,14 @@ public:
         if (i == e) return;
         const TraceModel::RowStates S = m_model.rowStates(row);
         const size_t laneBegin = m_model.lane(row, depth).first;
+        // The block level: coarse when a fold holds two coarse blocks or more on average.
+        const double statesPerFold = static_cast<double>(e - i) * m_minPx / std::max(1.0, m_scale.width());
+        const int level = statesPerFold >= 2.0 * TraceModel::blockSize(1) ? 1 : 0;
+        const size_t B = TraceModel::blockSize(level);
         size_t nBlocks = 0;
-        const TraceModel::Block *blocks = m_model.blocks(row, depth, &nBlocks);
+        const TraceModel::Block *blocks = m_model.blocks(row, depth, &nBlocks, level);
         while (i < e) {
-            if (foldAlignedBlocks(row, laneBegin, blocks, nBlocks, i, e, out)) continue;
+            if (foldAlignedBlocks(row, laneBegin, blocks, nBlocks, B, i, e, out)) continue;
             const double x0 = m_scale.timeToX(S.start(i));
             const double x1 = m_scale.timeToX(S.end(i));
             if (x1 - x0 >= m_minPx) {
@@ -86,7 +91,7 @@ public:
             const double limit = m_scale.xToTime(x0 + m_minPx);
             // Coarse zoom: when whole blocks fit in the fold, end it at a block boundary found in
             // the (small, cache-resident) block array, and take its colour from the blocks.
-            if (foldByBlocks(row, laneBegin, blocks, nBlocks, i, e, x0, limit, out))
+            if (foldByBlocks(row, laneBegin, blocks, nBlocks, B, i, e, x0, limit, out))
                 continue;
             // First state starting at or after limit.
             size_t j = gallopFirst(i + 1, e, [&](size_t k) { return S.start(k) < limit; });
@@ -108,10 +113,10 @@ public:
     // frame costs O(folds) reads of a small sequential array instead of a cache miss per fold.
     // Returns false (nothing appended) when the fold would span fewer than two blocks, or its
     // last block holds a wide state or ends more than a pixel past the fold's limit.
-    bool foldAlignedBlocks(int row, size_t laneBegin, const TraceModel::Block *blocks, size_t nBlocks, size_t &i,
-        size_t e, std::vector<LodBox> &out) const
+    // blocks: one level's, of B states each.
+    bool foldAlignedBlocks(int row, size_t laneBegin, const TraceModel::Block *blocks, size_t nBlocks, size_t B,
+        size_t &i, size_t e, std::vector<LodBox> &out) const
     {
-        const size_t B = TraceModel::kBlock;
         if ((i - laneBegin) % B != 0) return false;
         const TraceModel::RowStates S = m_model.rowStates(row);
         const size_t k = (i - laneBegin) / B;
@@ -133,10 +138,9 @@ public:
 
     // Folds from state i by whole blocks when the block ending the fold is under a pixel wide;
     // appends the box, advances i and returns true, or returns false to fold state by state.
-    bool foldByBlocks(int row, size_t laneBegin, const TraceModel::Block *blocks, size_t nBlocks, size_t &i,
-        size_t e, double x0, double limit, std::vector<LodBox> &out) const
+    bool foldByBlocks(int row, size_t laneBegin, const TraceModel::Block *blocks, size_t nBlocks, size_t B,
+        size_t &i, size_t e, double x0, double limit, std::vector<LodBox> &out) const
     {
-        const size_t B = TraceModel::kBlock;
         const size_t bi = (i - laneBegin) / B; // block holding i
         const TraceModel::RowStates S = m_model.rowStates(row);
         if (nBlocks < 3 || bi + 2 >= nBlocks || static_cast<double>(blocks[bi + 2].start) >= limit)

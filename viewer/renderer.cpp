@@ -41,12 +41,15 @@ public:
     void fill(const QRect &r0, QRgb rgb)
     {
         if (!m_bits) return m_p.fillRect(r0, QColor::fromRgb(rgb));
-        const QRect r = r0.intersected(m_clip);
-        if (r.isEmpty()) return;
+        // Clipped inline: called for every box and marker, where QRect::intersected() (out of
+        // line) showed in profiles.
+        const int x0 = std::max(r0.left(), m_clip.left()), x1 = std::min(r0.right(), m_clip.right());
+        const int y0 = std::max(r0.top(), m_clip.top()), y1 = std::min(r0.bottom(), m_clip.bottom());
+        if (x0 > x1 || y0 > y1) return;
         const QRgb value = 0xff000000u | rgb;
-        for (int y = r.top(); y <= r.bottom(); ++y) {
+        for (int y = y0; y <= y1; ++y) {
             auto *line = reinterpret_cast<QRgb *>(m_bits + y * m_bpl);
-            std::fill(line + r.left(), line + r.right() + 1, value);
+            std::fill(line + x0, line + x1 + 1, value);
         }
     }
     // An event marker: a triangle pointing down, its top edge from x - s to x + s at y and its

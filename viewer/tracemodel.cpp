@@ -128,36 +128,16 @@ void TraceModel::finishRows()
             }
             row.ticks.push_back({ e.time, c, e.kind });
         }
-        // Block summaries per lane.
-        row.blocks.clear();
-        row.blockOffsets.clear();
-        for (int d = 0; d < laneCount(r); ++d) {
-            row.blockOffsets.push_back(row.blocks.size());
-            auto [lb, le] = lane(r, d);
-            for (size_t b = lb; b < le; b += kBlock) {
-                const size_t e = std::min(le, b + kBlock);
-                int cats[8];
-                int64_t time[8];
-                int n = 0;
-                int64_t longest = 0;
-                for (size_t i = b; i < e; ++i) {
-                    longest = std::max(longest, durationNs(r, i));
-                    const int c = category(r, i);
-                    int k = 0;
-                    while (k < n && cats[k] != c)
-                        ++k;
-                    if (k == n) {
-                        if (n == 8) continue;
-                        cats[n] = c, time[n] = 0, ++n;
-                    }
-                    time[k] += durationNs(r, i);
-                }
-                row.blocks.push_back({ startNs(r, b), startNs(r, e - 1) + durationNs(r, e - 1),
-                    static_cast<uint32_t>(std::clamp<int64_t>(longest, 0, UINT32_MAX)),
-                    cats[std::max_element(time, time + n) - time] });
+        // Block summaries per lane and level.
+        for (int level = 0; level < kBlockLevels; ++level) {
+            row.blocks[level].clear();
+            row.blockOffsets[level].clear();
+            for (int d = 0; d < laneCount(r); ++d) {
+                row.blockOffsets[level].push_back(row.blocks[level].size());
+                summarizeLane(r, d, blockSize(level), row.blocks[level]);
             }
+            row.blockOffsets[level].push_back(row.blocks[level].size());
         }
-        row.blockOffsets.push_back(row.blocks.size());
     }
     m_maxLatency = 0;
     for (const Message &m : m_messages)
@@ -168,6 +148,33 @@ void TraceModel::finishRows()
     for (size_t i = 0; i < m_messages.size(); i += m_arrowSampleStride) {
         const Message &m = m_messages[i];
         m_arrowSample.push_back({ m.send_time, m.recv_time, m.send_timeline, m.recv_timeline });
+    }
+}
+
+void TraceModel::summarizeLane(int r, int d, size_t B, std::vector<Block> &out) const
+{
+    auto [lb, le] = lane(r, d);
+    for (size_t b = lb; b < le; b += B) {
+        const size_t e = std::min(le, b + B);
+        int cats[8];
+        int64_t time[8];
+        int n = 0;
+        int64_t longest = 0;
+        for (size_t i = b; i < e; ++i) {
+            longest = std::max(longest, durationNs(r, i));
+            const int c = category(r, i);
+            int k = 0;
+            while (k < n && cats[k] != c)
+                ++k;
+            if (k == n) {
+                if (n == 8) continue;
+                cats[n] = c, time[n] = 0, ++n;
+            }
+            time[k] += durationNs(r, i);
+        }
+        out.push_back({ startNs(r, b), startNs(r, e - 1) + durationNs(r, e - 1),
+            static_cast<uint32_t>(std::clamp<int64_t>(longest, 0, UINT32_MAX)),
+            cats[std::max_element(time, time + n) - time] });
     }
 }
 
@@ -433,11 +440,13 @@ std::vector<uint64_t> TraceModel::commMatrix(double t0, double t1) const
 size_t TraceModel::memoryBytes() const
 {
     size_t b = m_messages.capacity() * sizeof(Message) + m_catIndex.capacity() * sizeof(int32_t);
-    for (const Row &T : m_rows)
+    for (const Row &T : m_rows) {
         b += sizeof(T) + T.states.capacity() * sizeof(PackedState) + T.events.capacity() * sizeof(Event)
             + T.lanes.capacity() * sizeof(size_t) + T.longDurations.capacity() * sizeof(T.longDurations[0])
-            + T.markers.capacity() * sizeof(Marker) + T.ticks.capacity() * sizeof(EventTick) + T.blocks.capacity() * sizeof(Block)
-            + T.blockOffsets.capacity() * sizeof(size_t);
+            + T.markers.capacity() * sizeof(Marker) + T.ticks.capacity() * sizeof(EventTick);
+        for (int level = 0; level < kBlockLevels; ++level)
+            b += T.blocks[level].capacity() * sizeof(Block) + T.blockOffsets[level].capacity() * sizeof(size_t);
+    }
     return b + m_arrowSample.capacity() * sizeof(ArrowSample);
 }
 

@@ -176,22 +176,29 @@ public:
     };
     RowStates rowStates(int row) const { return { m_rows[row].states.data(), this, row }; }
 
-    // Summary of kBlock consecutive states of a lane, for folding at coarse zoom without
-    // touching the states: the first state's start, the last one's end, the longest duration
-    // (saturated at 32 bits) and the category with most time. 24 bytes per 64 states.
-    static constexpr size_t kBlock = 64;
+    // Summary of kBlock consecutive states of a lane (level 0), or of kBlock * kBlockFanout
+    // (level 1), for folding at coarse zoom without touching the states: the first state's
+    // start, the last one's end, the longest duration (saturated at 32 bits) and the category
+    // with most time. 24 bytes per 16 states, plus 1/16 of that for level 1: folds spanning a
+    // few dozen states (mid zoom) and thousands (full views of huge logs) both cost a few reads.
+    static constexpr size_t kBlock = 16;
+    static constexpr size_t kBlockFanout = 16;
+    static constexpr int kBlockLevels = 2;
     struct Block {
         int64_t start;
         int64_t end;
         uint32_t maxDuration;
         int32_t dominant;
     };
-    // The blocks of lane (row, depth): block k covers lane states [b + k*kBlock, b + (k+1)*kBlock).
-    const Block *blocks(int row, int depth, size_t *count) const
+    // States per block of a level.
+    static constexpr size_t blockSize(int level) { return level == 0 ? kBlock : kBlock * kBlockFanout; }
+    // The level's blocks of lane (row, depth): block k covers lane states [b + k*B, b + (k+1)*B),
+    // b the lane's first state and B = blockSize(level).
+    const Block *blocks(int row, int depth, size_t *count, int level = 0) const
     {
-        const auto &off = m_rows[row].blockOffsets;
+        const auto &off = m_rows[row].blockOffsets[level];
         *count = off[depth + 1] - off[depth];
-        return m_rows[row].blocks.data() + off[depth];
+        return m_rows[row].blocks[level].data() + off[depth];
     }
 
     // Culling: the states of lane (row, depth) that overlap [t0, t1], by binary search.
@@ -282,8 +289,8 @@ private:
         std::vector<mpe::log::Event> events; // by time
         std::vector<Marker> markers;
         std::vector<EventTick> ticks;
-        std::vector<Block> blocks; // lane after lane
-        std::vector<size_t> blockOffsets { 0 }; // first block of each lane, plus the end
+        std::vector<Block> blocks[kBlockLevels]; // per level, lane after lane
+        std::vector<size_t> blockOffsets[kBlockLevels]; // per level: first block of each lane, plus the end
     };
 
     int categoryIndexSlow(uint32_t id) const;
@@ -293,6 +300,8 @@ private:
     // Computes what the painter and the legend need once the rows and messages are in place:
     // per-category counts and times, markers, lane blocks, the longest message latency.
     void finishRows();
+    // Appends the blocks of size B of lane (r, d) to out.
+    void summarizeLane(int r, int d, size_t B, std::vector<Block> &out) const;
 
     std::vector<Row> m_rows;
     std::vector<Message> m_messages; // by send time

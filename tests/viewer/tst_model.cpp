@@ -112,20 +112,33 @@ private slots:
         QCOMPARE(ne2 - nb2, size_t(0));
     }
 
+    // Widths: folds of ~15 states (state by state), ~300 (16-state blocks), ~5000 (256-state
+    // blocks): the folds then end on block boundaries, and the invariants hold at every level.
+    void foldingBoundsBoxesAndCoversEveryState_data()
+    {
+        QTest::addColumn<double>("width");
+        QTest::addColumn<size_t>("boundary");
+        QTest::newRow("states") << 20000.0 << size_t(1);
+        QTest::newRow("fine blocks") << 1000.0 << TraceModel::blockSize(0);
+        QTest::newRow("coarse blocks") << 60.0 << TraceModel::blockSize(1);
+    }
     void foldingBoundsBoxesAndCoversEveryState()
     {
+        QFETCH(double, width);
+        QFETCH(size_t, boundary);
         const TraceModel &m = *m_dense;
-        const double width = 1000;
         const TimeScale s = TimeScale::fit(m.tBegin(), m.tEnd(), width);
         std::vector<LodBox> boxes;
         LodFolder(m, s, 3).fold(0, 0, boxes);
         QVERIFY2(boxes.size() <= width / 3 + 2, qPrintable(QString::number(boxes.size())));
         // Boxes are in order and together cover every state exactly once.
-        size_t next = 0;
+        size_t next = 0, aligned = 0;
         for (const LodBox &b : boxes) {
             QCOMPARE(b.first, next);
             next = b.last;
+            aligned += b.last % boundary == 0;
         }
+        QVERIFY2(aligned + 2 >= boxes.size(), qPrintable(QStringLiteral("%1 of %2").arg(aligned).arg(boxes.size())));
         QCOMPARE(next, m.stateCount(0));
         // The last box is the wide barrier, unfolded; the others are folds.
         QVERIFY(!boxes.back().folded);

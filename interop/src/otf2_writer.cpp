@@ -577,7 +577,11 @@ Status Otf2Export::write_local_definitions(const std::string& region_table) {
   OTF2_ErrorCode first = OTF2_SUCCESS;
   for (const auto& l : impl_->locations) {
     OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(impl_->archive, location_ref(l.rank, l.thread));
-    e = dw ? OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_REGION, regions) : OTF2_ERROR_INVALID_CALL;
+    // An empty table is unreadable (OTF2 rejects a zero-capacity map): a run logged with every
+    // call paused has no regions, and then no table.
+    e = !dw ? OTF2_ERROR_INVALID_CALL
+        : n ? OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_REGION, regions)
+            : OTF2_SUCCESS;
     if (dw) {
       const OTF2_ErrorCode c = OTF2_Archive_CloseDefWriter(impl_->archive, dw);
       if (e == OTF2_SUCCESS) e = c;

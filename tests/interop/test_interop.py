@@ -117,7 +117,8 @@ def check_archive(archive, st, what):
         return
     expect_counts(py["counts"], want, what + " (OTF2 Python reader)")
     mpitest.expect_eq(py["location_groups"], st["ranks"], what + ": location groups (one per rank)")
-    mpitest.expect_eq(py["locations"], sum(int(n) for n in st["threads"].values()),
+    # One location per thread, and at least one per rank (it stands for the rank in communicators).
+    mpitest.expect_eq(py["locations"], sum(max(1, int(st["threads"].get(str(r), 0))) for r in range(st["ranks"])),
                       what + ": locations (one per thread)")
     for name, paradigm in py["regions"].items():
         if name.startswith("MPI_"):
@@ -145,6 +146,13 @@ def otf2():
         st2 = stat(archive)
         mpitest.expect_eq(our_counts(st2), our_counts(st), prog + ": mpe stat of the OTF2 archive")
         mpitest.cleanup(r)
+    # Logging paused throughout: no calls, only communicator creations; still a valid archive.
+    r = mpitest.run(3, [mpitest.program("ring"), "2"], tools=("log",),
+                    env={"MPE_LOG_FORMAT": "both", "MPE_LOGFILE_PREFIX": "ring", "MPE_LOG_PAUSED": "yes"})
+    st = stat(os.path.join(r.workdir, "ring.mpelog"))
+    check_archive(os.path.join(r.workdir, "ring.otf2"), st, "ring, logging paused")
+    mpitest.expect_eq(our_counts(stat(os.path.join(r.workdir, "ring.otf2"))), our_counts(st), "paused: mpe stat of OTF2")
+    mpitest.cleanup(r)
     # MPE_LOG_FORMAT=otf2: the archive only.
     r, log, archive = run_logged("ring", 3, ["2"], fmt="otf2")
     mpitest.expect(os.path.isdir(archive) and not os.path.exists(log),

@@ -501,7 +501,7 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
             }
         };
         // Arrows whose ends share rows and cells are one bundle. Cells start 16 px wide and
-        // double while the bundles' lines would cover more than kPixelBudget pixels: a line's
+        // double while the bundles' lines would cost more than kPixelBudget pixels: a line's
         // pixels sit in different image rows (a cache and TLB miss each), so pixels, not
         // bundles, are what a dense frame pays for. Full views of a 64-rank ring end at ~64 px.
         // Sorting and merging neighbours beats a hash map here (no allocation per bundle).
@@ -527,10 +527,11 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
             bundles.resize(out);
         };
         merge();
+        // A line costs its pixels plus a setup (clipping) worth about 16 of them.
         auto pixels = [&] {
             double sum = 0;
             for (const Bundle &k : bundles)
-                sum += std::max(std::fabs(k.xr - k.xs) * cell,
+                sum += 16 + std::max(std::fabs(k.xr - k.xs) * cell,
                     std::min<double>(plot.height(), std::fabs(v.rowCenter(k.rr) - v.rowCenter(k.rs))));
             return sum;
         };

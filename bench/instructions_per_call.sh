@@ -4,11 +4,12 @@
 # and divides the difference in instructions by N2 - N1, so start-up and finalize cancel out.
 # Usage: bench/instructions_per_call.sh [build dir]   (needs valgrind)
 set -euo pipefail
-build=${1:-build}
+build=$(cd "${1:-build}" && pwd)
 loop=$build/bin/iprobe_loop
 n1=100000 n2=300000
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+cd "$scratch"  # the tools write their reports and logs into the working directory
 count() {  # count <preload> <calls>: total instructions of one run
   MPE_TMPDIR=$scratch valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$scratch/cg.%p" \
     env LD_PRELOAD="$1" "$loop" "$2" 2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p' | tail -1

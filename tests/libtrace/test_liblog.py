@@ -1,5 +1,6 @@
 """liblog integration tests: real programs under mpiexec, checked through `mpe stat --json` and
-`mpe print`. LIBLOG_TEST selects a group: samples, pcontrol, threads, api, crash, errors."""
+`mpe print`. LIBLOG_TEST selects a group: samples, pcontrol, threads, api, fortran_api, crash,
+errors."""
 import json
 import os
 import subprocess
@@ -162,6 +163,19 @@ def api():
     print("api: MPE user states with their names and colours")
 
 
+def fortran_api():
+    r, path, st = logged(2, "mpe_api_fortran", name="fapitest")
+    cats = st["categories"]
+    mpitest.expect_eq(cats.get("fcompute", {}).get("color"), "#ffa500", "fcompute colour")
+    mpitest.expect_eq(cats.get("ftick", {}).get("kind"), "event", "ftick kind")
+    for rank in range(2):
+        mpitest.expect_eq(counts(st, rank).get("fcompute", 0), 4, "rank %d: fcompute states" % rank)
+    mpitest.expect_eq(st["user_events"], 2, "ftick events")
+    expect_clean_messages(st, "mpe_log_send/receive from Fortran", 1)
+    mpitest.cleanup(r)
+    print("fortran_api: MPE user states from Fortran with their names and colours")
+
+
 def crash():
     n = 20000
     r = mpitest.run(2, [mpitest.program("crash_prog"), str(n)], tools=("log",), check=False,
@@ -214,4 +228,4 @@ def errors():
     print("errors: one clear line each")
 
 
-{"samples": samples, "pcontrol": pcontrol, "threads": threads, "api": api, "crash": crash, "errors": errors}[GROUP]()
+{"samples": samples, "pcontrol": pcontrol, "threads": threads, "api": api, "fortran_api": fortran_api, "crash": crash, "errors": errors}[GROUP]()

@@ -196,9 +196,11 @@ int main(int argc, char **argv)
     QCommandLineOption sizeOpt("size", "Image size for --export (default 1920x1080).", "WxH", "1920x1080");
     QCommandLineOption benchOpt(
         "bench", "Measure load time, frame times (full view and a 1 ms window) and memory, then exit.");
+    QCommandLineOption previewOpt("preview",
+        "With --export: draw the preview from the logfile's index (no decoding: instant on huge logs).");
     QCommandLineOption grabOpt(
         "grab", "Open FILE in the whole window (offscreen), save a picture of it and exit.", "out.png");
-    parser.addOptions({ exportOpt, rangeOpt, sizeOpt, benchOpt, grabOpt });
+    parser.addOptions({ exportOpt, rangeOpt, sizeOpt, benchOpt, previewOpt, grabOpt });
     parser.addPositionalArgument("FILE", "The logfile to open.");
     parser.process(app);
     const QStringList files = parser.positionalArguments();
@@ -227,7 +229,16 @@ int main(int argc, char **argv)
         QString error;
         QElapsedTimer timer;
         timer.start();
-        auto model = upshot::loadModel(files[0], &error);
+        std::shared_ptr<upshot::TraceModel> model;
+        if (parser.isSet(previewOpt)) {
+            auto file = mpe::log::LogFile::open(files[0].toStdString());
+            if (file.ok())
+                model = upshot::buildPreview(*file);
+            else
+                error = QString::fromStdString(file.status().to_string());
+        } else {
+            model = upshot::loadModel(files[0], &error);
+        }
         if (!model) {
             std::fprintf(stderr, "upshot: cannot open %s: %s\n", qPrintable(files[0]), qPrintable(error));
             return 1;

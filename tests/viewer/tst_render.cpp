@@ -9,6 +9,7 @@
 #include "renderer.h"
 #include "svgexport.h"
 #include "testlog.h"
+#include "tracebuilder.h"
 
 using namespace upshot;
 
@@ -81,6 +82,33 @@ private slots:
         const ViewState v = fittedView(*m_model, 0, 1000, m_size);
         const QColor gap = img.pixelColor(QPoint(static_cast<int>(v.xOf(450)), static_cast<int>(v.rowCenter(0))));
         QCOMPARE(gap, QColor(246, 246, 249));
+    }
+
+    // The first frame, from the index alone: the one chunk of a dense log (1000 states of 10 ns
+    // alternating MPI_Send/MPI_Recv, then a 20 us MPI_Barrier) paints its dominant category
+    // (the barrier, 20 us) from the chunk's first time, then MPI_Send and MPI_Recv (5 us each),
+    // then nothing; the decoded model has the barrier at the end instead.
+    void previewPaintsEachChunksDominantColourFromItsStart()
+    {
+        const QString path = m_dir.filePath("dense-preview.mpelog");
+        QVERIFY(testlog::writeLog(path.toStdString(), testlog::denseRecords(1000)));
+        auto file = mpe::log::LogFile::open(path.toStdString());
+        QVERIFY(file.ok());
+        auto preview = buildPreview(*file);
+        const QSize size(96 + 1000, 28 + 40);
+        const QImage img = renderImage(*preview, 0, 0, size);
+        const ViewState v = fittedView(*preview, 0, 0, size);
+        auto at = [&](double t) { return img.pixelColor(QPoint(static_cast<int>(v.xOf(t)), static_cast<int>(v.rowCenter(0)))); };
+        QCOMPARE(at(10000), QColor(0xFFD700)); // MPI_Barrier
+        QCOMPARE(at(22500), QColor(0x1E90FF)); // MPI_Send
+        QCOMPARE(at(27500), QColor(0x32CD32)); // MPI_Recv
+        QCOMPARE(at(35000), QColor(246, 246, 249)); // the rest of the chunk: row background
+        QString error;
+        auto full = loadModel(path, &error);
+        QVERIFY(full);
+        const QImage decoded = renderImage(*full, 0, 0, size);
+        QCOMPARE(decoded.pixelColor(QPoint(static_cast<int>(v.xOf(35000)), static_cast<int>(v.rowCenter(0)))),
+            QColor(0xFFD700));
     }
 
     void arrowJoinsSenderRowToReceiverRow()

@@ -137,17 +137,21 @@ public:
         for (const IndexEntry &e : file.index()) {
             const size_t tl = rowOf(b.m_timelines, e.rank, e.thread);
             model.m_records += e.nrecords;
-            const int64_t t0 = file.to_ns(e.rank, e.t_first), t1 = file.to_ns(e.rank, e.t_last);
+            const int64_t t0 = std::max(file.to_ns(e.rank, e.t_first), laneEnd[tl]);
+            const int64_t t1 = std::max(t0, file.to_ns(e.rank, e.t_last));
             b.extendSpan(t0, t1);
-            int64_t at = std::max(t0, laneEnd[tl]);
-            for (const mpe::log::CategoryTime &slot : e.summary) {
-                if (slot.cat == 0xFFFFFFFFu || slot.count == 0) continue;
-                const int64_t dur = std::min(file.duration_ns(e.rank, slot.ticks), t1 - at);
-                if (dur <= 0) break;
-                addState(b.m_build[tl], 0, at, dur, model.ensureCategory(slot.cat, true));
-                at += dur;
+            int category[kPreviewSlices];
+            previewSlices(file, e, t1 - t0, category, model);
+            // One box per run of equal slices.
+            for (int k = 0; k < kPreviewSlices;) {
+                int end = k + 1;
+                while (end < kPreviewSlices && category[end] == category[k])
+                    ++end;
+                const int64_t a = t0 + (t1 - t0) * k / kPreviewSlices, z = t0 + (t1 - t0) * end / kPreviewSlices;
+                if (category[k] >= 0 && z > a) addState(b.m_build[tl], 0, a, z - a, category[k]);
+                k = end;
             }
-            laneEnd[tl] = at;
+            laneEnd[tl] = t1;
         }
         for (size_t r = 0; r < b.m_build.size(); ++r)
             b.packRow(r);
@@ -208,6 +212,41 @@ public:
     }
 
 private:
+    // A chunk's preview: its span cut into kPreviewSlices equal slices, each given to one of the
+    // chunk's top categories (or left empty) in proportion to that category's share of the span,
+    // spread evenly (the next slice goes to whoever is furthest behind its share, the dominant
+    // category first). The index says how much time, not when: interleaving shows the mix
+    // without suggesting an order the chunk may not have had.
+    static constexpr int kPreviewSlices = 16;
+    static void previewSlices(const LogFile &file, const IndexEntry &e, int64_t span, int *category, TraceModel &model)
+    {
+        struct Share
+        {
+            int category;
+            double slices; // owed over the whole chunk
+            int given = 0;
+        };
+        std::vector<Share> shares;
+        double owed = 0;
+        for (const mpe::log::CategoryTime &slot : e.summary) {
+            if (slot.cat == 0xFFFFFFFFu || slot.count == 0 || span <= 0) continue;
+            const double n = std::min<double>(kPreviewSlices - owed,
+                kPreviewSlices * static_cast<double>(file.duration_ns(e.rank, slot.ticks)) / static_cast<double>(span));
+            if (n <= 0) break;
+            shares.push_back({ model.ensureCategory(slot.cat, true), n });
+            owed += n;
+        }
+        shares.push_back({ -1, kPreviewSlices - owed }); // no depth-0 state
+        for (int k = 0; k < kPreviewSlices; ++k) {
+            Share *behind = &shares.front();
+            for (Share &sh : shares)
+                if (sh.slices * (k + 1) / kPreviewSlices - sh.given > behind->slices * (k + 1) / kPreviewSlices - behind->given)
+                    behind = &sh;
+            ++behind->given;
+            category[k] = behind->category;
+        }
+    }
+
     struct Lane
     {
         std::vector<PackedState> states;

@@ -13,9 +13,10 @@
 
 namespace upshot {
 
-// The preview: each events chunk becomes, on its timeline, one box per summary slot (the chunk's
-// top categories by depth-0 time), laid out from the chunk's first time, dominant first, each
-// as long as that category's time in the chunk. No messages or events. Cost: O(chunks).
+// The preview: each events chunk's span is cut into 16 slices shared among the chunk's top
+// categories by depth-0 time (the index's summary) in proportion to their time, interleaved,
+// the dominant category first; slices beyond their total stay empty. No messages or events.
+// Cost: O(chunks).
 std::shared_ptr<TraceModel> buildPreview(const mpe::log::LogFile &file);
 
 // Called with a percentage (0..100) from the building thread; return false to cancel.

@@ -1,6 +1,7 @@
 // Image tests of upshot: a small known log renders the expected colours at the expected pixels,
 // arrows join the right rows, folds mark dense runs, and `upshot --export` works headless.
 #include <QImage>
+#include <map>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
@@ -85,10 +86,10 @@ private slots:
     }
 
     // The first frame, from the index alone: the one chunk of a dense log (1000 states of 10 ns
-    // alternating MPI_Send/MPI_Recv, then a 20 us MPI_Barrier) paints its dominant category
-    // (the barrier, 20 us) from the chunk's first time, then MPI_Send and MPI_Recv (5 us each),
-    // then nothing; the decoded model has the barrier at the end instead.
-    void previewPaintsEachChunksDominantColourFromItsStart()
+    // alternating MPI_Send/MPI_Recv, then a 20 us MPI_Barrier) paints the barrier at its start
+    // and the three categories over about their shares of the chunk (1/2, 1/8, 1/8); the
+    // decoded model has the barrier at the end instead.
+    void previewPaintsEachChunksCategoriesByTheirShares()
     {
         const QString path = m_dir.filePath("dense-preview.mpelog");
         QVERIFY(testlog::writeLog(path.toStdString(), testlog::denseRecords(1000)));
@@ -98,17 +99,21 @@ private slots:
         const QSize size(96 + 1000, 28 + 40);
         const QImage img = renderImage(*preview, 0, 0, size);
         const ViewState v = fittedView(*preview, 0, 0, size);
-        auto at = [&](double t) { return img.pixelColor(QPoint(static_cast<int>(v.xOf(t)), static_cast<int>(v.rowCenter(0)))); };
-        QCOMPARE(at(10000), QColor(0xFFD700)); // MPI_Barrier
-        QCOMPARE(at(22500), QColor(0x1E90FF)); // MPI_Send
-        QCOMPARE(at(27500), QColor(0x32CD32)); // MPI_Recv
-        QCOMPARE(at(35000), QColor(246, 246, 249)); // the rest of the chunk: row background
+        const int y = static_cast<int>(v.boxY(0, 0).first) + 3; // under the outline, above any label
+        QCOMPARE(img.pixelColor(QPoint(static_cast<int>(v.xOf(1000)), y)), QColor(0xFFD700));
+        std::map<QRgb, int> pixels;
+        const int x0 = static_cast<int>(v.xOf(0)), x1 = static_cast<int>(v.xOf(40000));
+        for (int x = x0; x < x1; ++x)
+            ++pixels[img.pixel(x, y) & 0xFFFFFF];
+        auto share = [&](QRgb c) { return static_cast<double>(pixels[c]) / (x1 - x0); };
+        QVERIFY2(qAbs(share(0xFFD700) - 0.5) < 0.05, qPrintable(QString::number(share(0xFFD700))));
+        QVERIFY2(qAbs(share(0x1E90FF) - 0.125) < 0.03, qPrintable(QString::number(share(0x1E90FF))));
+        QVERIFY2(qAbs(share(0x32CD32) - 0.125) < 0.03, qPrintable(QString::number(share(0x32CD32))));
         QString error;
         auto full = loadModel(path, &error);
         QVERIFY(full);
         const QImage decoded = renderImage(*full, 0, 0, size);
-        QCOMPARE(decoded.pixelColor(QPoint(static_cast<int>(v.xOf(35000)), static_cast<int>(v.rowCenter(0)))),
-            QColor(0xFFD700));
+        QCOMPARE(decoded.pixelColor(QPoint(static_cast<int>(v.xOf(35000)), y)), QColor(0xFFD700));
     }
 
     void arrowJoinsSenderRowToReceiverRow()

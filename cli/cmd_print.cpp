@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "mpe/interop.h"
 #include "mpe/log_reader.h"
 
 namespace mpe::cli {
@@ -48,15 +49,16 @@ void add_print_command(CLI::App& app) {
   };
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("print", "Print a logfile's events as text");
-  cmd->add_option("file", opts->file, "the .mpelog logfile")->required();
+  cmd->add_option("file", opts->file, "the .mpelog logfile, or an OTF2 archive")->required();
   cmd->add_option("--rank", opts->ranks, "only these ranks (repeatable)");
   cmd->add_option("--from", opts->from, "only from this time (ns since the start)");
   cmd->add_option("--to", opts->to, "only up to this time (ns since the start)");
   cmd->add_option("--kind", opts->kinds,
                   "only these kinds: state, msg, coll, marker, event, comm, send, recv (repeatable)");
   cmd->callback([opts] {
-    auto file = log::LogFile::open(opts->file);
-    if (!file.ok()) throw std::runtime_error(file.status().to_string());
+    auto opened = interop::OpenedLog::open(opts->file);
+    if (!opened.ok()) throw std::runtime_error(opened.status().to_string());
+    const log::LogFile* file = &(*opened)->file();
     auto tr = log::load_trace(*file);
     if (!tr.ok()) throw std::runtime_error(opts->file + ": " + tr.status().to_string());
     const std::set<std::string> kinds(opts->kinds.begin(), opts->kinds.end());

@@ -1,9 +1,7 @@
 // `mpe stat`: a logfile's summary: time range, ranks, threads, states, messages, clock corrections.
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -32,15 +30,6 @@ std::string json_str(const std::string& s) {
   return o + "\"";
 }
 
-// An OTF2 archive is read through a scratch .mpelog, removed when the command ends.
-struct ScratchFile {
-  std::string path;
-  ~ScratchFile() {
-    std::error_code ec;
-    if (!path.empty()) std::filesystem::remove(path, ec);
-  }
-};
-
 struct StateStat {
   uint64_t count = 0;
   int64_t time = 0;
@@ -58,13 +47,9 @@ void add_stat_command(CLI::App& app) {
   cmd->add_option("file", opts->file, "the .mpelog logfile, or an OTF2 archive")->required();
   cmd->add_flag("--json", opts->json, "print JSON");
   cmd->callback([opts] {
-    ScratchFile scratch;
-    if (interop::is_otf2(opts->file))
-      scratch.path = (std::filesystem::temp_directory_path() / ("mpe-stat-" + std::to_string(getpid()) + ".mpelog")).string();
-    auto path = interop::open_as_mpelog(opts->file, scratch.path);
-    if (!path.ok()) throw std::runtime_error(path.status().to_string());
-    auto file = log::LogFile::open(*path);
-    if (!file.ok()) throw std::runtime_error(file.status().to_string());
+    auto opened = interop::OpenedLog::open(opts->file);
+    if (!opened.ok()) throw std::runtime_error(opened.status().to_string());
+    const log::LogFile* file = &(*opened)->file();
     auto tr = log::load_trace(*file);
     if (!tr.ok()) throw std::runtime_error(opts->file + ": " + tr.status().to_string());
     const log::Definitions& d = file->definitions();

@@ -44,6 +44,31 @@ StatusOr<std::string> open_as_mpelog(const std::string& path, const std::string&
   return tmp_out;
 }
 
+StatusOr<std::shared_ptr<OpenedLog>> OpenedLog::open(const std::string& path) {
+  std::string scratch;
+  if (is_otf2(path)) {
+    // Unique per process and call: a viewer may open several archives in its lifetime.
+    static int serial = 0;
+    scratch = (std::filesystem::temp_directory_path() /
+               ("mpe-otf2-" + std::to_string(getpid()) + "-" + std::to_string(++serial) + ".mpelog"))
+                  .string();
+  }
+  auto converted = open_as_mpelog(path, scratch);
+  if (!converted.ok()) return converted.status();
+  auto file = log::LogFile::open(*converted);
+  if (!file.ok()) {
+    std::error_code ec;
+    if (!scratch.empty()) std::filesystem::remove(scratch, ec);
+    return file.status();
+  }
+  return std::shared_ptr<OpenedLog>(new OpenedLog(std::move(*file), std::move(scratch)));
+}
+
+OpenedLog::~OpenedLog() {
+  std::error_code ec;
+  if (!scratch_.empty()) std::filesystem::remove(scratch_, ec);
+}
+
 Progress::Progress(const char* what, uint64_t total) : what_(what), total_(total), tty_(isatty(2) == 1) {}
 
 Progress::~Progress() {

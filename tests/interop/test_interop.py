@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -188,10 +189,17 @@ def roundtrip():
                               what + ": user state colours")
             mpitest.expect(st["messages"]["matched"] == 0 or messages(back) == messages(log),
                            what + ": message pairings differ")
+            # `mpe print` and `mpe stat` read the archive itself as well.
+            before = set(f for f in os.listdir(tempfile.gettempdir()) if f.startswith("mpe-otf2-"))
+            mpitest.expect(st["messages"]["matched"] == 0 or messages(archive) == messages(log),
+                           what + ": mpe print on the archive: message pairings differ")
+            mpitest.expect_eq(stat(archive)["states_per_rank"], st["states_per_rank"],
+                              what + ": mpe stat on the archive: states per rank")
+            after = set(f for f in os.listdir(tempfile.gettempdir()) if f.startswith("mpe-otf2-"))
+            mpitest.expect_eq(sorted(after - before), [], what + ": scratch files left by reading the archive")
         mpitest.cleanup(r)
     # A log whose index interleaves the ranks' chunks (as `mpe synth` and `mpe merge --recover`
     # write them), with user states: each location must take its own chunks only.
-    import tempfile
     work = tempfile.mkdtemp(prefix="mpetest-")
     log = os.path.join(work, "synth.mpelog")
     mpe("synth", "--ranks", "4", "--events", "200000", log)

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
+#include "mpe/log_reader.h"
 #include "mpe/status.h"
 
 namespace mpe::interop {
@@ -22,6 +24,23 @@ std::string otf2_anchor(const std::string& path);
 // `tmp_out`. The caller owns `tmp_out` and deletes it when done. Errors: io-error, corrupt,
 // invalid-argument, each with a one-line message.
 StatusOr<std::string> open_as_mpelog(const std::string& path, const std::string& tmp_out);
+
+// A logfile opened for reading, whatever its format: a .mpelog as it is, an OTF2 archive through
+// a scratch .mpelog in the temporary directory that goes away with this object. The one way the
+// viewer, `mpe stat` and `mpe print` open their input.
+class OpenedLog {
+ public:
+  static StatusOr<std::shared_ptr<OpenedLog>> open(const std::string& path);
+  ~OpenedLog();
+  const log::LogFile& file() const { return file_; }
+  OpenedLog(const OpenedLog&) = delete;
+  OpenedLog& operator=(const OpenedLog&) = delete;
+
+ private:
+  OpenedLog(log::LogFile file, std::string scratch) : file_(std::move(file)), scratch_(std::move(scratch)) {}
+  log::LogFile file_;
+  std::string scratch_;  // the converted OTF2, or empty
+};
 
 // OTF2 archive -> .mpelog: regions become states, MpiSend/MpiIsend and MpiRecv/MpiIrecv become
 // send and receive records, MpiCollectiveBegin/End collective records, CommCreate communicator

@@ -1,6 +1,7 @@
 // The background loader: builds the preview and the model on a QThread and posts them to the GUI thread.
 #include "loader.h"
 
+#include "mpe/interop.h"
 #include "tracebuilder.h"
 
 #include <QPointer>
@@ -40,8 +41,10 @@ void TraceLoader::load(const QString &path)
                     emit self->failed(path, error);
             });
         };
-        auto file = mpe::log::LogFile::open(path.toStdString());
-        if (!file.ok()) return finish(nullptr, QString::fromStdString(file.status().to_string()));
+        // An OTF2 archive is converted into a scratch .mpelog that lives as long as `opened`.
+        auto opened = mpe::interop::OpenedLog::open(path.toStdString());
+        if (!opened.ok()) return finish(nullptr, QString::fromStdString(opened.status().to_string()));
+        const mpe::log::LogFile *file = &(*opened)->file();
         std::shared_ptr<TraceModel> preview = buildPreview(*file);
         post([self, preview, path, generation] {
             if (self && self->m_generation == generation) emit self->previewReady(preview, path);

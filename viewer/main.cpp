@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "mainwindow.h"
+#include "mpe/interop.h"
 #include "renderer.h"
 #include "svgexport.h"
 #include "tracebuilder.h"
@@ -121,11 +122,12 @@ int runBench(const QString &path, QSize size)
         p.drawText(10, 20, QStringLiteral("upshot 0123456789 ms"));
     }
     const double rssBase = rssMiB();
-    auto file = mpe::log::LogFile::open(path.toStdString());
-    if (!file.ok()) {
-        std::fprintf(stderr, "upshot: cannot open %s: %s\n", qPrintable(path), file.status().to_string().c_str());
+    auto opened = mpe::interop::OpenedLog::open(path.toStdString());
+    if (!opened.ok()) {
+        std::fprintf(stderr, "upshot: cannot open %s: %s\n", qPrintable(path), opened.status().to_string().c_str());
         return 1;
     }
+    const mpe::log::LogFile *file = &(*opened)->file();
     QElapsedTimer timer;
     timer.start();
     {
@@ -231,11 +233,11 @@ int main(int argc, char **argv)
         timer.start();
         std::shared_ptr<upshot::TraceModel> model;
         if (parser.isSet(previewOpt)) {
-            auto file = mpe::log::LogFile::open(files[0].toStdString());
-            if (file.ok())
-                model = upshot::buildPreview(*file);
+            auto opened = mpe::interop::OpenedLog::open(files[0].toStdString());
+            if (opened.ok())
+                model = upshot::buildPreview((*opened)->file());
             else
-                error = QString::fromStdString(file.status().to_string());
+                error = QString::fromStdString(opened.status().to_string());
         } else {
             model = upshot::loadModel(files[0], &error);
         }

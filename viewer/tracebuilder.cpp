@@ -1,6 +1,8 @@
 // Builds TraceModels: the index preview, and the full model from chunks decoded in parallel.
 #include "tracebuilder.h"
 
+#include "mpe/interop.h"
+
 #include <QFileInfo>
 
 #include <algorithm>
@@ -447,11 +449,12 @@ std::shared_ptr<TraceModel> loadModel(
         if (progress) progress(p, s);
     };
     report(0, QStringLiteral("Opening %1").arg(QFileInfo(path).fileName()));
-    auto file = LogFile::open(path.toStdString());
-    if (!file.ok()) {
-        if (error) *error = QString::fromStdString(file.status().to_string());
+    auto opened = mpe::interop::OpenedLog::open(path.toStdString());
+    if (!opened.ok()) {
+        if (error) *error = QString::fromStdString(opened.status().to_string());
         return nullptr;
     }
+    const LogFile *file = &(*opened)->file();
     const QString stage = QStringLiteral("Decoding %1 chunks").arg(file->index().size());
     return buildModel(*file, error, [&](int p) {
         report(p, stage);

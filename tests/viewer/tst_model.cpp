@@ -9,6 +9,7 @@
 
 #include "lodfolder.h"
 #include "panels.h"
+#include "mpe/interop.h"
 #include "testlog.h"
 #include "tracebuilder.h"
 #include "timescale.h"
@@ -399,6 +400,26 @@ private slots:
         const StateRef hit = preview->stateAt(0, 1000);
         QVERIFY(hit.valid());
         QCOMPARE(preview->category(0, hit.index), barrier);
+    }
+
+    // upshot opens an OTF2 archive (written here by our own exporter) into the same model.
+    void otf2ArchiveLoadsIntoTheSameModel()
+    {
+        const std::string log = m_dir.filePath("known.mpelog").toStdString();
+        const std::string archive = m_dir.filePath("known-otf2").toStdString();
+        const mpe::Status st = mpe::interop::mpelog_to_otf2(log, archive);
+        QVERIFY2(st.ok(), st.to_string().c_str());
+        QString error;
+        auto m = loadModel(QString::fromStdString(archive + "/traces.otf2"), &error);
+        QVERIFY2(m, qPrintable(error));
+        const TraceModel &want = *m_known;
+        QCOMPARE(m->rowCount(), want.rowCount());
+        for (int r = 0; r < want.rowCount(); ++r) QCOMPARE(m->stateCount(r), want.stateCount(r));
+        QCOMPARE(m->messages().size(), want.messages().size());
+        const int compute = m->findCategory("compute");
+        QVERIFY(compute >= 0);
+        QCOMPARE(m->categoryInfo(compute).count, uint64_t(2));
+        QCOMPARE(m->categoryInfo(compute).inclusiveNs, want.categoryInfo(want.findCategory("compute")).inclusiveNs);
     }
 
     void corruptFilesAreErrorsNotCrashes()

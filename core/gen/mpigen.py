@@ -317,11 +317,11 @@ def status_substitution(proto, rmap, roles):
     if "status" in rmap:
         name = proto.params[rmap["status"]].name
         lines.append("  MPI_Status status_storage_;")
-        lines.append("  if (%s == MPI_STATUS_IGNORE && core::wants_status()) %s = &status_storage_;" % (name, name))
+        lines.append("  if (core::wants_status() && %s == MPI_STATUS_IGNORE) %s = &status_storage_;" % (name, name))
     if "statuses" in rmap:
         name = proto.params[rmap["statuses"]].name
         n = proto.params[rmap["nrequests"]].name if "nrequests" in rmap else "1"
-        lines.append("  if (%s == MPI_STATUSES_IGNORE && core::wants_status()) %s = core::status_scratch(ts, %s);"
+        lines.append("  if (core::wants_status() && %s == MPI_STATUSES_IGNORE) %s = core::status_scratch(ts, %s);"
                      % (name, name, n))
     return lines
 

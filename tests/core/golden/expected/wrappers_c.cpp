@@ -23,7 +23,7 @@ extern "C" MPE_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype datatype, 
   core::ThreadState& ts = core::thread_state();
   if (!core::observing(ts)) return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
   MPI_Status status_storage_;
-  if (status == MPI_STATUS_IGNORE && core::wants_status()) status = &status_storage_;
+  if (core::wants_status() && status == MPI_STATUS_IGNORE) status = &status_storage_;
   Call call;
   call.fn = Fn::MPI_Recv;
   call.cls = CallClass::recv;
@@ -88,7 +88,7 @@ extern "C" MPE_EXPORT int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datat
 extern "C" MPE_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
   core::ThreadState& ts = core::thread_state();
   if (!core::observing(ts)) return PMPI_Waitall(count, array_of_requests, array_of_statuses);
-  if (array_of_statuses == MPI_STATUSES_IGNORE && core::wants_status()) array_of_statuses = core::status_scratch(ts, count);
+  if (core::wants_status() && array_of_statuses == MPI_STATUSES_IGNORE) array_of_statuses = core::status_scratch(ts, count);
   Call call;
   call.fn = Fn::MPI_Waitall;
   call.cls = CallClass::waitall;

@@ -58,7 +58,7 @@ namespace {
 
 // ---- Request tracking ----------------------------------------------------------------------
 
-enum ReqType : uint8_t { kNone = 0, kRecv = 1, kPersistentRecv = 2, kPersistentSend = 3 };
+enum ReqType : uint8_t { kNone = 0, kRecv = 1, kPersistentRecv = 2, kPersistentSend = 3, kSend = 4 };
 
 struct ReqInfo {
   MPI_Request req;
@@ -67,6 +67,8 @@ struct ReqInfo {
   int32_t dest;
   int32_t tag;
   uint64_t bytes;
+  uint32_t serial = 0;  // kRecv and kSend: the request's serial in its kRequestPost record
+  uint32_t snapshot = 0;  // the Wait/Test snapshot that last took this entry (see snapshot())
 };
 
 uint64_t req_key(MPI_Request r) {
@@ -143,6 +145,8 @@ struct ThreadLog {
   uint32_t cap = 0;
   uint32_t index = 0;
   RequestTable requests;
+  uint32_t last_request = 0;     // serial of the last nonblocking request posted on this thread
+  uint32_t snapshots = 0;        // Wait/Test snapshots taken on this thread
   std::vector<ReqInfo> snap[2];  // per call depth 0/1: what each request of a Wait/Test was
   struct Msg {
     MPI_Message msg;
@@ -568,6 +572,25 @@ uint64_t status_bytes(const MPI_Status* st) {
   return static_cast<uint64_t>(n);
 }
 
+// MPICH hands out one builtin handle for every send that completed inside its call, so a new
+// request's handle can still name an older send: that one was complete, so say so before the
+// new request's records (which must stay next to its message record).
+void retire_alias(ThreadLog* t, const Call& c, MPI_Request req) {
+  if (const ReqInfo* old = t->requests.find(req); old && old->type == kSend)
+    put(t, make(RecordKind::kRequestDone, c.t_enter, static_cast<uint16_t>(c.fn), static_cast<int32_t>(old->serial),
+                static_cast<int32_t>(log::RequestWhat::kSend), 0, 0));
+}
+
+// Tracks a nonblocking send's or receive's request and records its posting, so that its
+// completion can name it (kRequestPost/kRequestDone; for OTF2's MpiIsend ... MpiIrecv).
+void post_request(ThreadLog* t, const Call& c, ReqInfo info) {
+  info.serial = ++t->last_request;
+  t->requests.put(info);
+  const auto what = info.type == kSend ? log::RequestWhat::kSend : log::RequestWhat::kRecv;
+  put(t, make(RecordKind::kRequestPost, c.t_enter, static_cast<uint16_t>(c.fn), static_cast<int32_t>(info.serial),
+              static_cast<int32_t>(what), 0, 0));
+}
+
 // Writes the receive a completed status describes, unless it was cancelled or from PROC_NULL.
 void put_recv(ThreadLog* t, uint64_t time, uint16_t cat, uint32_t comm, const MPI_Status* st) {
   if (st == nullptr || st == MPI_STATUS_IGNORE || st->MPI_SOURCE == MPI_PROC_NULL || st->MPI_SOURCE < 0)
@@ -585,9 +608,14 @@ void snapshot(ThreadLog* t, const Call& c) {
   const int n = c.nreq();
   auto& s = t->snap[c.depth];
   if (s.size() < static_cast<size_t>(n)) s.resize(static_cast<size_t>(n));
+  const uint32_t id = ++t->snapshots;
   for (int i = 0; i < n; ++i) {
     const MPI_Request r = c.requests[i];
-    const ReqInfo* p = r == MPI_REQUEST_NULL ? nullptr : t->requests.find(r);
+    ReqInfo* p = r == MPI_REQUEST_NULL ? nullptr : t->requests.find(r);
+    // A handle that several requests share (MPICH's builtin completed request, also returned
+    // for MPI_PROC_NULL) stands for its tracked request once per call, not once per copy.
+    if (p && p->snapshot == id) p = nullptr;
+    if (p) p->snapshot = id;
     s[static_cast<size_t>(i)] = p ? *p : ReqInfo{};
   }
 }
@@ -597,12 +625,21 @@ void completions(ThreadLog* t, const Call& c) {
   if (c.depth > 1 || !c.requests) return;
   auto& s = t->snap[c.depth];
   const int n = std::min<int>(c.nreq(), static_cast<int>(s.size()));
+  const uint16_t cat = static_cast<uint16_t>(c.fn);
   auto one = [&](int i, const MPI_Status* st) {
     if (i < 0 || i >= n) return;
     ReqInfo& info = s[static_cast<size_t>(i)];
-    if (info.type == kRecv || info.type == kPersistentRecv)
-      put_recv(t, c.t_leave, static_cast<uint16_t>(c.fn), info.comm, st);
-    if (info.type == kRecv) t->requests.erase(info.req);
+    if (info.type == kRecv || info.type == kSend) {
+      int cancelled = 0;
+      if (st != nullptr && st != MPI_STATUS_IGNORE) PMPI_Test_cancelled(st, &cancelled);
+      const auto what = cancelled                ? log::RequestWhat::kCancelled
+                        : info.type == kSend ? log::RequestWhat::kSend
+                                             : log::RequestWhat::kRecv;
+      put(t, make(RecordKind::kRequestDone, c.t_leave, cat, static_cast<int32_t>(info.serial),
+                  static_cast<int32_t>(what), 0, 0));
+    }
+    if (info.type == kRecv || info.type == kPersistentRecv) put_recv(t, c.t_leave, cat, info.comm, st);
+    if (info.type == kRecv || info.type == kSend) t->requests.erase(info.req);
     info.type = kNone;
   };
   mpe::for_each_completed(c, one);
@@ -669,7 +706,11 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
               ReqInfo{*c.requests, comm, kPersistentSend, c.dest, c.sendtag, static_cast<uint64_t>(bytes)});
         return;
       }
+      const bool tracked = c.mode == Mode::Nonblocking && c.requests;
+      if (tracked) retire_alias(t, c, *c.requests);
       put(t, make(RecordKind::kSend, c.t_enter, cat, c.dest, c.sendtag, comm, static_cast<uint64_t>(bytes)));
+      if (tracked)
+        post_request(t, c, ReqInfo{*c.requests, comm, kSend, c.dest, c.sendtag, static_cast<uint64_t>(bytes)});
       return;
     }
     case CallClass::recv:
@@ -689,8 +730,10 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
         put_recv(t, c.t_leave, cat, comm, c.status);
       } else if (c.requests) {
         if (c.cls == CallClass::recv && c.source == MPI_PROC_NULL) return;
-        t->requests.put(
-            ReqInfo{*c.requests, comm, c.mode == Mode::PersistentInit ? kPersistentRecv : kRecv, 0, 0, 0});
+        if (c.mode == Mode::PersistentInit)
+          t->requests.put(ReqInfo{*c.requests, comm, kPersistentRecv, 0, 0, 0});
+        else
+          post_request(t, c, ReqInfo{*c.requests, comm, kRecv, 0, 0, 0});
       }
       return;
     }
@@ -702,7 +745,7 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
       if (c.mode == Mode::Blocking)
         put_recv(t, c.t_leave, cat, comm, c.status);
       else if (c.requests && c.source != MPI_PROC_NULL)
-        t->requests.put(ReqInfo{*c.requests, comm, kRecv, 0, 0, 0});
+        post_request(t, c, ReqInfo{*c.requests, comm, kRecv, 0, 0, 0});
       return;
     }
     case CallClass::mprobe:

@@ -36,6 +36,7 @@ struct Point {
   int64_t time;
   Record rec;
   bool dropped = false;  // attached to its interval, or a cancelled send
+  uint64_t request = 0;  // a send or receive of a nonblocking request: its serial (0: blocking)
 };
 
 struct LocationSummary {
@@ -168,6 +169,29 @@ void attach_collectives(std::vector<Interval>* states, std::vector<Point>* point
   }
 }
 
+// Gives each message end of a nonblocking request its request serial: a send is followed by its
+// kRequestPost, a receive preceded by its kRequestDone, at the same time (docs/FORMAT.md).
+// The request record that was folded into the message is dropped.
+void attach_requests(std::vector<Point>* points) {
+  auto is = [](const Point& p, RecordKind k, log::RequestWhat w) {
+    return p.rec.kind == static_cast<uint8_t>(k) && p.rec.b == static_cast<int32_t>(w);
+  };
+  for (size_t k = 0; k + 1 < points->size(); ++k) {
+    Point& a = (*points)[k];
+    Point& b = (*points)[k + 1];
+    if (a.dropped || b.dropped || a.time != b.time) continue;
+    if (a.rec.kind == static_cast<uint8_t>(RecordKind::kSend) &&
+        is(b, RecordKind::kRequestPost, log::RequestWhat::kSend)) {
+      a.request = static_cast<uint32_t>(b.rec.a);
+      b.dropped = true;
+    } else if (is(a, RecordKind::kRequestDone, log::RequestWhat::kRecv) &&
+               b.rec.kind == static_cast<uint8_t>(RecordKind::kRecv)) {
+      b.request = static_cast<uint32_t>(a.rec.a);
+      a.dropped = true;
+    }
+  }
+}
+
 }  // namespace
 
 Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, const std::vector<size_t>& chunks,
@@ -183,6 +207,7 @@ Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, const st
     return a.depth < b.depth;
   });
   std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.time < b.time; });
+  attach_requests(&points);
 
   const uint64_t loc = location_ref(rank, thread);
   OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(archive, loc);
@@ -223,12 +248,30 @@ Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, const st
     const uint64_t t = ts(p.time);
     switch (static_cast<RecordKind>(r.kind)) {
       case RecordKind::kSend:
-        check(OTF2_EvtWriter_MpiSend(w, nullptr, t, static_cast<uint32_t>(r.a), comm_ref(rank, r.comm),
-                                     static_cast<uint32_t>(r.b), r.c));
+        if (p.request)
+          check(OTF2_EvtWriter_MpiIsend(w, nullptr, t, static_cast<uint32_t>(r.a), comm_ref(rank, r.comm),
+                                        static_cast<uint32_t>(r.b), r.c, p.request));
+        else
+          check(OTF2_EvtWriter_MpiSend(w, nullptr, t, static_cast<uint32_t>(r.a), comm_ref(rank, r.comm),
+                                       static_cast<uint32_t>(r.b), r.c));
         break;
       case RecordKind::kRecv:
-        check(OTF2_EvtWriter_MpiRecv(w, nullptr, t, static_cast<uint32_t>(r.a), comm_ref(rank, r.comm),
-                                     static_cast<uint32_t>(r.b), r.c));
+        if (p.request)
+          check(OTF2_EvtWriter_MpiIrecv(w, nullptr, t, static_cast<uint32_t>(r.a), comm_ref(rank, r.comm),
+                                        static_cast<uint32_t>(r.b), r.c, p.request));
+        else
+          check(OTF2_EvtWriter_MpiRecv(w, nullptr, t, static_cast<uint32_t>(r.a), comm_ref(rank, r.comm),
+                                       static_cast<uint32_t>(r.b), r.c));
+        break;
+      case RecordKind::kRequestPost:  // a send's was folded into its MpiIsend
+        if (r.b == static_cast<int32_t>(log::RequestWhat::kRecv))
+          check(OTF2_EvtWriter_MpiIrecvRequest(w, nullptr, t, static_cast<uint32_t>(r.a)));
+        break;
+      case RecordKind::kRequestDone:  // a receive's was folded into its MpiIrecv
+        if (r.b == static_cast<int32_t>(log::RequestWhat::kSend))
+          check(OTF2_EvtWriter_MpiIsendComplete(w, nullptr, t, static_cast<uint32_t>(r.a)));
+        else if (r.b == static_cast<int32_t>(log::RequestWhat::kCancelled))
+          check(OTF2_EvtWriter_MpiRequestCancelled(w, nullptr, t, static_cast<uint32_t>(r.a)));
         break;
       case RecordKind::kCollective:  // no call state around it (logging was paused)
         check(OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, t));

@@ -58,6 +58,44 @@ def our_counts(st):
     }
 
 
+NONBLOCKING_SENDS = ("MPI_Isend", "MPI_Issend", "MPI_Ibsend", "MPI_Irsend")
+
+
+def nonblocking_messages(log):
+    """(sends, receives) of the log's matched messages that went through requests, found from the
+    calls around them: a send logged at the entry of an MPI_I*send, a receive at the exit of a
+    Wait/Test call. Independent of the request records the OTF2 writer uses."""
+    starts, ends = set(), []
+    for line in mpe("print", "--kind", "state", log).stdout.splitlines():
+        f = line.split()  # time rR.tT state NAME dur=D depth=K
+        t, where, name, dur = int(f[0]), f[1], f[3], int(f[4].split("=")[1])
+        if name in NONBLOCKING_SENDS:
+            starts.add((where, t))
+        if name.startswith("MPI_Wait") or name.startswith("MPI_Test"):
+            ends.append((where, t + dur))
+    ends_by_where = collections.defaultdict(set)
+    for where, t in ends:
+        ends_by_where[where].update((t - 1, t, t + 1))  # start and duration are rounded apart
+    sends = recvs = 0
+    for line in mpe("print", "--kind", "msg", log).stdout.splitlines():
+        f = line.split()  # send_time rR.tT msg -> rR.tT recv=T ...
+        if (f[1], int(f[0])) in starts:
+            sends += 1
+        if int(f[5].split("=")[1]) in ends_by_where[f[4]]:
+            recvs += 1
+    return sends, recvs
+
+
+def liblog_counts(st, log):
+    """our_counts for a log liblog wrote: its nonblocking sends and receives are MpiIsend and
+    MpiIrecv, each with its request's MpiIsendComplete or MpiIrecvRequest."""
+    want = our_counts(st)
+    isends, irecvs = nonblocking_messages(log)
+    want.update({"MPI_SEND": want["MPI_SEND"] - isends, "MPI_ISEND": isends, "MPI_ISEND_COMPLETE": isends,
+                 "MPI_RECV": want["MPI_RECV"] - irecvs, "MPI_IRECV": irecvs, "MPI_IRECV_REQUEST": irecvs})
+    return want
+
+
 def otf2_print_counts(archive):
     anchor = os.path.join(archive, "traces.otf2")
     mpitest.expect(os.path.isfile(anchor), "no OTF2 anchor %s" % anchor)
@@ -79,6 +117,8 @@ PY_READER = r"""
 import collections, json, sys
 import otf2
 names = {"Enter": "ENTER", "Leave": "LEAVE", "MpiSend": "MPI_SEND", "MpiRecv": "MPI_RECV",
+         "MpiIsend": "MPI_ISEND", "MpiIsendComplete": "MPI_ISEND_COMPLETE", "MpiIrecv": "MPI_IRECV",
+         "MpiIrecvRequest": "MPI_IRECV_REQUEST",
          "MpiCollectiveBegin": "MPI_COLLECTIVE_BEGIN", "MpiCollectiveEnd": "MPI_COLLECTIVE_END",
          "CommCreate": "COMM_CREATE"}
 c = collections.Counter()
@@ -109,8 +149,8 @@ def expect_counts(got, want, what):
         mpitest.expect_eq(got.get(k, 0), v, "%s: %s events" % (what, k))
 
 
-def check_archive(archive, st, what):
-    want = our_counts(st)
+def check_archive(archive, st, what, want=None):
+    want = want or our_counts(st)
     expect_counts(otf2_print_counts(archive), want, what + " (otf2-print)")
     py = python_reader(archive)
     if py is None:
@@ -138,11 +178,15 @@ def otf2():
         mpitest.expect(os.path.isdir(archive), "%s: no archive %s; stderr:\n%s" % (prog, archive, r.stderr))
         mpitest.expect("in parallel" in r.stderr, "%s: liblog did not report the OTF2 archive:\n%s" % (prog, r.stderr))
         st = stat(log)
-        check_archive(archive, st, prog + " (liblog, parallel)")
+        want = liblog_counts(st, log)
+        if prog == "halo2d":  # all its messages go through Isend/Irecv and Waitall
+            mpitest.expect(want["MPI_ISEND"] == want["MPI_IRECV"] == st["messages"]["matched"] > 0,
+                           "halo2d: nonblocking messages %r" % want)
+        check_archive(archive, st, prog + " (liblog, parallel)", want)
         # After the fact: the same log converted by one process gives the same events.
         converted = os.path.join(r.workdir, "converted")
         mpe("convert", log, "--to", "otf2", converted)
-        check_archive(converted, st, prog + " (mpe convert)")
+        check_archive(converted, st, prog + " (mpe convert)", want)
         # `mpe stat` reads the archive itself.
         st2 = stat(archive)
         mpitest.expect_eq(our_counts(st2), our_counts(st), prog + ": mpe stat of the OTF2 archive")

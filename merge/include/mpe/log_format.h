@@ -26,6 +26,16 @@ enum class RecordKind : uint8_t {
   kUserEvent = 6,   // MPE_Log_event: time, cat=event id, c=up to 8 bytes of data
   kCommCreate = 7,  // time, comm=new per-rank comm index, a=size (recorded even when paused)
   kSendCancel = 8,  // a send recorded earlier was cancelled: same a, b, comm as its kSend
+  // Nonblocking requests (v2), so that OTF2's MpiIsend/MpiIsendComplete/MpiIrecvRequest/MpiIrecv
+  // can be written: a = the request's serial on its thread (1, 2, ...), b = RequestWhat.
+  kRequestPost = 9,  // posted: for a send, the kSend just before it (same time) is its message
+  kRequestDone = 10, // completed: for a receive, the kRecv just after it (same time) is its message
+};
+
+enum class RequestWhat : int32_t {
+  kSend = 0,
+  kRecv = 1,
+  kCancelled = 2,  // kRequestDone only: the request completed as cancelled (a receive has no kRecv)
 };
 
 // One event, 32 bytes in memory. On disk, records are delta-encoded on `time` (two's

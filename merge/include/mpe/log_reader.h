@@ -179,6 +179,9 @@ void interpret_records(const LogFile& file, const IndexEntry& e, const Record* r
         if (!closed) sink.event(as_event);
         break;
       }
+      case RecordKind::kRequestPost:  // only the OTF2 writer uses these
+      case RecordKind::kRequestDone:
+        break;
       default:
         sink.event(as_event);
         break;

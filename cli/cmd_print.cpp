@@ -88,10 +88,10 @@ void add_print_command(CLI::App& app) {
         if (!want(k, T.rank, e.time)) continue;
         switch (e.kind) {
           case log::RecordKind::kCollective:
-            std::snprintf(buf, sizeof buf, "%lld r%u.t%u coll %s root=%d comm=%u bytes=%llu",
+            std::snprintf(buf, sizeof buf, "%lld r%u.t%u coll %s root=%d comm=%u bytes=%llu received=%d",
                           static_cast<long long>(e.time), T.rank, T.thread,
                           file->category_name(e.cat).c_str(), e.a, e.comm,
-                          static_cast<unsigned long long>(e.c));
+                          static_cast<unsigned long long>(e.c), e.b);
             break;
           case log::RecordKind::kMarker:
             std::snprintf(buf, sizeof buf, "%lld r%u.t%u marker %s level=%d logging=%s",

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "mpe/bytes.h"
 #include "mpe/config.h"
 #include "mpe/completion.h"
 #include "mpe/core.h"
@@ -118,91 +119,13 @@ Table* new_table() noexcept {
   return t;
 }
 
-// Bytes of one element of a datatype; 0 for MPI_DATATYPE_NULL or on error.
-int64_t type_size(MPI_Datatype t) noexcept {
-  if (t == MPI_DATATYPE_NULL) return 0;
-  MPI_Count size = 0;
-  if (PMPI_Type_size_x(t, &size) != MPI_SUCCESS || size < 0) return 0;
-  return size;
-}
-
-// Bytes a completed receive delivered, from its status.
-int64_t status_bytes(const MPI_Status* st) noexcept {
-  if (st == nullptr || st == MPI_STATUS_IGNORE || st->MPI_SOURCE == MPI_PROC_NULL) return 0;
-  MPI_Count n = 0;
-  if (PMPI_Get_elements_x(st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0) return 0;
-  return n;
-}
-
-struct CommShape {
-  int rank = 0, size = 0;
-  bool inter = false;
-};
-
-CommShape shape(MPI_Comm comm) noexcept {
-  CommShape s;
-  if (comm == MPI_COMM_NULL) return s;
-  int inter = 0;
-  PMPI_Comm_test_inter(comm, &inter);
-  s.inter = inter != 0;
-  PMPI_Comm_rank(comm, &s.rank);
-  if (s.inter)
-    PMPI_Comm_remote_size(comm, &s.size);
-  else
-    PMPI_Comm_size(comm, &s.size);
-  return s;
-}
-
-// In- and out-degree of a communicator's topology (neighbourhood collectives).
-void degrees(MPI_Comm comm, int* in, int* out) noexcept {
-  *in = *out = 0;
-  int topo = MPI_UNDEFINED;
-  if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS) return;
-  if (topo == MPI_CART) {
-    int ndims = 0;
-    PMPI_Cartdim_get(comm, &ndims);
-    *in = *out = 2 * ndims;
-  } else if (topo == MPI_GRAPH) {
-    int rank = 0, n = 0;
-    PMPI_Comm_rank(comm, &rank);
-    PMPI_Graph_neighbors_count(comm, rank, &n);
-    *in = *out = n;
-  } else if (topo == MPI_DIST_GRAPH) {
-    int weighted = 0;
-    PMPI_Dist_graph_neighbors_count(comm, in, out, &weighted);
-  }
-}
-
-int64_t sum_counts(const Call& c, const void* counts, MPI_Datatype t, int n, int skip = -1) noexcept {
-  if (!counts) return 0;
-  int64_t total = 0;
-  for (int i = 0; i < n; ++i)
-    if (i != skip) total += c.count_at(counts, i);
-  return total * type_size(t);
-}
-
-int64_t sum_counts_w(const Call& c, const void* counts, const MPI_Datatype* types, int n, int skip = -1) noexcept {
-  if (!counts || !types) return 0;
-  int64_t total = 0;
-  for (int i = 0; i < n; ++i)
-    if (i != skip) total += c.count_at(counts, i) * type_size(types[i]);
-  return total;
-}
-
-// Root-based collectives: is this process the root, a non-root, or idle (intercomm PROC_NULL)?
-enum class RootRole { root, other, idle };
-RootRole root_role(const Call& c, const CommShape& s) noexcept {
-  if (s.inter) return c.root == MPI_ROOT ? RootRole::root : c.root == MPI_PROC_NULL ? RootRole::idle : RootRole::other;
-  return c.root == s.rank ? RootRole::root : RootRole::other;
-}
-
 // Bytes of request completions: the status of each completed request that was a receive.
 void completed_bytes(const Call& c, Stat& st, Table* t) noexcept {
   if (c.depth != 0 || !c.has(role::requests) || !c.requests) return;  // the snapshot is taken for application calls only
   const int n = c.nreq() < kSnapMax ? c.nreq() : kSnapMax;
   auto one = [&](int i, const MPI_Status* s) {
     if (i < 0 || i >= n || RecvSet::empty(t->snap[i])) return;
-    st.recv += static_cast<uint64_t>(status_bytes(s));
+    st.recv += static_cast<uint64_t>(mpe::status_bytes(s));
     t->recvs.erase(t->snap[i]);
     std::memset(&t->snap[i], 0, sizeof t->snap[i]);
   };
@@ -230,161 +153,35 @@ __attribute__((noinline)) void count_bytes(const Call& c, Stat& st, Table* t) no
       (c.cls == CallClass::recv || c.cls == CallClass::mrecv || c.cls == CallClass::sendrecv || c.cls == CallClass::file_read))
     t->recvs.insert(*c.requests);  // a nonblocking receive: its bytes come with its completion
   const bool blocking = c.mode == Mode::Blocking;
-  const bool in_place = c.has(role::sendbuf) && c.sendbuf == MPI_IN_PLACE;
-  auto sbytes = [&] { return c.sendcount * type_size(c.sendtype); };
-  auto rbytes = [&] { return c.recvcount * type_size(c.recvtype); };
+  auto sbytes = [&] { return c.sendcount * mpe::type_size(c.sendtype); };
   int64_t sent = 0, recv = 0;
+  if (mpe::is_collective(c.cls)) {
+    const mpe::Bytes b = mpe::collective_bytes(c);
+    sent = b.sent;
+    recv = b.recv;
+  }
   switch (c.cls) {
     case CallClass::send:
       if (c.dest != MPI_PROC_NULL) sent = sbytes();
       break;
     case CallClass::recv:
     case CallClass::mrecv:
-      if (blocking) recv = status_bytes(c.status);
+      if (blocking) recv = mpe::status_bytes(c.status);
       break;
     case CallClass::sendrecv:
       if (c.dest != MPI_PROC_NULL) sent = sbytes();
-      if (blocking) recv = status_bytes(c.status);
+      if (blocking) recv = mpe::status_bytes(c.status);
       break;
     case CallClass::wait: case CallClass::waitall: case CallClass::waitany: case CallClass::waitsome:
     case CallClass::test: case CallClass::testall: case CallClass::testany: case CallClass::testsome:
       completed_bytes(c, st, t);
       return;
-    case CallClass::bcast: {
-      const CommShape s = shape(c.comm);
-      const RootRole r = root_role(c, s);
-      if (r == RootRole::root) sent = sbytes();
-      if (r == RootRole::other) recv = sbytes();
-      break;
-    }
-    case CallClass::reduce: {
-      const CommShape s = shape(c.comm);
-      const RootRole r = root_role(c, s);
-      if (r == RootRole::other || (r == RootRole::root && !s.inter)) sent = sbytes();
-      if (r == RootRole::root) recv = sbytes();
-      break;
-    }
-    case CallClass::allreduce:
-    case CallClass::scan:
-      sent = recv = sbytes();
-      break;
-    case CallClass::exscan: {
-      sent = sbytes();
-      if (shape(c.comm).rank > 0) recv = sbytes();
-      break;
-    }
-    case CallClass::reduce_scatter: {
-      const CommShape s = shape(c.comm);
-      if (!s.inter && c.recvcounts) {
-        sent = sum_counts(c, c.recvcounts, c.recvtype, s.size);
-        recv = c.count_at(c.recvcounts, s.rank) * type_size(c.recvtype);
-      }
-      break;
-    }
-    case CallClass::reduce_scatter_block: {
-      const CommShape s = shape(c.comm);
-      recv = rbytes();
-      sent = s.size * recv;
-      break;
-    }
-    case CallClass::gather:
-    case CallClass::gatherv: {
-      const CommShape s = shape(c.comm);
-      const RootRole r = root_role(c, s);
-      const bool root_in_place = r == RootRole::root && !s.inter && in_place;
-      if (r == RootRole::other || (r == RootRole::root && !s.inter && !in_place)) sent = sbytes();
-      if (r == RootRole::root) {
-        const int skip = root_in_place ? s.rank : -1;
-        recv = c.cls == CallClass::gather ? (s.size - (root_in_place ? 1 : 0)) * rbytes()
-                                          : sum_counts(c, c.recvcounts, c.recvtype, s.size, skip);
-      }
-      break;
-    }
-    case CallClass::scatter:
-    case CallClass::scatterv: {
-      const CommShape s = shape(c.comm);
-      const RootRole r = root_role(c, s);
-      const bool root_in_place = r == RootRole::root && !s.inter && c.recvbuf == MPI_IN_PLACE;
-      if (r == RootRole::root) {
-        const int skip = root_in_place ? s.rank : -1;
-        sent = c.cls == CallClass::scatter ? (s.size - (root_in_place ? 1 : 0)) * sbytes()
-                                           : sum_counts(c, c.sendcounts, c.sendtype, s.size, skip);
-      }
-      if (r == RootRole::other || (r == RootRole::root && !s.inter && !root_in_place)) recv = rbytes();
-      break;
-    }
-    case CallClass::allgather: {
-      const CommShape s = shape(c.comm);
-      if (in_place) {
-        sent = rbytes();
-        recv = (s.size - 1) * rbytes();
-      } else {
-        sent = sbytes();
-        recv = s.size * rbytes();
-      }
-      break;
-    }
-    case CallClass::allgatherv: {
-      const CommShape s = shape(c.comm);
-      if (!c.recvcounts) break;
-      const int64_t own = s.inter ? 0 : c.count_at(c.recvcounts, s.rank) * type_size(c.recvtype);
-      sent = in_place ? own : sbytes();
-      recv = sum_counts(c, c.recvcounts, c.recvtype, s.size, in_place ? s.rank : -1);
-      break;
-    }
-    case CallClass::alltoall: {
-      const CommShape s = shape(c.comm);
-      recv = s.size * rbytes();
-      sent = in_place ? recv : s.size * sbytes();
-      break;
-    }
-    case CallClass::alltoallv: {
-      const CommShape s = shape(c.comm);
-      recv = sum_counts(c, c.recvcounts, c.recvtype, s.size);
-      sent = in_place ? recv : sum_counts(c, c.sendcounts, c.sendtype, s.size);
-      break;
-    }
-    case CallClass::alltoallw: {
-      const CommShape s = shape(c.comm);
-      recv = sum_counts_w(c, c.recvcounts, c.recvtypes, s.size);
-      sent = in_place ? recv : sum_counts_w(c, c.sendcounts, c.sendtypes, s.size);
-      break;
-    }
-    case CallClass::neighbor_allgather:
-    case CallClass::neighbor_alltoall: {
-      int in = 0, out = 0;
-      degrees(c.comm, &in, &out);
-      sent = out * sbytes();
-      recv = in * rbytes();
-      break;
-    }
-    case CallClass::neighbor_allgatherv: {
-      int in = 0, out = 0;
-      degrees(c.comm, &in, &out);
-      sent = out * sbytes();
-      recv = sum_counts(c, c.recvcounts, c.recvtype, in);
-      break;
-    }
-    case CallClass::neighbor_alltoallv: {
-      int in = 0, out = 0;
-      degrees(c.comm, &in, &out);
-      sent = sum_counts(c, c.sendcounts, c.sendtype, out);
-      recv = sum_counts(c, c.recvcounts, c.recvtype, in);
-      break;
-    }
-    case CallClass::neighbor_alltoallw: {
-      int in = 0, out = 0;
-      degrees(c.comm, &in, &out);
-      sent = sum_counts_w(c, c.sendcounts, c.sendtypes, out);
-      recv = sum_counts_w(c, c.recvcounts, c.recvtypes, in);
-      break;
-    }
     case CallClass::rma:
-      if (c.has(role::sendtype)) sent = (c.has(role::sendcount) ? c.sendcount : 1) * type_size(c.sendtype);
-      if (c.has(role::recvtype)) recv = (c.has(role::recvcount) ? c.recvcount : 1) * type_size(c.recvtype);
+      if (c.has(role::sendtype)) sent = (c.has(role::sendcount) ? c.sendcount : 1) * mpe::type_size(c.sendtype);
+      if (c.has(role::recvtype)) recv = (c.has(role::recvcount) ? c.recvcount : 1) * mpe::type_size(c.recvtype);
       break;
     case CallClass::file_read:
-      if (blocking) recv = status_bytes(c.status);
+      if (blocking) recv = mpe::status_bytes(c.status);
       break;
     case CallClass::file_write:
       sent = sbytes();

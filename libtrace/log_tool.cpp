@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "mpe/bytes.h"
 #include "mpe/config.h"
 #include "mpe/completion.h"
 #include "mpe/core.h"
@@ -559,18 +560,7 @@ void register_comm(MPI_Comm c, uint64_t time, ThreadLog* t, bool collective) noe
 
 // ---- Hooks --------------------------------------------------------------------------------------
 
-int64_t type_bytes(MPI_Datatype t, int64_t count) {
-  if (t == MPI_DATATYPE_NULL || count <= 0) return 0;
-  MPI_Count size = 0;
-  if (PMPI_Type_size_x(t, &size) != MPI_SUCCESS || size < 0) return 0;
-  return count * size;
-}
-
-uint64_t status_bytes(const MPI_Status* st) {
-  MPI_Count n = 0;
-  if (PMPI_Get_elements_x(st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0) return 0;
-  return static_cast<uint64_t>(n);
-}
+int64_t type_bytes(MPI_Datatype t, int64_t count) { return count > 0 ? count * mpe::type_size(t) : 0; }
 
 // MPICH hands out one builtin handle for every send that completed inside its call, so a new
 // request's handle can still name an older send: that one was complete, so say so before the
@@ -598,7 +588,7 @@ void put_recv(ThreadLog* t, uint64_t time, uint16_t cat, uint32_t comm, const MP
   int cancelled = 0;
   PMPI_Test_cancelled(st, &cancelled);
   if (cancelled) return;
-  put(t, make(RecordKind::kRecv, time, cat, st->MPI_SOURCE, st->MPI_TAG, comm, status_bytes(st)));
+  put(t, make(RecordKind::kRecv, time, cat, st->MPI_SOURCE, st->MPI_TAG, comm, static_cast<uint64_t>(mpe::status_bytes(st))));
 }
 
 // Before a Wait/Test: remembers what each request was, since MPI nulls completed handles.
@@ -789,11 +779,10 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
     case CallClass::neighbor_alltoallv:
     case CallClass::neighbor_alltoallw: {
       const int root = c.has(role::root) ? c.root : -1;
-      const int64_t bytes = c.has(role::sendcount) && c.has(role::sendtype) && c.sendbuf != MPI_IN_PLACE
-                                ? type_bytes(c.sendtype, c.sendcount)
-                                : 0;
-      put(t, make(RecordKind::kCollective, c.t_enter, cat, root, 0, comm_index(c.comm),
-                  static_cast<uint64_t>(bytes)));
+      const mpe::Bytes bytes = mpe::collective_bytes(c);
+      const auto received = static_cast<int32_t>(std::min<int64_t>(bytes.recv, INT32_MAX));
+      put(t, make(RecordKind::kCollective, c.t_enter, cat, root, received, comm_index(c.comm),
+                  static_cast<uint64_t>(bytes.sent)));
       return;
     }
     default:

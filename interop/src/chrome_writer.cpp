@@ -160,7 +160,8 @@ Status mpelog_to_chrome(const std::string& log_path, const std::string& out_json
         }
         case RecordKind::kCollective:
           instant(e.rank, e.thread, t, log.category_name(r.cat), "collective",
-                  "\"root\":" + std::to_string(r.a) + ",\"bytes_sent\":" + std::to_string(r.c));
+                  "\"root\":" + std::to_string(r.a) + ",\"bytes_sent\":" + std::to_string(r.c) +
+                      ",\"bytes_received\":" + std::to_string(r.b > 0 ? r.b : 0));
           break;
         case RecordKind::kMarker:
           instant(e.rank, e.thread, t, "MPI_Pcontrol", "marker",

@@ -328,13 +328,14 @@ OTF2_CallbackCode ev_coll_begin(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t,
   return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*,
-                              OTF2_CollectiveOp op, OTF2_CommRef c, uint32_t root, uint64_t sent, uint64_t) {
+                              OTF2_CollectiveOp op, OTF2_CommRef c, uint32_t root, uint64_t sent, uint64_t received) {
   auto* L = self(u);
   const uint64_t t = L->ticks(time);
   const uint64_t begin = L->in_collective ? L->collective_begin : t;
   L->in_collective = false;
   L->put(log::make_record(RecordKind::kCollective, begin, L->enclosing_cat(detail::collective_name(op)),
-                          root == OTF2_UNDEFINED_UINT32 ? -1 : static_cast<int32_t>(root), 0, L->comm(c), sent));
+                          root == OTF2_UNDEFINED_UINT32 ? -1 : static_cast<int32_t>(root),
+                          static_cast<int32_t>(std::min<uint64_t>(received, INT32_MAX)), L->comm(c), sent));
   return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
 }
 OTF2_CallbackCode ev_comm_create(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*,

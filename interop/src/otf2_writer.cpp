@@ -229,8 +229,8 @@ Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, const st
   auto collective_end = [&](const Record& c, uint64_t time) {
     const auto op = detail::collective_op(log.category_name(c.cat)).value_or(OTF2_COLLECTIVE_OP_BARRIER);
     const uint32_t root = c.a < 0 ? OTF2_UNDEFINED_UINT32 : static_cast<uint32_t>(c.a);
-    // The log has the bytes this rank sent, not those it received: sizeReceived stays 0.
-    check(OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, time, op, comm_ref(rank, c.comm), root, c.c, 0));
+    const uint64_t received = c.b > 0 ? static_cast<uint64_t>(c.b) : 0;
+    check(OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, time, op, comm_ref(rank, c.comm), root, c.c, received));
   };
   std::vector<size_t> open;
   auto leave = [&]() {

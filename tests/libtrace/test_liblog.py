@@ -88,6 +88,10 @@ def samples():
     # A 2x2 grid: every rank has two real neighbours, so 2 messages per rank per iteration.
     expect_clean_messages(st, "halo2d", 4 * 2 * iters)
     mpitest.expect_eq(st["comm_creates"], 4, "halo2d: communicators created (one Cart_create per rank)")
+    colls = [line.split(" coll ")[1] for line in mpe("print", "--kind", "coll", path).stdout.splitlines()]
+    mpitest.expect_eq(sorted(c.split(" comm=")[0] + c[c.index(" bytes="):] for c in colls),
+                      ["MPI_Allreduce root=-1 bytes=8 received=8"] * 4,
+                      "halo2d: one MPI_Allreduce of a double per rank, bytes sent and received")
     mpitest.cleanup(r)
 
     k = 6

@@ -21,7 +21,8 @@ enum class RecordKind : uint8_t {
   kState = 1,       // an MPI call or user state: time=start, c=duration, cat, a=depth
   kSend = 2,        // a message left: time=send call entry, a=dest (rank in comm), b=tag, comm, c=bytes
   kRecv = 3,        // a message arrived: time=completion, a=source (rank in comm), b=tag, comm, c=bytes
-  kCollective = 4,  // time=call entry, cat=function, a=root (rank in comm, -1 none), comm, c=bytes sent
+  kCollective = 4,  // time=call entry, cat=function, a=root (rank in comm, -1 none), comm, c=bytes sent,
+                    // b=bytes received (v2; saturates at 2^31-1)
   kMarker = 5,      // MPI_Pcontrol: time, a=level, b=1 when logging was on after the call
   kUserEvent = 6,   // MPE_Log_event: time, cat=event id, c=up to 8 bytes of data
   kCommCreate = 7,  // time, comm=new per-rank comm index, a=size (recorded even when paused)

@@ -1,0 +1,34 @@
+// What an MPI call moves, by the standard's semantics: the one place that knows the bytes of
+// every collective (roots, MPI_IN_PLACE, intercommunicators, v/w variants, neighbourhood
+// topologies). libmpetime's byte counters and liblog's collective records both use it.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "mpe/calls.h"
+#include "mpe/tool.h"
+
+namespace mpe {
+
+// Bytes of one element of a datatype; 0 for MPI_DATATYPE_NULL or on error.
+int64_t type_size(MPI_Datatype t) noexcept MPE_HIDDEN;
+// Bytes a completed receive delivered, from its status; 0 for MPI_STATUS_IGNORE or PROC_NULL.
+int64_t status_bytes(const MPI_Status* st) noexcept MPE_HIDDEN;
+
+// The collective classes (barrier included: it moves nothing).
+constexpr bool is_collective(CallClass c) {
+  return c >= CallClass::barrier && c <= CallClass::neighbor_alltoallw;
+}
+
+struct Bytes {
+  int64_t sent = 0;  // by this process
+  int64_t recv = 0;  // into this process
+};
+
+// What this process sends and receives in collective `c`, blocking or nonblocking, from its
+// arguments (call it in a leave hook: it asks the communicator for its rank, size and topology).
+Bytes collective_bytes(const Call& c) noexcept MPE_HIDDEN;
+
+}  // namespace mpe

@@ -1,0 +1,229 @@
+// Bytes per MPI call: see mpe/bytes.h.
+#include "mpe/bytes.h"
+
+namespace mpe {
+
+// Bytes of one element of a datatype; 0 for MPI_DATATYPE_NULL or on error.
+int64_t type_size(MPI_Datatype t) noexcept {
+  if (t == MPI_DATATYPE_NULL) return 0;
+  MPI_Count size = 0;
+  if (PMPI_Type_size_x(t, &size) != MPI_SUCCESS || size < 0) return 0;
+  return size;
+}
+
+// Bytes a completed receive delivered, from its status.
+int64_t status_bytes(const MPI_Status* st) noexcept {
+  if (st == nullptr || st == MPI_STATUS_IGNORE || st->MPI_SOURCE == MPI_PROC_NULL) return 0;
+  MPI_Count n = 0;
+  if (PMPI_Get_elements_x(st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0) return 0;
+  return n;
+}
+
+namespace {
+
+struct CommShape {
+  int rank = 0, size = 0;
+  bool inter = false;
+};
+
+CommShape shape(MPI_Comm comm) noexcept {
+  CommShape s;
+  if (comm == MPI_COMM_NULL) return s;
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  s.inter = inter != 0;
+  PMPI_Comm_rank(comm, &s.rank);
+  if (s.inter)
+    PMPI_Comm_remote_size(comm, &s.size);
+  else
+    PMPI_Comm_size(comm, &s.size);
+  return s;
+}
+
+// In- and out-degree of a communicator's topology (neighbourhood collectives).
+void degrees(MPI_Comm comm, int* in, int* out) noexcept {
+  *in = *out = 0;
+  int topo = MPI_UNDEFINED;
+  if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS) return;
+  if (topo == MPI_CART) {
+    int ndims = 0;
+    PMPI_Cartdim_get(comm, &ndims);
+    *in = *out = 2 * ndims;
+  } else if (topo == MPI_GRAPH) {
+    int rank = 0, n = 0;
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Graph_neighbors_count(comm, rank, &n);
+    *in = *out = n;
+  } else if (topo == MPI_DIST_GRAPH) {
+    int weighted = 0;
+    PMPI_Dist_graph_neighbors_count(comm, in, out, &weighted);
+  }
+}
+
+int64_t sum_counts(const Call& c, const void* counts, MPI_Datatype t, int n, int skip = -1) noexcept {
+  if (!counts) return 0;
+  int64_t total = 0;
+  for (int i = 0; i < n; ++i)
+    if (i != skip) total += c.count_at(counts, i);
+  return total * type_size(t);
+}
+
+int64_t sum_counts_w(const Call& c, const void* counts, const MPI_Datatype* types, int n, int skip = -1) noexcept {
+  if (!counts || !types) return 0;
+  int64_t total = 0;
+  for (int i = 0; i < n; ++i)
+    if (i != skip) total += c.count_at(counts, i) * type_size(types[i]);
+  return total;
+}
+
+// Root-based collectives: is this process the root, a non-root, or idle (intercomm PROC_NULL)?
+enum class RootRole { root, other, idle };
+RootRole root_role(const Call& c, const CommShape& s) noexcept {
+  if (s.inter) return c.root == MPI_ROOT ? RootRole::root : c.root == MPI_PROC_NULL ? RootRole::idle : RootRole::other;
+  return c.root == s.rank ? RootRole::root : RootRole::other;
+}
+
+}  // namespace
+
+Bytes collective_bytes(const Call& c) noexcept {
+  const bool in_place = c.has(role::sendbuf) && c.sendbuf == MPI_IN_PLACE;
+  auto sbytes = [&] { return c.sendcount * type_size(c.sendtype); };
+  auto rbytes = [&] { return c.recvcount * type_size(c.recvtype); };
+  int64_t sent = 0, recv = 0;
+  switch (c.cls) {
+    case CallClass::bcast: {
+      const CommShape s = shape(c.comm);
+      const RootRole r = root_role(c, s);
+      if (r == RootRole::root) sent = sbytes();
+      if (r == RootRole::other) recv = sbytes();
+      break;
+    }
+    case CallClass::reduce: {
+      const CommShape s = shape(c.comm);
+      const RootRole r = root_role(c, s);
+      if (r == RootRole::other || (r == RootRole::root && !s.inter)) sent = sbytes();
+      if (r == RootRole::root) recv = sbytes();
+      break;
+    }
+    case CallClass::allreduce:
+    case CallClass::scan:
+      sent = recv = sbytes();
+      break;
+    case CallClass::exscan: {
+      sent = sbytes();
+      if (shape(c.comm).rank > 0) recv = sbytes();
+      break;
+    }
+    case CallClass::reduce_scatter: {
+      const CommShape s = shape(c.comm);
+      if (!s.inter && c.recvcounts) {
+        sent = sum_counts(c, c.recvcounts, c.recvtype, s.size);
+        recv = c.count_at(c.recvcounts, s.rank) * type_size(c.recvtype);
+      }
+      break;
+    }
+    case CallClass::reduce_scatter_block: {
+      const CommShape s = shape(c.comm);
+      recv = rbytes();
+      sent = s.size * recv;
+      break;
+    }
+    case CallClass::gather:
+    case CallClass::gatherv: {
+      const CommShape s = shape(c.comm);
+      const RootRole r = root_role(c, s);
+      const bool root_in_place = r == RootRole::root && !s.inter && in_place;
+      if (r == RootRole::other || (r == RootRole::root && !s.inter && !in_place)) sent = sbytes();
+      if (r == RootRole::root) {
+        const int skip = root_in_place ? s.rank : -1;
+        recv = c.cls == CallClass::gather ? (s.size - (root_in_place ? 1 : 0)) * rbytes()
+                                          : sum_counts(c, c.recvcounts, c.recvtype, s.size, skip);
+      }
+      break;
+    }
+    case CallClass::scatter:
+    case CallClass::scatterv: {
+      const CommShape s = shape(c.comm);
+      const RootRole r = root_role(c, s);
+      const bool root_in_place = r == RootRole::root && !s.inter && c.recvbuf == MPI_IN_PLACE;
+      if (r == RootRole::root) {
+        const int skip = root_in_place ? s.rank : -1;
+        sent = c.cls == CallClass::scatter ? (s.size - (root_in_place ? 1 : 0)) * sbytes()
+                                           : sum_counts(c, c.sendcounts, c.sendtype, s.size, skip);
+      }
+      if (r == RootRole::other || (r == RootRole::root && !s.inter && !root_in_place)) recv = rbytes();
+      break;
+    }
+    case CallClass::allgather: {
+      const CommShape s = shape(c.comm);
+      if (in_place) {
+        sent = rbytes();
+        recv = (s.size - 1) * rbytes();
+      } else {
+        sent = sbytes();
+        recv = s.size * rbytes();
+      }
+      break;
+    }
+    case CallClass::allgatherv: {
+      const CommShape s = shape(c.comm);
+      if (!c.recvcounts) break;
+      const int64_t own = s.inter ? 0 : c.count_at(c.recvcounts, s.rank) * type_size(c.recvtype);
+      sent = in_place ? own : sbytes();
+      recv = sum_counts(c, c.recvcounts, c.recvtype, s.size, in_place ? s.rank : -1);
+      break;
+    }
+    case CallClass::alltoall: {
+      const CommShape s = shape(c.comm);
+      recv = s.size * rbytes();
+      sent = in_place ? recv : s.size * sbytes();
+      break;
+    }
+    case CallClass::alltoallv: {
+      const CommShape s = shape(c.comm);
+      recv = sum_counts(c, c.recvcounts, c.recvtype, s.size);
+      sent = in_place ? recv : sum_counts(c, c.sendcounts, c.sendtype, s.size);
+      break;
+    }
+    case CallClass::alltoallw: {
+      const CommShape s = shape(c.comm);
+      recv = sum_counts_w(c, c.recvcounts, c.recvtypes, s.size);
+      sent = in_place ? recv : sum_counts_w(c, c.sendcounts, c.sendtypes, s.size);
+      break;
+    }
+    case CallClass::neighbor_allgather:
+    case CallClass::neighbor_alltoall: {
+      int in = 0, out = 0;
+      degrees(c.comm, &in, &out);
+      sent = out * sbytes();
+      recv = in * rbytes();
+      break;
+    }
+    case CallClass::neighbor_allgatherv: {
+      int in = 0, out = 0;
+      degrees(c.comm, &in, &out);
+      sent = out * sbytes();
+      recv = sum_counts(c, c.recvcounts, c.recvtype, in);
+      break;
+    }
+    case CallClass::neighbor_alltoallv: {
+      int in = 0, out = 0;
+      degrees(c.comm, &in, &out);
+      sent = sum_counts(c, c.sendcounts, c.sendtype, out);
+      recv = sum_counts(c, c.recvcounts, c.recvtype, in);
+      break;
+    }
+    case CallClass::neighbor_alltoallw: {
+      int in = 0, out = 0;
+      degrees(c.comm, &in, &out);
+      sent = sum_counts_w(c, c.sendcounts, c.sendtypes, out);
+      recv = sum_counts_w(c, c.recvcounts, c.recvtypes, in);
+      break;
+    }
+    default:
+      break;
+  }
+  return Bytes{sent > 0 ? sent : 0, recv > 0 ? recv : 0};
+}
+
+}  // namespace mpe

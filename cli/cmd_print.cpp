@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "commands.h"
-#include "mpe/interop.h"
 #include "mpe/log_reader.h"
 
 namespace mpe::cli {
@@ -56,11 +55,9 @@ void add_print_command(CLI::App& app) {
   cmd->add_option("--kind", opts->kinds,
                   "only these kinds: state, msg, coll, marker, event, comm, send, recv (repeatable)");
   cmd->callback([opts] {
-    auto opened = interop::OpenedLog::open(opts->file);
-    if (!opened.ok()) throw std::runtime_error(opened.status().to_string());
-    const log::LogFile* file = &(*opened)->file();
-    auto tr = log::load_trace(*file);
-    if (!tr.ok()) throw std::runtime_error(opts->file + ": " + tr.status().to_string());
+    const LoadedLog loaded = load_log(opts->file);
+    const log::LogFile* file = loaded.file;
+    const log::Trace* tr = &loaded.trace;
     const std::set<std::string> kinds(opts->kinds.begin(), opts->kinds.end());
     const std::set<int> ranks(opts->ranks.begin(), opts->ranks.end());
     auto want = [&](const char* kind, uint32_t rank, int64_t t) {

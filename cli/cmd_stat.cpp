@@ -8,7 +8,6 @@
 #include <string>
 
 #include "commands.h"
-#include "mpe/interop.h"
 #include "mpe/log_reader.h"
 
 namespace mpe::cli {
@@ -47,11 +46,9 @@ void add_stat_command(CLI::App& app) {
   cmd->add_option("file", opts->file, "the .mpelog logfile, or an OTF2 archive")->required();
   cmd->add_flag("--json", opts->json, "print JSON");
   cmd->callback([opts] {
-    auto opened = interop::OpenedLog::open(opts->file);
-    if (!opened.ok()) throw std::runtime_error(opened.status().to_string());
-    const log::LogFile* file = &(*opened)->file();
-    auto tr = log::load_trace(*file);
-    if (!tr.ok()) throw std::runtime_error(opts->file + ": " + tr.status().to_string());
+    const LoadedLog loaded = load_log(opts->file);
+    const log::LogFile* file = loaded.file;
+    const log::Trace* tr = &loaded.trace;
     const log::Definitions& d = file->definitions();
     std::map<std::string, StateStat> states;
     std::map<uint32_t, std::map<std::string, uint64_t>> per_rank;

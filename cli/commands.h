@@ -2,7 +2,11 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
+
+#include "mpe/interop.h"
+#include "mpe/log_reader.h"
 
 namespace mpe::cli {
 
@@ -17,5 +21,14 @@ void add_convert_command(CLI::App& app);
 
 // Directory holding the tool libraries: <dir of the mpe executable>/../lib.
 std::string library_dir();
+
+// A logfile or OTF2 archive, opened and fully decoded, for the commands that read one.
+struct LoadedLog {
+  std::shared_ptr<interop::OpenedLog> opened;  // keeps an OTF2 archive's scratch file alive
+  const log::LogFile* file;
+  log::Trace trace;
+};
+// Throws std::runtime_error with a one-line message when the file cannot be read.
+LoadedLog load_log(const std::string& path);
 
 }  // namespace mpe::cli

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstdio>
 #include <filesystem>
+#include <stdexcept>
 
 #include "commands.h"
 
@@ -16,6 +17,15 @@ std::string library_dir() {
   buf[n] = '\0';
   const auto dir = std::filesystem::path(buf).parent_path().parent_path() / "lib";
   return std::filesystem::exists(dir) ? dir.string() : std::string(MPE_INSTALL_LIBDIR);
+}
+
+LoadedLog load_log(const std::string& path) {
+  auto opened = interop::OpenedLog::open(path);
+  if (!opened.ok()) throw std::runtime_error(opened.status().to_string());
+  auto trace = log::load_trace((*opened)->file());
+  if (!trace.ok()) throw std::runtime_error(path + ": " + trace.status().to_string());
+  const log::LogFile* file = &(*opened)->file();
+  return LoadedLog{std::move(*opened), file, std::move(*trace)};
 }
 
 }  // namespace mpe::cli

@@ -91,11 +91,13 @@ class RequestTable {
       if (req_key(slots_[i].req) == k) return &slots_[i];
     }
   }
-  void put(const ReqInfo& info) {
-    if (info.req == MPI_REQUEST_NULL) return;
+  // Stores info under its handle; returns the entry it replaced (type kNone if there was none).
+  ReqInfo put(const ReqInfo& info) {
+    if (info.req == MPI_REQUEST_NULL) return ReqInfo{};
     if (ReqInfo* old = find(info.req)) {
+      const ReqInfo replaced = *old;
       *old = info;
-      return;
+      return replaced;
     }
     if (2 * (count_ + 1) > slots_.size()) rehash(slots_.size() * 2);
     const uint64_t k = req_key(info.req);
@@ -103,6 +105,7 @@ class RequestTable {
     while (slots_[i].type != kNone) i = (i + 1) & mask_;
     slots_[i] = info;
     ++count_;
+    return ReqInfo{};
   }
   void erase(MPI_Request r) {
     ReqInfo* p = find(r);
@@ -562,33 +565,41 @@ void register_comm(MPI_Comm c, uint64_t time, ThreadLog* t, bool collective) noe
 
 int64_t type_bytes(MPI_Datatype t, int64_t count) { return count > 0 ? count * mpe::type_size(t) : 0; }
 
-// MPICH hands out one builtin handle for every send that completed inside its call, so a new
-// request's handle can still name an older send: that one was complete, so say so before the
-// new request's records (which must stay next to its message record).
-void retire_alias(ThreadLog* t, const Call& c, MPI_Request req) {
-  if (const ReqInfo* old = t->requests.find(req); old && old->type == kSend)
-    put(t, make(RecordKind::kRequestDone, c.t_enter, static_cast<uint16_t>(c.fn), static_cast<int32_t>(old->serial),
+// Tracks a nonblocking send's or receive's request under a new serial, which its kRequestPost
+// and kRequestDone records carry (for OTF2's MpiIsend ... MpiIrecv); returns the serial.
+// MPICH hands out one builtin handle for every send that completed inside its call, so the
+// handle can still name an older send: that one was complete, so say so now, before the new
+// request's records (which must stay next to its message record).
+uint32_t track_request(ThreadLog* t, const Call& c, ReqInfo info) {
+  info.serial = ++t->last_request;
+  const ReqInfo replaced = t->requests.put(info);
+  if (replaced.type == kSend)
+    put(t, make(RecordKind::kRequestDone, c.t_enter, static_cast<uint16_t>(c.fn), static_cast<int32_t>(replaced.serial),
                 static_cast<int32_t>(log::RequestWhat::kSend), 0, 0));
+  return info.serial;
 }
 
-// Tracks a nonblocking send's or receive's request and records its posting, so that its
-// completion can name it (kRequestPost/kRequestDone; for OTF2's MpiIsend ... MpiIrecv).
-void post_request(ThreadLog* t, const Call& c, ReqInfo info) {
-  info.serial = ++t->last_request;
-  t->requests.put(info);
-  const auto what = info.type == kSend ? log::RequestWhat::kSend : log::RequestWhat::kRecv;
-  put(t, make(RecordKind::kRequestPost, c.t_enter, static_cast<uint16_t>(c.fn), static_cast<int32_t>(info.serial),
+void put_request_post(ThreadLog* t, const Call& c, uint32_t serial, log::RequestWhat what) {
+  put(t, make(RecordKind::kRequestPost, c.t_enter, static_cast<uint16_t>(c.fn), static_cast<int32_t>(serial),
               static_cast<int32_t>(what), 0, 0));
 }
 
-// Writes the receive a completed status describes, unless it was cancelled or from PROC_NULL.
-void put_recv(ThreadLog* t, uint64_t time, uint16_t cat, uint32_t comm, const MPI_Status* st) {
+// True when st says its request was cancelled.
+bool cancelled(const MPI_Status* st) {
+  int flag = 0;
+  if (st != nullptr && st != MPI_STATUS_IGNORE) PMPI_Test_cancelled(st, &flag);
+  return flag != 0;
+}
+
+// Writes the receive a completed, not cancelled status describes, unless it was from PROC_NULL.
+void put_received(ThreadLog* t, uint64_t time, uint16_t cat, uint32_t comm, const MPI_Status* st) {
   if (st == nullptr || st == MPI_STATUS_IGNORE || st->MPI_SOURCE == MPI_PROC_NULL || st->MPI_SOURCE < 0)
     return;
-  int cancelled = 0;
-  PMPI_Test_cancelled(st, &cancelled);
-  if (cancelled) return;
   put(t, make(RecordKind::kRecv, time, cat, st->MPI_SOURCE, st->MPI_TAG, comm, static_cast<uint64_t>(mpe::status_bytes(st))));
+}
+
+void put_recv(ThreadLog* t, uint64_t time, uint16_t cat, uint32_t comm, const MPI_Status* st) {
+  if (!cancelled(st)) put_received(t, time, cat, comm, st);
 }
 
 // Before a Wait/Test: remembers what each request was, since MPI nulls completed handles.
@@ -619,16 +630,16 @@ void completions(ThreadLog* t, const Call& c) {
   auto one = [&](int i, const MPI_Status* st) {
     if (i < 0 || i >= n) return;
     ReqInfo& info = s[static_cast<size_t>(i)];
+    const bool was_cancelled = info.type != kNone && info.type != kPersistentSend && cancelled(st);
     if (info.type == kRecv || info.type == kSend) {
-      int cancelled = 0;
-      if (st != nullptr && st != MPI_STATUS_IGNORE) PMPI_Test_cancelled(st, &cancelled);
-      const auto what = cancelled                ? log::RequestWhat::kCancelled
+      const auto what = was_cancelled          ? log::RequestWhat::kCancelled
                         : info.type == kSend ? log::RequestWhat::kSend
                                              : log::RequestWhat::kRecv;
       put(t, make(RecordKind::kRequestDone, c.t_leave, cat, static_cast<int32_t>(info.serial),
                   static_cast<int32_t>(what), 0, 0));
     }
-    if (info.type == kRecv || info.type == kPersistentRecv) put_recv(t, c.t_leave, cat, info.comm, st);
+    if ((info.type == kRecv || info.type == kPersistentRecv) && !was_cancelled)
+      put_received(t, c.t_leave, cat, info.comm, st);
     if (info.type == kRecv || info.type == kSend) t->requests.erase(info.req);
     info.type = kNone;
   };
@@ -696,11 +707,12 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
               ReqInfo{*c.requests, comm, kPersistentSend, c.dest, c.sendtag, static_cast<uint64_t>(bytes)});
         return;
       }
-      const bool tracked = c.mode == Mode::Nonblocking && c.requests;
-      if (tracked) retire_alias(t, c, *c.requests);
+      const uint32_t serial =
+          c.mode == Mode::Nonblocking && c.requests
+              ? track_request(t, c, ReqInfo{*c.requests, comm, kSend, c.dest, c.sendtag, static_cast<uint64_t>(bytes)})
+              : 0;
       put(t, make(RecordKind::kSend, c.t_enter, cat, c.dest, c.sendtag, comm, static_cast<uint64_t>(bytes)));
-      if (tracked)
-        post_request(t, c, ReqInfo{*c.requests, comm, kSend, c.dest, c.sendtag, static_cast<uint64_t>(bytes)});
+      if (serial) put_request_post(t, c, serial, log::RequestWhat::kSend);
       return;
     }
     case CallClass::recv:
@@ -723,7 +735,8 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
         if (c.mode == Mode::PersistentInit)
           t->requests.put(ReqInfo{*c.requests, comm, kPersistentRecv, 0, 0, 0});
         else
-          post_request(t, c, ReqInfo{*c.requests, comm, kRecv, 0, 0, 0});
+          put_request_post(t, c, track_request(t, c, ReqInfo{*c.requests, comm, kRecv, 0, 0, 0}),
+                           log::RequestWhat::kRecv);
       }
       return;
     }
@@ -735,7 +748,8 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
       if (c.mode == Mode::Blocking)
         put_recv(t, c.t_leave, cat, comm, c.status);
       else if (c.requests && c.source != MPI_PROC_NULL)
-        post_request(t, c, ReqInfo{*c.requests, comm, kRecv, 0, 0, 0});
+        put_request_post(t, c, track_request(t, c, ReqInfo{*c.requests, comm, kRecv, 0, 0, 0}),
+                         log::RequestWhat::kRecv);
       return;
     }
     case CallClass::mprobe:

@@ -1,6 +1,7 @@
 // Format detection, the open-any-trace entry point, progress and whole-or-absent outputs.
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <system_error>
@@ -47,8 +48,8 @@ StatusOr<std::string> open_as_mpelog(const std::string& path, const std::string&
 StatusOr<std::shared_ptr<OpenedLog>> OpenedLog::open(const std::string& path) {
   std::string scratch;
   if (is_otf2(path)) {
-    // Unique per process and call: a viewer may open several archives in its lifetime.
-    static int serial = 0;
+    // Unique per process and call: the viewer may open several archives, on several threads.
+    static std::atomic<int> serial{0};
     scratch = (std::filesystem::temp_directory_path() /
                ("mpe-otf2-" + std::to_string(getpid()) + "-" + std::to_string(++serial) + ".mpelog"))
                   .string();

@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <memory>
 #include <set>
-#include <stdexcept>
 
 #include "commands.h"
 
@@ -12,11 +11,11 @@ namespace mpe::cli {
 namespace {
 
 // Defined symbols a shared library exports, read with nm.
-std::set<std::string> exported_symbols(const std::string& library) {
-  if (!std::filesystem::exists(library)) throw std::runtime_error(library + ": no such file");
+StatusOr<std::set<std::string>> exported_symbols(const std::string& library) {
+  if (!std::filesystem::exists(library)) return Status(StatusCode::kIoError, library + ": no such file");
   const std::string cmd = "nm -D --defined-only '" + library + "' 2>/dev/null";
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  if (!pipe) throw std::runtime_error("cannot run nm");
+  if (!pipe) return Status(StatusCode::kIoError, "cannot run nm");
   std::set<std::string> out;
   char line[1024];
   while (fgets(line, sizeof line, pipe.get())) {
@@ -33,10 +32,11 @@ std::set<std::string> exported_symbols(const std::string& library) {
 void add_coverage_command(CLI::App& app) {
   auto tool = std::make_shared<std::string>();
   auto list = std::make_shared<bool>(false);
-  CLI::App* cov = app.add_subcommand("coverage", "Count the MPI library's PMPI_ routines that the tools wrap");
+  CLI::App* cov =
+      app.add_subcommand("coverage", "Count the MPI library's PMPI_ routines that the tools wrap");
   cov->add_option("--tool-library", *tool, "tool library to inspect (default: libmpetime.so beside mpe)");
   cov->add_flag("--list-missing", *list, "name every routine that is not wrapped");
-  cov->callback([tool, list] {
+  set_action(cov, [tool, list]() -> Status {
     std::string lib = *tool;
     if (lib.empty()) {
       for (const char* name : {"libmpetime.so", "libumq.so", "liblog.so", "libmpenull.so"}) {
@@ -45,33 +45,50 @@ void add_coverage_command(CLI::App& app) {
       }
     }
     const auto wrapped = exported_symbols(lib);
+    if (!wrapped.ok()) return wrapped.status();
+    const auto c_symbols = exported_symbols(MPE_MPI_C_LIBRARY);
+    if (!c_symbols.ok()) return c_symbols.status();
+    const auto f_symbols = exported_symbols(MPE_MPI_FORTRAN_LIBRARY);
+    if (!f_symbols.ok()) return f_symbols.status();
     int total = 0, covered = 0;
     std::set<std::string> missing;
-    for (const auto& sym : exported_symbols(MPE_MPI_C_LIBRARY)) {
+    for (const auto& sym : c_symbols.value()) {
       if (sym.rfind("PMPI_", 0) != 0) continue;
       ++total;
-      if (wrapped.count(sym.substr(1))) ++covered; else missing.insert(sym.substr(1));
+      if (wrapped->count(sym.substr(1)))
+        ++covered;
+      else
+        missing.insert(sym.substr(1));
     }
     // Fortran: every pmpi_x_ entry point of the mpif.h / use mpi binding.
     int ftotal = 0, fcovered = 0;
     std::set<std::string> fmissing;
-    for (const auto& sym : exported_symbols(MPE_MPI_FORTRAN_LIBRARY)) {
+    for (const auto& sym : f_symbols.value()) {
       if (sym.rfind("pmpi_", 0) != 0 || sym.back() != '_' || sym[sym.size() - 2] == '_' ||
           sym.find("f08") != std::string::npos)
         continue;
       ++ftotal;
-      if (wrapped.count(sym.substr(1))) ++fcovered; else fmissing.insert(sym.substr(1));
+      if (wrapped->count(sym.substr(1)))
+        ++fcovered;
+      else
+        fmissing.insert(sym.substr(1));
     }
     std::printf("MPI library:  %s (%s)\ntool library: %s\n", MPE_MPI_C_LIBRARY, MPE_MPI_NAME, lib.c_str());
-    std::printf("C:       %d of %d exported PMPI_ routines wrapped (%.1f%%)\n", covered, total, 100.0 * covered / total);
-    std::printf("Fortran: %d of %d exported pmpi_*_ entry points wrapped (%.1f%%); the rest are predefined\n"
-                "         callbacks and Fortran-only helpers with no C routine behind them\n",
-                fcovered, ftotal, 100.0 * fcovered / ftotal);
+    std::printf("C:       %d of %d exported PMPI_ routines wrapped (%.1f%%)\n", covered, total,
+                100.0 * covered / total);
+    std::printf(
+        "Fortran: %d of %d exported pmpi_*_ entry points wrapped (%.1f%%); the rest are predefined\n"
+        "         callbacks and Fortran-only helpers with no C routine behind them\n",
+        fcovered, ftotal, 100.0 * fcovered / ftotal);
     if (*list) {
       for (const auto& m : missing) std::printf("  not wrapped (C): %s\n", m.c_str());
       for (const auto& m : fmissing) std::printf("  not wrapped (Fortran): %s\n", m.c_str());
     }
-    if (covered != total) throw std::runtime_error("C coverage is below 100%");
+    if (covered != total)
+      return Status(StatusCode::kInvalidArgument, lib + " wraps " + std::to_string(covered) + " of " +
+                                                      std::to_string(total) +
+                                                      " C routines: coverage is below 100%");
+    return Status();
   });
 }
 

@@ -2,12 +2,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "commands.h"
-#include "mpe/log_writer.h"
+#include "mpe/recover.h"
 
 namespace mpe::cli {
 
@@ -24,11 +23,11 @@ void add_merge_command(CLI::App& app) {
       ->required();
   cmd->add_option("-o,--output", opts->out, "the logfile to write (default <prefix>.mpelog)");
   cmd->add_flag("--recover", opts->recover, "build from what the per-rank files of a crashed run hold");
-  cmd->callback([opts] {
+  set_action(cmd, [opts]() -> Status {
     namespace fs = std::filesystem;
     if (!opts->recover)
-      throw std::runtime_error(
-          "liblog merges at MPI_Finalize; use --recover for the per-rank files of a run that died");
+      return Status(StatusCode::kInvalidArgument,
+                    "liblog merges at MPI_Finalize; use --recover for the per-rank files of a run that died");
     fs::path dir = opts->source;
     std::string prefix;
     if (!fs::is_directory(dir)) {
@@ -40,23 +39,24 @@ void add_merge_command(CLI::App& app) {
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       const std::string name = e.path().filename().string();
       const auto at = name.find(".mpelog.");
-      if (at == std::string::npos || name.size() < 5 || name.compare(name.size() - 5, 5, ".part") != 0)
-        continue;
+      if (at == std::string::npos || !name.ends_with(".part")) continue;
       if (!prefix.empty() && name.substr(0, at) != prefix) continue;
       if (prefix.empty()) prefix = name.substr(0, at);
       if (name.substr(0, at) == prefix) parts.push_back(e.path().string());
     }
-    if (ec) throw std::runtime_error(dir.string() + ": " + ec.message());
+    if (ec) return Status(StatusCode::kIoError, dir.string() + ": " + ec.message());
     if (parts.empty())
-      throw std::runtime_error("no per-rank files (*.mpelog.<rank>.part) found for " + opts->source);
+      return Status(StatusCode::kInvalidArgument,
+                    "no per-rank files (*.mpelog.<rank>.part) found for " + opts->source);
     const std::string out = opts->out.empty() ? (dir / (prefix + ".mpelog")).string() : opts->out;
     log::RecoverReport rep;
     const Status s = log::recover(parts, out, &rep);
     for (const auto& n : rep.notes) std::fprintf(stderr, "mpe: note: %s\n", n.c_str());
-    if (!s.ok()) throw std::runtime_error(s.to_string());
+    MPE_RETURN_IF_ERROR(s);
     std::printf("recovered %s: %d ranks (%d missing), %llu chunks, %llu records\n", out.c_str(), rep.ranks,
                 rep.ranks_missing, static_cast<unsigned long long>(rep.chunks),
                 static_cast<unsigned long long>(rep.records));
+    return Status();
   });
 }
 

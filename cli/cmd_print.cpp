@@ -4,7 +4,6 @@
 #include <memory>
 #include <set>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -33,6 +32,9 @@ const char* kind_name(log::RecordKind k) {
       return "comm";
     case log::RecordKind::kSendCancel:
       return "cancel";
+    case log::RecordKind::kRequestPost:  // folded into messages; never an event
+    case log::RecordKind::kRequestDone:
+      return "request";
   }
   return "?";
 }
@@ -54,8 +56,10 @@ void add_print_command(CLI::App& app) {
   cmd->add_option("--to", opts->to, "only up to this time (ns since the start)");
   cmd->add_option("--kind", opts->kinds,
                   "only these kinds: state, msg, coll, marker, event, comm, send, recv (repeatable)");
-  cmd->callback([opts] {
-    const LoadedLog loaded = load_log(opts->file);
+  set_action(cmd, [opts]() -> Status {
+    const auto got = load_log(opts->file);
+    if (!got.ok()) return got.status();
+    const LoadedLog& loaded = got.value();
     const log::LogFile* file = loaded.file;
     const log::Trace* tr = &loaded.trace;
     const std::set<std::string> kinds(opts->kinds.begin(), opts->kinds.end());
@@ -138,6 +142,7 @@ void add_print_command(CLI::App& app) {
       }
     }
     std::fwrite(out.data(), 1, out.size(), stdout);
+    return Status();
   });
 }
 

@@ -1,7 +1,6 @@
 // `mpe report`: rebuilds libmpetime's whole-run report, or one process's, from the per-process files.
 #include <cstdio>
 #include <memory>
-#include <stdexcept>
 #include <vector>
 
 #include "commands.h"
@@ -20,20 +19,20 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("files", opts->files, "per-process files (<prefix>.mpetime.<rank>.txt)")->required();
   cmd->add_option("--rank", opts->rank, "report on this rank only");
   cmd->add_flag("--json", opts->json, "print the JSON report instead of text");
-  cmd->callback([opts] {
+  set_action(cmd, [opts]() -> Status {
     std::vector<mpe::time::RankProfile> profiles;
-    std::string error;
     for (const auto& f : opts->files) {
-      mpe::time::RankProfile p;
-      if (!mpe::time::load(f, &p, &error)) throw std::runtime_error(error);
-      profiles.push_back(std::move(p));
+      auto p = mpe::time::load(f);
+      if (!p.ok()) return p.status();
+      profiles.push_back(std::move(*p));
     }
-    if (!mpe::time::check_run(&profiles, &error)) throw std::runtime_error(error);
+    MPE_RETURN_IF_ERROR(mpe::time::check_run(&profiles));
     std::string out;
     if (opts->rank >= 0) {
       for (const auto& p : profiles)
         if (p.rank == opts->rank) out = mpe::time::rank_report(p);
-      if (out.empty()) throw std::runtime_error("no file for rank " + std::to_string(opts->rank));
+      if (out.empty())
+        return Status(StatusCode::kInvalidArgument, "no file for rank " + std::to_string(opts->rank));
     } else {
       if (static_cast<int>(profiles.size()) != profiles.front().size)
         std::fprintf(stderr, "mpe: warning: %zu of %d ranks' files given; the report covers those only\n",
@@ -41,6 +40,7 @@ void add_report_command(CLI::App& app) {
       out = opts->json ? mpe::time::json_report(profiles) : mpe::time::text_report(profiles);
     }
     std::fwrite(out.data(), 1, out.size(), stdout);
+    return Status();
   });
 }
 

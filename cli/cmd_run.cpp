@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <stdexcept>
 #include <vector>
 
 #include "commands.h"
@@ -14,7 +13,7 @@ namespace mpe::cli {
 
 namespace {
 
-enum class Launcher { None, Mpich, OpenMpi };
+enum class Launcher { kNone, kMpich, kOpenMpi };
 
 // Tells the launcher flavour from the name it resolves to: /usr/bin/mpiexec is an alternatives
 // link to mpiexec.hydra (MPICH) or orterun (Open MPI).
@@ -22,7 +21,7 @@ Launcher launcher_of(const std::string& command) {
   namespace fs = std::filesystem;
   const std::string base = fs::path(command).filename();
   if (base.rfind("mpiexec", 0) != 0 && base.rfind("mpirun", 0) != 0 && base.rfind("orterun", 0) != 0)
-    return Launcher::None;
+    return Launcher::kNone;
   std::string resolved = base;
   if (const char* path = std::getenv("PATH"); path && command.find('/') == std::string::npos) {
     std::string dirs = path;
@@ -43,8 +42,8 @@ Launcher launcher_of(const std::string& command) {
     if (!ec) resolved = canonical.filename();
   }
   if (resolved.find("openmpi") != std::string::npos || resolved.find("orterun") != std::string::npos)
-    return Launcher::OpenMpi;
-  return Launcher::Mpich;
+    return Launcher::kOpenMpi;
+  return Launcher::kMpich;
 }
 
 }  // namespace
@@ -61,30 +60,33 @@ void add_run_command(CLI::App& app) {
   run->add_flag("--log", opts->log, "timestamped event log (liblog)");
   run->add_option("command", opts->command, "the launcher and program, after --, e.g. -- mpiexec -n 4 ./app")
       ->required();
-  run->callback([opts] {
+  set_action(run, [opts]() -> Status {
     std::vector<std::string> libs;
     if (opts->time) libs.push_back("libmpetime.so");
     if (opts->umq) libs.push_back("libumq.so");
     if (opts->log) libs.push_back("liblog.so");
-    if (libs.empty()) throw std::runtime_error("choose at least one tool: --time, --umq or --log");
+    if (libs.empty())
+      return Status(StatusCode::kInvalidArgument, "choose at least one tool: --time, --umq or --log");
     std::string preload;
     for (const auto& name : libs) {
       const std::string path = library_dir() + "/" + name;
-      if (!std::filesystem::exists(path)) throw std::runtime_error(path + " is missing; is mpe-tools installed?");
+      if (!std::filesystem::exists(path))
+        return Status(StatusCode::kIoError, path + " is missing; is mpe-tools installed?");
       preload += (preload.empty() ? "" : ":") + path;
     }
-    if (const char* existing = std::getenv("LD_PRELOAD"); existing && *existing) preload += std::string(":") + existing;
+    if (const char* existing = std::getenv("LD_PRELOAD"); existing && *existing)
+      preload += std::string(":") + existing;
 
     std::vector<std::string> argv = opts->command;
     // Launchers get the preload as a per-rank setting, so the launcher itself runs untouched.
     switch (launcher_of(argv[0])) {
-      case Launcher::OpenMpi:
+      case Launcher::kOpenMpi:
         argv.insert(argv.begin() + 1, {"-x", "LD_PRELOAD=" + preload});
         break;
-      case Launcher::Mpich:
+      case Launcher::kMpich:
         argv.insert(argv.begin() + 1, {"-genv", "LD_PRELOAD", preload});
         break;
-      case Launcher::None:
+      case Launcher::kNone:
         setenv("LD_PRELOAD", preload.c_str(), 1);
         break;
     }
@@ -92,7 +94,7 @@ void add_run_command(CLI::App& app) {
     for (auto& a : argv) cargv.push_back(a.data());
     cargv.push_back(nullptr);
     execvp(cargv[0], cargv.data());
-    throw std::runtime_error("cannot run '" + argv[0] + "': " + std::strerror(errno));
+    return Status(StatusCode::kIoError, "cannot run '" + argv[0] + "': " + std::strerror(errno));
   });
 }
 

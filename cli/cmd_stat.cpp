@@ -1,10 +1,9 @@
 // `mpe stat`: a logfile's summary: time range, ranks, threads, states, messages, clock corrections.
-
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
-#include <stdexcept>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "commands.h"
@@ -13,21 +12,6 @@
 namespace mpe::cli {
 
 namespace {
-
-std::string json_str(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      o += '\\', o += c;
-    else if (static_cast<unsigned char>(c) < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", c);
-      o += b;
-    } else
-      o += c;
-  }
-  return o + "\"";
-}
 
 struct StateStat {
   uint64_t count = 0;
@@ -45,8 +29,10 @@ void add_stat_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("stat", "Summarize a logfile: ranks, threads, states, messages, clocks");
   cmd->add_option("file", opts->file, "the .mpelog logfile, or an OTF2 archive")->required();
   cmd->add_flag("--json", opts->json, "print JSON");
-  cmd->callback([opts] {
-    const LoadedLog loaded = load_log(opts->file);
+  set_action(cmd, [opts]() -> Status {
+    const auto got = load_log(opts->file);
+    if (!got.ok()) return got.status();
+    const LoadedLog& loaded = got.value();
     const log::LogFile* file = loaded.file;
     const log::Trace* tr = &loaded.trace;
     const log::Definitions& d = file->definitions();
@@ -72,70 +58,55 @@ void add_stat_command(CLI::App& app) {
     for (const auto& m : tr->messages) bytes += m.bytes;
     const double tick_ns = 1e9 / d.ticks_per_second;
     if (opts->json) {
-      std::string o = "{";
-      o += "\"program\":" + json_str(d.program) + ",\"clock\":" + json_str(d.clock);
-      o +=
-          ",\"ranks\":" + std::to_string(d.world_size) + ",\"recovered\":" + (d.recovered ? "true" : "false");
+      using Json = nlohmann::ordered_json;  // keeps the keys in the order written
       uint64_t event_bytes = 0;
       for (const auto& e : file->index()) event_bytes += e.size;
-      o += ",\"records\":" + std::to_string(tr->records) +
-           ",\"chunks\":" + std::to_string(file->index().size());
-      o += ",\"event_bytes\":" + std::to_string(event_bytes) +
-           ",\"file_bytes\":" + std::to_string(file->file_size());
-      o += ",\"t_begin_ns\":" + std::to_string(tr->t_begin) + ",\"t_end_ns\":" + std::to_string(tr->t_end);
-      o += ",\"threads\":{";
-      bool first = true;
-      for (auto& [r, n] : threads)
-        o += (first ? "" : ",") + json_str(std::to_string(r)) + ":" + std::to_string(n), first = false;
-      o += "},\"states\":{";
-      first = true;
-      for (auto& [name, s] : states)
-        o += (first ? "" : ",") + json_str(name) + ":{\"count\":" + std::to_string(s.count) +
-             ",\"time_ns\":" + std::to_string(s.time) + "}",
-            first = false;
-      o += "},\"states_per_rank\":{";
-      first = true;
-      for (auto& [r, m] : per_rank) {
-        o += (first ? "" : ",") + json_str(std::to_string(r)) + ":{";
-        first = false;
-        bool f2 = true;
-        for (auto& [name, n] : m) o += (f2 ? "" : ",") + json_str(name) + ":" + std::to_string(n), f2 = false;
-        o += "}";
+      Json o = {{"program", d.program},       {"clock", d.clock},
+                {"ranks", d.world_size},      {"recovered", d.recovered},
+                {"records", tr->records},     {"chunks", file->index().size()},
+                {"event_bytes", event_bytes}, {"file_bytes", file->file_size()},
+                {"t_begin_ns", tr->t_begin},  {"t_end_ns", tr->t_end}};
+      Json& thread_counts = o["threads"] = Json::object();
+      for (const auto& [r, n] : threads) thread_counts[std::to_string(r)] = n;
+      Json& state_totals = o["states"] = Json::object();
+      for (const auto& [name, st] : states) state_totals[name] = {{"count", st.count}, {"time_ns", st.time}};
+      Json& rank_states = o["states_per_rank"] = Json::object();
+      for (const auto& [r, m] : per_rank) {
+        Json& counts = rank_states[std::to_string(r)] = Json::object();
+        for (const auto& [name, n] : m) counts[name] = n;
       }
-      o += "},\"messages\":{\"matched\":" + std::to_string(tr->messages.size()) +
-           ",\"unmatched_sends\":" + std::to_string(tr->unmatched_sends) +
-           ",\"unmatched_recvs\":" + std::to_string(tr->unmatched_recvs) +
-           ",\"backward\":" + std::to_string(tr->backward_messages) + ",\"bytes\":" + std::to_string(bytes) +
-           "}";
-      o += ",\"collectives\":" + std::to_string(collectives) + ",\"markers\":" + std::to_string(markers) +
-           ",\"user_events\":" + std::to_string(user_events) +
-           ",\"comm_creates\":" + std::to_string(comm_creates);
-      o += ",\"categories\":{";
-      first = true;
+      o["messages"] = {{"matched", tr->messages.size()},
+                       {"unmatched_sends", tr->unmatched_sends},
+                       {"unmatched_recvs", tr->unmatched_recvs},
+                       {"backward", tr->backward_messages},
+                       {"bytes", bytes}};
+      o["collectives"] = collectives;
+      o["markers"] = markers;
+      o["user_events"] = user_events;
+      o["comm_creates"] = comm_creates;
+      Json& categories = o["categories"] = Json::object();
       for (const auto& c : d.categories)
         if (c.id >= log::kUserCategoryBase) {
-          char col[16];
-          std::snprintf(col, sizeof col, "#%06x", c.color);
-          o += (first ? "" : ",") + json_str(c.name) + ":{\"id\":" + std::to_string(c.id) +
-               ",\"color\":" + json_str(col) +
-               ",\"kind\":" + json_str(c.kind == log::CategoryKind::kState ? "state" : "event") + "}";
-          first = false;
+          char color[16];
+          std::snprintf(color, sizeof color, "#%06x", c.color);
+          categories[c.name] = {{"id", c.id},
+                                {"color", color},
+                                {"kind", c.kind == log::CategoryKind::kState ? "state" : "event"}};
         }
-      o += "},\"clock_sync\":[";
+      Json& sync = o["clock_sync"] = Json::array();
       for (size_t r = 0; r < d.ranks.size(); ++r) {
         const auto& s = d.ranks[r].sync;
-        o += (r ? "," : "") + std::string("{\"rank\":") + std::to_string(r) +
-             ",\"valid\":" + std::to_string(s.valid) +
-             ",\"offset_init_ns\":" + std::to_string(static_cast<int64_t>(s.offset_init * tick_ns)) +
-             ",\"offset_final_ns\":" + std::to_string(static_cast<int64_t>(s.offset_final * tick_ns)) +
-             ",\"rtt_init_ns\":" + std::to_string(static_cast<int64_t>(s.rtt_init * tick_ns)) + "}";
+        sync.push_back({{"rank", r},
+                        {"valid", s.valid},
+                        {"offset_init_ns", static_cast<int64_t>(s.offset_init * tick_ns)},
+                        {"offset_final_ns", static_cast<int64_t>(s.offset_final * tick_ns)},
+                        {"rtt_init_ns", static_cast<int64_t>(s.rtt_init * tick_ns)}});
       }
-      o += "],\"causality_shift_ns\":[";
-      for (size_t r = 0; r < tr->causality_shift_ns.size(); ++r)
-        o += (r ? "," : "") + std::to_string(tr->causality_shift_ns[r]);
-      o += "]}\n";
-      std::fwrite(o.data(), 1, o.size(), stdout);
-      return;
+      o["causality_shift_ns"] = tr->causality_shift_ns;
+      // Bytes that are not UTF-8 (a program or state name) become U+FFFD instead of an exception.
+      const std::string text = o.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      return Status();
     }
     std::printf("file:       %s (%llu bytes, %zu chunks%s)\n", opts->file.c_str(),
                 static_cast<unsigned long long>(file->file_size()), file->index().size(),
@@ -183,6 +154,7 @@ void add_stat_command(CLI::App& app) {
     for (const auto& [name, s] : v)
       std::printf("%-32s %12llu %16.6f %14.3f\n", name.c_str(), static_cast<unsigned long long>(s.count),
                   s.time * 1e-9, s.count ? s.time * 1e-3 / static_cast<double>(s.count) : 0.0);
+    return Status();
   });
 }
 

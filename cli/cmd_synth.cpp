@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <memory>
 #include <random>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -47,7 +46,7 @@ void add_synth_command(CLI::App& app) {
       ->check(CLI::Range(1ull, 10000000000ull));
   cmd->add_option("--seed", opts->seed, "random seed");
   cmd->add_option("out", opts->out, "the .mpelog to write")->required();
-  cmd->callback([opts] {
+  set_action(cmd, [opts]() -> Status {
     const uint32_t R = opts->ranks;
     // Per rank and iteration: compute (2 records), solve nested in it (2), an Iprobe nested in
     // solve (1), Irecv (1), Send + its message (2), Wait + its message (2); every 8th iteration an
@@ -55,18 +54,20 @@ void add_synth_command(CLI::App& app) {
     const uint64_t iters = std::max<uint64_t>(1, opts->events / (R * 41ull / 4));
     const size_t flush = std::clamp<size_t>((64u << 20) / (32u * R), 1024, 65536);
     log::LogWriter w;
-    if (auto st = w.open(opts->out); !st.ok()) throw std::runtime_error(st.to_string());
+    MPE_RETURN_IF_ERROR(w.open(opts->out));
     std::vector<std::vector<Record>> buf(R);
     std::mt19937_64 rng(opts->seed);
     std::uniform_real_distribution<double> u(0, 1);
+    Status written;  // the first failed write; the loops stop at it
+    auto spill = [&](uint32_t r) {
+      std::string chunk;
+      log::encode_events(buf[r].data(), static_cast<uint32_t>(buf[r].size()), r, 0, 1, &chunk);
+      if (written.ok()) written = w.add_events_chunk(chunk);
+      buf[r].clear();
+    };
     auto put = [&](uint32_t r, const Record& x) {
       buf[r].push_back(x);
-      if (buf[r].size() >= flush) {
-        std::string chunk;
-        log::encode_events(buf[r].data(), static_cast<uint32_t>(buf[r].size()), r, 0, 1, &chunk);
-        if (auto st = w.add_events_chunk(chunk); !st.ok()) throw std::runtime_error(st.to_string());
-        buf[r].clear();
-      }
+      if (buf[r].size() >= flush) spill(r);
     };
     std::vector<uint64_t> now(R), sendAt(R);
     for (uint32_t r = 0; r < R; ++r) {
@@ -76,7 +77,7 @@ void add_synth_command(CLI::App& app) {
       now[r] = d + 100;
     }
     uint64_t total = 0;
-    for (uint64_t k = 0; k < iters; ++k) {
+    for (uint64_t k = 0; k < iters && written.ok(); ++k) {
       // Compute phases: rank-dependent imbalance plus noise; sends leave at the end.
       for (uint32_t r = 0; r < R; ++r) {
         const uint64_t t = now[r];
@@ -120,12 +121,9 @@ void add_synth_command(CLI::App& app) {
     for (uint32_t r = 0; r < R; ++r) {
       put(r, rec(RecordKind::kMarker, now[r], kPcontrol, 0, 0));
       put(r, rec(RecordKind::kState, now[r] + 100, kFinalize, 0, 0, 50000));
-      if (!buf[r].empty()) {
-        std::string chunk;
-        log::encode_events(buf[r].data(), static_cast<uint32_t>(buf[r].size()), r, 0, 1, &chunk);
-        if (auto st = w.add_events_chunk(chunk); !st.ok()) throw std::runtime_error(st.to_string());
-      }
+      if (!buf[r].empty()) spill(r);
     }
+    MPE_RETURN_IF_ERROR(written);
     log::Definitions d;
     d.world_size = R;
     d.program = "synth";
@@ -149,9 +147,10 @@ void add_synth_command(CLI::App& app) {
       d.ranks.push_back(std::move(m));
     }
     log::merge_user_categories(&d);
-    if (auto st = w.finish(d); !st.ok()) throw std::runtime_error(st.to_string());
+    MPE_RETURN_IF_ERROR(w.finish(d));
     std::printf("wrote %s: %u ranks, %llu iterations, about %llu records\n", opts->out.c_str(), R,
                 static_cast<unsigned long long>(iters), static_cast<unsigned long long>(total + 4ull * R));
+    return Status();
   });
 }
 

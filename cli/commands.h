@@ -2,13 +2,21 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "mpe/interop.h"
 #include "mpe/log_reader.h"
+#include "mpe/status.h"
 
 namespace mpe::cli {
+
+// What a subcommand does when it runs; the Status it returns is how the command ended.
+using Action = std::function<Status()>;
+// Makes `action` the callback of `cmd`. main() turns a failed action into one line on stderr,
+// "mpe: <code>: <message>", and exit status 1; commands never print their own errors.
+void set_action(CLI::App* cmd, Action action);
 
 void add_run_command(CLI::App& app);
 void add_coverage_command(CLI::App& app);
@@ -28,7 +36,7 @@ struct LoadedLog {
   const log::LogFile* file;
   log::Trace trace;
 };
-// Throws std::runtime_error with a one-line message when the file cannot be read.
-LoadedLog load_log(const std::string& path);
+// Opens and decodes `path`. Errors: those of interop::OpenedLog::open and log::load_trace.
+StatusOr<LoadedLog> load_log(const std::string& path);
 
 }  // namespace mpe::cli

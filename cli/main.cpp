@@ -10,6 +10,16 @@
 
 namespace mpe::cli {
 
+namespace {
+
+Status g_outcome;  // how the subcommand that ran ended
+
+}  // namespace
+
+void set_action(CLI::App* cmd, Action action) {
+  cmd->callback([action = std::move(action)] { g_outcome = action(); });
+}
+
 std::string library_dir() {
   char buf[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -19,11 +29,11 @@ std::string library_dir() {
   return std::filesystem::exists(dir) ? dir.string() : std::string(MPE_INSTALL_LIBDIR);
 }
 
-LoadedLog load_log(const std::string& path) {
+StatusOr<LoadedLog> load_log(const std::string& path) {
   auto opened = interop::OpenedLog::open(path);
-  if (!opened.ok()) throw std::runtime_error(opened.status().to_string());
+  if (!opened.ok()) return opened.status();
   auto trace = log::load_trace((*opened)->file());
-  if (!trace.ok()) throw std::runtime_error(path + ": " + trace.status().to_string());
+  if (!trace.ok()) return Status(trace.status().code(), path + ": " + trace.status().message());
   const log::LogFile* file = &(*opened)->file();
   return LoadedLog{std::move(*opened), file, std::move(*trace)};
 }
@@ -46,12 +56,16 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // not ours (out of memory, a library's): still one line
     std::fprintf(stderr, "mpe: %s\n", e.what());
     return 1;
   }
   if (app.get_subcommands().empty()) {
     std::fprintf(stderr, "%s", app.help().c_str());
+    return 1;
+  }
+  if (!mpe::cli::g_outcome.ok()) {
+    std::fprintf(stderr, "mpe: %s\n", mpe::cli::g_outcome.to_string().c_str());
     return 1;
   }
   return 0;

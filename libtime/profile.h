@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "mpe/status.h"
+
 namespace mpe::time {
 
 // Version of the per-process file; a reader accepts kMinSupportedVersion..kCurrentVersion.
@@ -34,20 +36,22 @@ struct RankProfile {
   std::string command;
   std::string mpi;
   std::string timer;
-  uint64_t run_ns = 0;  // leaving MPI_Init to entering MPI_Finalize
-  uint64_t mpi_ns = 0;  // exclusive time of all MPI calls in that span, summed over threads
+  uint64_t run_ns = 0;                 // leaving MPI_Init to entering MPI_Finalize
+  uint64_t mpi_ns = 0;                 // exclusive time of all MPI calls in that span, summed over threads
   std::vector<RoutineStats> routines;  // only routines called at least once, in name order
 };
 
 // Renders a profile as the per-process file (line-based text, integers only).
 std::string serialize(const RankProfile& p);
-// Parses a per-process file; on failure returns false and says why in *error.
-bool parse(const std::string& text, RankProfile* out, std::string* error);
-// Reads and parses a file; on failure returns false and says why in *error.
-bool load(const std::string& path, RankProfile* out, std::string* error);
+// Parses a per-process file. Errors: not-a-logfile (not such a file), unsupported-version,
+// truncated, corrupt.
+StatusOr<RankProfile> parse(const std::string& text);
+// Reads and parses a file; errors as parse(), or io-error, each naming the path.
+StatusOr<RankProfile> load(const std::string& path);
 
-// Checks that the profiles form one run (same size, each rank once); sorts them by rank.
-bool check_run(std::vector<RankProfile>* profiles, std::string* error);
+// Checks that the profiles form one run (same size, each rank once) and sorts them by rank.
+// Errors: invalid-argument.
+Status check_run(std::vector<RankProfile>* profiles);
 // The whole-run report as text and as JSON. Profiles must have passed check_run.
 std::string text_report(const std::vector<RankProfile>& profiles);
 std::string json_report(const std::vector<RankProfile>& profiles);

@@ -19,13 +19,16 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "mpe/bytes.h"
 #include "mpe/config.h"
+#include "mpe/collective.h"
 #include "mpe/completion.h"
 #include "mpe/core.h"
+#include "mpe/request_table.h"
 #include "profile.h"
 
 namespace {
@@ -41,60 +44,26 @@ struct Stat {
   uint64_t calls, incl, excl, min, max, sent, recv;
 };
 
-constexpr int kReqSlots = 4096;  // outstanding nonblocking receives tracked per thread (power of 2)
 constexpr int kSnapMax = 1024;   // requests per Wait/Test call whose kind is remembered
 
-// Outstanding nonblocking receive requests of one thread: an open-addressing set with linear
-// probing and backward-shift deletion; an all-zero handle marks an empty slot (no MPI uses 0).
-struct RecvSet {
-  MPI_Request slot[kReqSlots];
-  static uint64_t key(MPI_Request r) {
-    uint64_t k = 0;
-    std::memcpy(&k, &r, sizeof r < sizeof k ? sizeof r : sizeof k);
-    return k;
-  }
-  static bool empty(MPI_Request r) { return key(r) == 0; }
-  static unsigned home(MPI_Request r) { return static_cast<unsigned>((key(r) * 0x9E3779B97F4A7C15ull) >> 52) & (kReqSlots - 1); }
-  int find(MPI_Request r) const {
-    for (unsigned i = home(r), n = 0; n < kReqSlots; i = (i + 1) & (kReqSlots - 1), ++n) {
-      if (empty(slot[i])) return -1;
-      if (slot[i] == r) return static_cast<int>(i);
-    }
-    return -1;
-  }
-  void insert(MPI_Request r) {
-    if (empty(r) || r == MPI_REQUEST_NULL || find(r) >= 0) return;
-    for (unsigned i = home(r), n = 0; n < kReqSlots - 1; i = (i + 1) & (kReqSlots - 1), ++n)
-      if (empty(slot[i])) {
-        slot[i] = r;
-        return;
-      }
-    // Full: the receive's bytes will not be counted (documented limit).
-  }
-  void erase(MPI_Request r) {
-    int at = find(r);
-    if (at < 0) return;
-    unsigned i = static_cast<unsigned>(at), j = i;
-    std::memset(&slot[i], 0, sizeof slot[i]);
-    for (;;) {
-      j = (j + 1) & (kReqSlots - 1);
-      if (empty(slot[j])) return;
-      const unsigned h = home(slot[j]);
-      // Move slot[j] back into the hole at i unless its home lies cyclically in (i, j].
-      if ((j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j))) {
-        slot[i] = slot[j];
-        std::memset(&slot[j], 0, sizeof slot[j]);
-        i = j;
-      }
-    }
-  }
+// What a followed request will move when it completes (or, for a persistent send, at each Start).
+enum class Tracked : uint8_t { kNone = 0, kRecv, kPersistentRecv, kPersistentSend };
+struct TrackedRequest {
+  Tracked kind;
+  uint64_t bytes;  // kPersistentSend: bytes per MPI_Start
+};
+
+// For the Wait/Test in progress: request i's kind and handle, since MPI overwrites completed handles.
+struct SnapEntry {
+  MPI_Request request;
+  Tracked kind;
 };
 
 struct Table {
   Stat stats[mpe::kFnCount];
   uint64_t child[kMaxDepth];  // time of finished calls at each depth, not yet charged to a parent
-  RecvSet recvs;
-  MPI_Request snap[kSnapMax]; // for the Wait/Test in progress: request i if a tracked receive, else 0
+  mpe::RequestTable<TrackedRequest> requests;
+  SnapEntry snap[kSnapMax];
   Table* next;
 };
 
@@ -109,7 +78,7 @@ std::atomic<uint64_t> g_pause_start{0};  // ticks when the current pause began
 std::atomic<uint64_t> g_paused_ticks{0}; // total ticks spent paused since g_run_start
 
 Table* new_table() noexcept {
-  auto* t = static_cast<Table*>(std::calloc(1, sizeof(Table)));
+  auto* t = new (std::nothrow) Table{};
   if (!t) return nullptr;
   std::lock_guard<std::mutex> lock(g_mutex);
   t->next = g_tables;
@@ -119,40 +88,59 @@ Table* new_table() noexcept {
   return t;
 }
 
+// Follows a request; says once per process when the table could not grow.
+void follow(Table* t, MPI_Request r, const TrackedRequest& what) noexcept {
+  static std::atomic<bool> said{false};
+  if (!t->requests.put(r, what) && !said.exchange(true))
+    mpe::config::warn("libmpetime: out of memory for the request table; some received bytes are not counted", false);
+}
+
 // Bytes of request completions: the status of each completed request that was a receive.
 void completed_bytes(const Call& c, Stat& st, Table* t) noexcept {
   if (c.depth != 0 || !c.has(role::requests) || !c.requests) return;  // the snapshot is taken for application calls only
   const int n = c.nreq() < kSnapMax ? c.nreq() : kSnapMax;
   auto one = [&](int i, const MPI_Status* s) {
-    if (i < 0 || i >= n || RecvSet::empty(t->snap[i])) return;
+    if (i < 0 || i >= n) return;
+    SnapEntry& e = t->snap[i];
+    if (e.kind != Tracked::kRecv && e.kind != Tracked::kPersistentRecv) return;
     st.recv += static_cast<uint64_t>(mpe::status_bytes(s));
-    t->recvs.erase(t->snap[i]);
-    std::memset(&t->snap[i], 0, sizeof t->snap[i]);
+    if (e.kind == Tracked::kRecv) t->requests.erase(e.request);  // a persistent one lives until freed
+    e.kind = Tracked::kNone;
   };
   mpe::for_each_completed(c, one);
 }
 
-// Before a Wait/Test: remembers which requests are tracked receives, since MPI overwrites
+// Before a Wait/Test: remembers which requests are followed receives, since MPI overwrites
 // completed handles with MPI_REQUEST_NULL. ~2 ns per request.
 void snapshot(const Call& c, Table* t) noexcept {
   if (c.depth != 0 || !c.has(role::requests) || !c.requests) return;
   const int n = c.nreq() < kSnapMax ? c.nreq() : kSnapMax;
   for (int i = 0; i < n; ++i) {
-    const bool tracked = !RecvSet::empty(c.requests[i]) && t->recvs.find(c.requests[i]) >= 0;
-    if (tracked)
-      t->snap[i] = c.requests[i];
-    else
-      std::memset(&t->snap[i], 0, sizeof t->snap[i]);
+    const MPI_Request r = c.requests[i];
+    const TrackedRequest* tracked = r == MPI_REQUEST_NULL ? nullptr : t->requests.find(r);
+    t->snap[i] = SnapEntry{r, tracked ? tracked->kind : Tracked::kNone};
   }
 }
 
 // Adds the bytes a call moved to its routine's counters. Out of line: most cheap calls move none.
 __attribute__((noinline)) void count_bytes(const Call& c, Stat& st, Table* t) noexcept {
-  if (c.rc != MPI_SUCCESS || c.mode == Mode::PersistentInit) return;
-  if (c.mode == Mode::Nonblocking && c.requests &&
-      (c.cls == CallClass::recv || c.cls == CallClass::mrecv || c.cls == CallClass::sendrecv || c.cls == CallClass::file_read))
-    t->recvs.insert(*c.requests);  // a nonblocking receive: its bytes come with its completion
-  const bool blocking = c.mode == Mode::Blocking;
+  if (c.rc != MPI_SUCCESS) return;
+  const bool receives = c.cls == CallClass::kRecv || c.cls == CallClass::kMrecv ||
+                        c.cls == CallClass::kSendrecv || c.cls == CallClass::kFileRead;
+  if (c.mode == Mode::kPersistentInit) {
+    // Persistent and partitioned requests move their bytes later: a send at each MPI_Start, a
+    // receive at each completion.
+    if (c.requests && (c.cls == CallClass::kSend || c.cls == CallClass::kRecv)) {
+      const bool send = c.cls == CallClass::kSend;
+      follow(t, *c.requests,
+             TrackedRequest{send ? Tracked::kPersistentSend : Tracked::kPersistentRecv,
+                            send ? static_cast<uint64_t>(mpe::send_bytes(c)) : 0});
+    }
+    return;
+  }
+  if (c.mode == Mode::kNonblocking && c.requests && receives)
+    follow(t, *c.requests, TrackedRequest{Tracked::kRecv, 0});  // its bytes come with its completion
+  const bool blocking = c.mode == Mode::kBlocking;
   auto sbytes = [&] { return c.sendcount * mpe::type_size(c.sendtype); };
   int64_t sent = 0, recv = 0;
   if (mpe::is_collective(c.cls)) {
@@ -161,29 +149,35 @@ __attribute__((noinline)) void count_bytes(const Call& c, Stat& st, Table* t) no
     recv = b.recv;
   }
   switch (c.cls) {
-    case CallClass::send:
-      if (c.dest != MPI_PROC_NULL) sent = sbytes();
+    case CallClass::kSend:
+      sent = mpe::send_bytes(c);
       break;
-    case CallClass::recv:
-    case CallClass::mrecv:
+    case CallClass::kStart:
+      if (c.requests)
+        for (int i = 0; i < c.nreq(); ++i)
+          if (const TrackedRequest* p = c.requests[i] == MPI_REQUEST_NULL ? nullptr : t->requests.find(c.requests[i]))
+            if (p->kind == Tracked::kPersistentSend) sent += static_cast<int64_t>(p->bytes);
+      break;
+    case CallClass::kRecv:
+    case CallClass::kMrecv:
       if (blocking) recv = mpe::status_bytes(c.status);
       break;
-    case CallClass::sendrecv:
-      if (c.dest != MPI_PROC_NULL) sent = sbytes();
+    case CallClass::kSendrecv:
+      sent = mpe::send_bytes(c);
       if (blocking) recv = mpe::status_bytes(c.status);
       break;
-    case CallClass::wait: case CallClass::waitall: case CallClass::waitany: case CallClass::waitsome:
-    case CallClass::test: case CallClass::testall: case CallClass::testany: case CallClass::testsome:
+    case CallClass::kWait: case CallClass::kWaitall: case CallClass::kWaitany: case CallClass::kWaitsome:
+    case CallClass::kTest: case CallClass::kTestall: case CallClass::kTestany: case CallClass::kTestsome:
       completed_bytes(c, st, t);
       return;
-    case CallClass::rma:
+    case CallClass::kRma:
       if (c.has(role::sendtype)) sent = (c.has(role::sendcount) ? c.sendcount : 1) * mpe::type_size(c.sendtype);
       if (c.has(role::recvtype)) recv = (c.has(role::recvcount) ? c.recvcount : 1) * mpe::type_size(c.recvtype);
       break;
-    case CallClass::file_read:
+    case CallClass::kFileRead:
       if (blocking) recv = mpe::status_bytes(c.status);
       break;
-    case CallClass::file_write:
+    case CallClass::kFileWrite:
       sent = sbytes();
       break;
     default:
@@ -196,11 +190,11 @@ __attribute__((noinline)) void count_bytes(const Call& c, Stat& st, Table* t) no
 // Classes whose calls move data or complete requests, indexed by CallClass.
 constexpr bool moves_bytes(CallClass c) {
   switch (c) {
-    case CallClass::other: case CallClass::init: case CallClass::finalize: case CallClass::pcontrol:
-    case CallClass::probe: case CallClass::mprobe: case CallClass::request_get_status: case CallClass::start:
-    case CallClass::cancel: case CallClass::request_free: case CallClass::pready: case CallClass::parrived:
-    case CallClass::barrier: case CallClass::comm_create: case CallClass::comm_free: case CallClass::win_sync:
-    case CallClass::file_open: case CallClass::file_close:
+    case CallClass::kOther: case CallClass::kInit: case CallClass::kFinalize: case CallClass::kPcontrol:
+    case CallClass::kProbe: case CallClass::kMprobe: case CallClass::kRequestGetStatus:
+    case CallClass::kCancel: case CallClass::kRequestFree: case CallClass::kPready: case CallClass::kParrived:
+    case CallClass::kBarrier: case CallClass::kCommCreate: case CallClass::kCommFree: case CallClass::kWinSync:
+    case CallClass::kFileOpen: case CallClass::kFileClose:
       return false;
     default:
       return true;
@@ -241,15 +235,15 @@ void on_enter(Call& call) noexcept {
   if (mpe::completes_requests(call.cls))
     snapshot(call, t);
   else if (call.has(role::requests) && call.requests)
-    t->recvs.erase(*call.requests);
+    t->requests.erase(*call.requests);
 }
 
 // The per-call path. ~10 ns for a call that moves no bytes: a TLS load, one table row update.
 void on_leave(Call& call) noexcept {
-  const bool is_pcontrol = call.cls == CallClass::pcontrol;
+  const bool is_pcontrol = call.cls == CallClass::kPcontrol;
   if (__builtin_expect(is_pcontrol, 0)) pcontrol(call.has(role::level) ? call.level : -1);
   // The run starts when MPI_Init(_thread) is entered, so the init time is part of it.
-  if (__builtin_expect(call.cls == CallClass::init, 0)) g_run_start.store(call.t_enter, std::memory_order_relaxed);
+  if (__builtin_expect(call.cls == CallClass::kInit, 0)) g_run_start.store(call.t_enter, std::memory_order_relaxed);
   if (g_paused.load(std::memory_order_relaxed) && !is_pcontrol) return;
   Table* t = t_table;
   if (__builtin_expect(t == nullptr, 0) && (t = new_table()) == nullptr) return;
@@ -310,7 +304,7 @@ mpe::time::RankProfile collect(uint64_t end, int rank, int size) {
       sum.recv += s.recv;
     }
     const auto& info = mpe::kFnInfo[f];
-    if (info.cls == CallClass::finalize) sum = Stat{1, 0, 0, 0, 0, 0, 0};  // timed span ends as it starts
+    if (info.cls == CallClass::kFinalize) sum = Stat{1, 0, 0, 0, 0, 0, 0};  // timed span ends as it starts
     if (!sum.calls) continue;
     mpe::time::RoutineStats r;
     r.name = info.name;
@@ -334,54 +328,73 @@ bool write_file(const std::string& path, const std::string& text) {
   return std::fclose(f) == 0 && ok;
 }
 
+// This rank's contribution to the report: its profile behind one byte that says whether it could
+// write its own file ('1') or not ('0'); empty when it could not even build the profile. Never
+// throws, so that every rank reaches the gather.
+std::string contribution(uint64_t end, int rank, int size, const std::string& base) noexcept {
+  try {
+    const std::string text = mpe::time::serialize(collect(end, rank, size));
+    const std::string mine = base + "." + std::to_string(rank) + ".txt";
+    const bool wrote = write_file(mine, text);
+    if (!wrote) mpe::config::warn("libmpetime: cannot write " + mine + ": " + std::strerror(errno), false);
+    return (wrote ? "1" : "0") + text;
+  } catch (const std::bad_alloc&) {
+    mpe::config::warn("libmpetime: out of memory while building this rank's profile; it is left out", false);
+    return std::string();
+  }
+}
+
 void finalize() {
   const uint64_t end = mpe_clock_now();
   int rank = 0, size = 1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
-  const std::string text = mpe::time::serialize(collect(end, rank, size));
-  const std::string base = mpe::config::output_path(".mpetime");
-  const std::string mine = base + "." + std::to_string(rank) + ".txt";
-  const int wrote = write_file(mine, text) ? 1 : 0;
-  if (!wrote) mpe::config::warn("libmpetime: cannot write " + mine + ": " + std::strerror(errno), false);
+  // Nothing before the gather may throw, or the other ranks would wait in it.
+  std::string base, mine;
+  try {
+    base = mpe::config::output_path(".mpetime");
+  } catch (const std::bad_alloc&) {
+  }
+  if (!base.empty()) mine = contribution(end, rank, size, base);
 
-  // Gather every rank's file contents on rank 0 over a private communicator.
+  // Gather every rank's contribution on rank 0 over a private communicator.
   MPI_Comm comm;
   if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) {
     mpe::config::warn("libmpetime: cannot create a communicator for the report; per-process files only");
     return;
   }
-  int len = static_cast<int>(text.size());
-  std::vector<int> lens(rank == 0 ? size : 0), displs;
-  std::vector<int> wrote_all(rank == 0 ? size : 0);
-  PMPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm);
-  PMPI_Gather(&wrote, 1, MPI_INT, wrote_all.data(), 1, MPI_INT, 0, comm);
-  std::string all;
-  if (rank == 0) {
-    displs.resize(size);
-    long total = 0;
-    for (int i = 0; i < size; ++i) displs[i] = static_cast<int>(total), total += lens[i];
-    all.resize(static_cast<size_t>(total));
-  }
-  PMPI_Gatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0, comm);
+  auto gathered = mpe::collective::gather_to_root(mine, 0, comm);
   PMPI_Comm_free(&comm);
+  if (!gathered.ok()) {
+    mpe::config::warn("libmpetime: cannot gather the report (" + gathered.status().to_string() +
+                      "); per-process files only");
+    return;
+  }
   if (rank != 0) return;
 
-  std::vector<mpe::time::RankProfile> profiles(size);
-  std::string error;
-  for (int i = 0; i < size; ++i)
-    if (!mpe::time::parse(all.substr(displs[i], lens[i]), &profiles[i], &error)) {
-      mpe::config::warn("libmpetime: rank " + std::to_string(i) + " sent a bad profile: " + error);
+  std::vector<mpe::time::RankProfile> profiles;
+  profiles.reserve(static_cast<size_t>(size));
+  int files = 0;
+  for (int i = 0; i < size; ++i) {
+    const std::string& blob = gathered.value()[static_cast<size_t>(i)];
+    if (blob.empty()) {
+      mpe::config::warn("libmpetime: rank " + std::to_string(i) + " could not build its profile; no report");
       return;
     }
-  if (!mpe::time::check_run(&profiles, &error)) {
-    mpe::config::warn("libmpetime: " + error);
+    files += blob[0] == '1';
+    auto profile = mpe::time::parse(blob.substr(1));
+    if (!profile.ok()) {
+      mpe::config::warn("libmpetime: rank " + std::to_string(i) + " sent a bad profile: " + profile.status().message());
+      return;
+    }
+    profiles.push_back(std::move(profile.value()));
+  }
+  if (const mpe::Status s = mpe::time::check_run(&profiles); !s.ok()) {
+    mpe::config::warn("libmpetime: " + s.message());
     return;
   }
   const std::string txt = base + ".txt", json = base + ".json";
   const bool ok = write_file(txt, mpe::time::text_report(profiles)) && write_file(json, mpe::time::json_report(profiles));
-  int files = 0;
-  for (int w : wrote_all) files += w;
   if (!ok) {
     mpe::config::warn("libmpetime: cannot write the report " + txt + ": " + std::strerror(errno));
     return;
@@ -393,14 +406,14 @@ void finalize() {
 void before_finalize() noexcept {
   try {
     finalize();
-  } catch (const std::exception& e) {
-    mpe::config::warn(std::string("libmpetime: report failed: ") + e.what());
-  } catch (...) {
-    mpe::config::warn("libmpetime: report failed");
+  } catch (const std::bad_alloc&) {
+    mpe::config::warn("libmpetime: out of memory at finalize; the report is incomplete or missing");
+  } catch (const std::exception&) {
+    mpe::config::warn("libmpetime: the report failed");
   }
 }
 
-constexpr uint64_t kEnterClasses = mpe::kCompletingClasses | mpe::classes(CallClass::request_free);
+constexpr uint64_t kEnterClasses = mpe::kCompletingClasses | mpe::classes(CallClass::kRequestFree);
 
 const mpe::Tool kTool = {
     "time", mpe::kNeedsTime | mpe::kNeedsStatus, on_enter, on_leave, nullptr, before_finalize, kEnterClasses};

@@ -1,25 +1,25 @@
 // What liblog's recorder offers the MPE user API in the same library (not installed).
 #pragma once
 
-#include <string>
-
 #include "mpe/log_defs.h"
 #include "mpe/log_format.h"
+#include "mpe/status.h"
+#include "mpe/tool.h"
 
 namespace mpe::liblog {
 
 // True between MPI_Init and MPI_Finalize.
-bool active();
+bool active() noexcept MPE_HIDDEN;
 // True unless paused by MPI_Pcontrol(0) or MPE_Stop_log.
-bool logging();
-void set_logging(bool on);
+bool logging() noexcept MPE_HIDDEN;
+void set_logging(bool on) noexcept MPE_HIDDEN;
 // Appends a record to the calling thread's buffer (~3 ns).
-void put_record(const log::Record& r);
-// Adds or replaces a user category in this rank's definitions.
-void define_category(const log::Category& c);
-// Names the logfile (MPE_Finish_log).
-void set_finish_name(const std::string& name);
+void put_record(const log::Record& r) noexcept MPE_HIDDEN;
+// Adds or replaces a user category in this rank's definitions; kOutOfMemory when it cannot.
+Status define_category(const log::Category& c) noexcept MPE_HIDDEN;
+// Names the logfile (MPE_Finish_log); kOutOfMemory when it cannot.
+Status set_finish_name(const char* name) noexcept MPE_HIDDEN;
 // Spills every thread's buffer to the per-rank file (before MPI_Abort).
-void flush_now() noexcept;
+void flush_now() noexcept MPE_HIDDEN;
 
 }  // namespace mpe::liblog

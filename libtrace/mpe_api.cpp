@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "log_tool.h"
@@ -94,6 +95,21 @@ std::string fstring(const char* s, int len) {
   return v;
 }
 
+// Runs an API body that allocates; a failed allocation becomes MPE_LOG_NO_MEMORY, never an
+// exception into the application (these are extern "C" and Fortran entry points).
+template <typename Body>
+int guarded(Body body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return MPE_LOG_NO_MEMORY;
+  }
+}
+
+int define(const mpe::log::Category& c) noexcept {
+  return mpe::liblog::define_category(c).ok() ? MPE_LOG_OK : MPE_LOG_NO_MEMORY;
+}
+
 }  // namespace
 
 extern "C" {
@@ -107,8 +123,8 @@ MPE_EXPORT int MPE_Init_log(void) {
 MPE_EXPORT int MPE_Initialized_logging(void) { return mpe::liblog::active() ? 1 : 0; }
 
 MPE_EXPORT int MPE_Finish_log(const char* filename) {
-  if (filename && *filename) mpe::liblog::set_finish_name(filename);
-  return MPE_LOG_OK;
+  if (!filename || !*filename) return MPE_LOG_OK;
+  return mpe::liblog::set_finish_name(filename).ok() ? MPE_LOG_OK : MPE_LOG_NO_MEMORY;
 }
 
 MPE_EXPORT int MPE_Start_log(void) {
@@ -137,14 +153,15 @@ MPE_EXPORT int MPE_Log_get_solo_eventID(int* event) {
 MPE_EXPORT int MPE_Log_get_event_number(void) { return g_next_id.fetch_add(1); }
 
 MPE_EXPORT int MPE_Describe_info_state(int start, int end, const char* name, const char* color, const char*) {
-  mpe::log::Category c;
-  c.id = category(start);
-  c.end_id = category(end);
-  c.kind = mpe::log::CategoryKind::kState;
-  c.color = parse_color(color);
-  c.name = name ? name : "state";
-  mpe::liblog::define_category(c);
-  return MPE_LOG_OK;
+  return guarded([&] {
+    mpe::log::Category c;
+    c.id = category(start);
+    c.end_id = category(end);
+    c.kind = mpe::log::CategoryKind::kState;
+    c.color = parse_color(color);
+    c.name = name ? name : "state";
+    return define(c);
+  });
 }
 
 MPE_EXPORT int MPE_Describe_state(int start, int end, const char* name, const char* color) {
@@ -152,13 +169,14 @@ MPE_EXPORT int MPE_Describe_state(int start, int end, const char* name, const ch
 }
 
 MPE_EXPORT int MPE_Describe_info_event(int event, const char* name, const char* color, const char*) {
-  mpe::log::Category c;
-  c.id = category(event);
-  c.kind = mpe::log::CategoryKind::kEvent;
-  c.color = parse_color(color);
-  c.name = name ? name : "event";
-  mpe::liblog::define_category(c);
-  return MPE_LOG_OK;
+  return guarded([&] {
+    mpe::log::Category c;
+    c.id = category(event);
+    c.kind = mpe::log::CategoryKind::kEvent;
+    c.color = parse_color(color);
+    c.name = name ? name : "event";
+    return define(c);
+  });
 }
 
 MPE_EXPORT int MPE_Describe_event(int event, const char* name, const char* color) {
@@ -234,16 +252,20 @@ MPE_EXPORT void mpe_log_get_solo_eventid_(int* event, int* ierr) { *ierr = MPE_L
 MPE_EXPORT int mpe_log_get_event_number_() { return MPE_Log_get_event_number(); }
 MPE_EXPORT void mpe_describe_state_(int* start, int* end, const char* name, const char* color, int* ierr,
                                     int name_len, int color_len) {
-  *ierr =
-      MPE_Describe_state(*start, *end, fstring(name, name_len).c_str(), fstring(color, color_len).c_str());
+  *ierr = guarded([&] {
+    return MPE_Describe_state(*start, *end, fstring(name, name_len).c_str(), fstring(color, color_len).c_str());
+  });
 }
 MPE_EXPORT void mpe_describe_event_(int* event, const char* name, const char* color, int* ierr, int name_len,
                                     int color_len) {
-  *ierr = MPE_Describe_event(*event, fstring(name, name_len).c_str(), fstring(color, color_len).c_str());
+  *ierr = guarded(
+      [&] { return MPE_Describe_event(*event, fstring(name, name_len).c_str(), fstring(color, color_len).c_str()); });
 }
 MPE_EXPORT void mpe_log_event_(int* event, int* data, const char* text, int* ierr, int text_len) {
-  const std::string t = fstring(text, text_len);
-  *ierr = MPE_Log_event(*event, *data, t.empty() ? nullptr : t.c_str());
+  *ierr = guarded([&] {
+    const std::string t = fstring(text, text_len);
+    return MPE_Log_event(*event, *data, t.empty() ? nullptr : t.c_str());
+  });
 }
 MPE_EXPORT void mpe_log_bare_event_(int* event, int* ierr) { *ierr = MPE_Log_bare_event(*event); }
 MPE_EXPORT void mpe_log_send_(int* other, int* tag, int* size, int* ierr) {
@@ -253,7 +275,7 @@ MPE_EXPORT void mpe_log_receive_(int* other, int* tag, int* size, int* ierr) {
   *ierr = MPE_Log_receive(*other, *tag, *size);
 }
 MPE_EXPORT void mpe_finish_log_(const char* name, int* ierr, int name_len) {
-  *ierr = MPE_Finish_log(fstring(name, name_len).c_str());
+  *ierr = guarded([&] { return MPE_Finish_log(fstring(name, name_len).c_str()); });
 }
 
 }  // extern "C"

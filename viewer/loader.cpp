@@ -30,7 +30,9 @@ void TraceLoader::load(const QString &path)
         auto post = [self](auto fn) {
             if (self) QMetaObject::invokeMethod(self.data(), fn, Qt::QueuedConnection);
         };
-        auto finish = [&](std::shared_ptr<TraceModel> model, const QString &error) {
+        auto finish = [&](const mpe::StatusOr<std::shared_ptr<TraceModel>> &result) {
+            const std::shared_ptr<TraceModel> model = result.ok() ? result.value() : nullptr;
+            const QString error = QString::fromStdString(result.status().to_string());
             post([self, model, path, error, generation] {
                 if (!self) return;
                 --self->m_running;
@@ -43,7 +45,7 @@ void TraceLoader::load(const QString &path)
         };
         // An OTF2 archive is converted into a scratch .mpelog that lives as long as `opened`.
         auto opened = mpe::interop::OpenedLog::open(path.toStdString());
-        if (!opened.ok()) return finish(nullptr, QString::fromStdString(opened.status().to_string()));
+        if (!opened.ok()) return finish(opened.status());
         const mpe::log::LogFile *file = &(*opened)->file();
         std::shared_ptr<TraceModel> preview = buildPreview(*file);
         post([self, preview, path, generation] {
@@ -51,16 +53,14 @@ void TraceLoader::load(const QString &path)
         });
         preview.reset();
         const QString stage = QStringLiteral("Decoding %1 chunks").arg(file->index().size());
-        QString error;
         // Cancelled (a newer load started, or the loader is gone): stop decoding early.
-        auto model = buildModel(*file, &error, [&](int p) {
+        finish(buildModel(*file, [&](int p) {
             if (*latest != generation) return false;
             post([self, p, stage, generation] {
                 if (self && self->m_generation == generation) emit self->progress(p, stage);
             });
             return true;
-        });
-        finish(model, error);
+        }));
     });
     connect(thread, &QThread::finished, thread, &QObject::deleteLater);
     thread->start();

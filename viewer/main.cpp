@@ -109,6 +109,14 @@ std::pair<double, double> medianFrameMs(const upshot::TraceModel &model, const u
     return { ms[ms.size() / 2], cpu[cpu.size() / 2] };
 }
 
+// The preview of a logfile or an OTF2 archive, from its index alone.
+mpe::StatusOr<std::shared_ptr<upshot::TraceModel>> loadPreview(const QString &path)
+{
+    auto opened = mpe::interop::OpenedLog::open(path.toStdString());
+    if (!opened.ok()) return opened.status();
+    return upshot::buildPreview((*opened)->file());
+}
+
 // --bench: what the window does, timed. The first frame is the index preview (open the file,
 // read its index, paint the summaries), timed from the kernel's start of the process. Then the
 // full model is built on all cores, and frames of it are timed at full view and in a 1 ms
@@ -137,15 +145,16 @@ int runBench(const QString &path, QSize size)
     const double previewMs = timer.nsecsElapsed() / 1e6;
     const double firstFrameMs = processAgeMs();
     timer.restart();
-    QString error;
-    auto model = upshot::buildModel(*file, &error);
-    if (!model) {
-        std::fprintf(stderr, "upshot: cannot open %s: %s\n", qPrintable(path), qPrintable(error));
+    auto built = upshot::buildModel(*file);
+    if (!built.ok()) {
+        std::fprintf(stderr, "upshot: cannot open %s: %s\n", qPrintable(path), built.status().to_string().c_str());
         return 1;
     }
+    const std::shared_ptr<upshot::TraceModel> model = *built;
     const double loadMs = timer.nsecsElapsed() / 1e6;
     const double peak = peakRssMiB(), rss = rssMiB();
-    const auto [full, fullCpu] = medianFrameMs(*model, upshot::fittedView(*model, model->tBegin(), model->tEnd(), size));
+    const auto [full, fullCpu]
+        = medianFrameMs(*model, upshot::fittedView(*model, model->tBegin(), model->tEnd(), size));
     const double mid = (model->tBegin() + model->tEnd()) / 2;
     const auto [window, windowCpu] = medianFrameMs(*model, upshot::fittedView(*model, mid, mid + 1e6, size));
     // What the window shows of a log with many ranks: the whole run, rows 8 px high (the
@@ -156,14 +165,16 @@ int runBench(const QString &path, QSize size)
     const auto [rows8, rows8Cpu] = medianFrameMs(*model, scrolled);
     const double records = static_cast<double>(std::max<uint64_t>(1, model->recordCount()));
     const double MiB = 1024.0 * 1024.0;
-    std::printf("file %s\nrecords %llu\nrows %d\nstart_to_first_frame_ms %.1f\npreview_open_and_frame_ms %.1f\n"
-                "full_load_ms %.1f\nframe_full_ms %.2f\nframe_1ms_window_ms %.2f\nframe_full_cpu_ms %.2f\n"
-                "frame_1ms_window_cpu_ms %.2f\nframe_full_rows8_scrolled_ms %.2f\nframe_full_rows8_scrolled_cpu_ms %.2f\n"
-                "model_bytes_per_record %.1f\nrss_base_mib %.1f\nrss_peak_mib %.1f\n"
-                "peak_rss_bytes_per_record %.1f\nrss_after_load_bytes_per_record %.1f\n",
+    std::printf(
+        "file %s\nrecords %llu\nrows %d\nstart_to_first_frame_ms %.1f\npreview_open_and_frame_ms %.1f\n"
+        "full_load_ms %.1f\nframe_full_ms %.2f\nframe_1ms_window_ms %.2f\nframe_full_cpu_ms %.2f\n"
+        "frame_1ms_window_cpu_ms %.2f\nframe_full_rows8_scrolled_ms %.2f\nframe_full_rows8_scrolled_cpu_ms %.2f\n"
+        "model_bytes_per_record %.1f\nrss_base_mib %.1f\nrss_peak_mib %.1f\n"
+        "peak_rss_bytes_per_record %.1f\nrss_after_load_bytes_per_record %.1f\n",
         qPrintable(path), static_cast<unsigned long long>(model->recordCount()), model->rowCount(), firstFrameMs,
-        previewMs, loadMs, full, window, fullCpu, windowCpu, rows8, rows8Cpu, static_cast<double>(model->memoryBytes()) / records,
-        rssBase, peak, (peak - rssBase) * MiB / records, (rss - rssBase) * MiB / records);
+        previewMs, loadMs, full, window, fullCpu, windowCpu, rows8, rows8Cpu,
+        static_cast<double>(model->memoryBytes()) / records, rssBase, peak, (peak - rssBase) * MiB / records,
+        (rss - rssBase) * MiB / records);
     return 0;
 }
 
@@ -198,8 +209,8 @@ int main(int argc, char **argv)
     QCommandLineOption sizeOpt("size", "Image size for --export (default 1920x1080).", "WxH", "1920x1080");
     QCommandLineOption benchOpt(
         "bench", "Measure load time, frame times (full view and a 1 ms window) and memory, then exit.");
-    QCommandLineOption previewOpt("preview",
-        "With --export: draw the preview from the logfile's index (no decoding: instant on huge logs).");
+    QCommandLineOption previewOpt(
+        "preview", "With --export: draw the preview from the logfile's index (no decoding: instant on huge logs).");
     QCommandLineOption grabOpt(
         "grab", "Open FILE in the whole window (offscreen), save a picture of it and exit.", "out.png");
     parser.addOptions({ exportOpt, rangeOpt, sizeOpt, benchOpt, previewOpt, grabOpt });
@@ -228,23 +239,15 @@ int main(int argc, char **argv)
             }
         }
         if (parser.isSet(benchOpt)) return runBench(files[0], size);
-        QString error;
         QElapsedTimer timer;
         timer.start();
-        std::shared_ptr<upshot::TraceModel> model;
-        if (parser.isSet(previewOpt)) {
-            auto opened = mpe::interop::OpenedLog::open(files[0].toStdString());
-            if (opened.ok())
-                model = upshot::buildPreview((*opened)->file());
-            else
-                error = QString::fromStdString(opened.status().to_string());
-        } else {
-            model = upshot::loadModel(files[0], &error);
-        }
-        if (!model) {
-            std::fprintf(stderr, "upshot: cannot open %s: %s\n", qPrintable(files[0]), qPrintable(error));
+        auto loaded = parser.isSet(previewOpt) ? loadPreview(files[0]) : upshot::loadModel(files[0]);
+        if (!loaded.ok()) {
+            std::fprintf(
+                stderr, "upshot: cannot open %s: %s\n", qPrintable(files[0]), loaded.status().to_string().c_str());
             return 1;
         }
+        const std::shared_ptr<upshot::TraceModel> model = *loaded;
         const double loadMs = timer.nsecsElapsed() / 1e6;
         upshot::RenderStats stats;
         const QString out = parser.value(exportOpt);

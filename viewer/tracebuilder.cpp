@@ -194,7 +194,7 @@ public:
                 b.extendSpan(t, end);
             }
         } sink { *this, m_build[tl], m_model.m_rows[tl].events, tl };
-        mpe::log::interpret_records(m_file, e, recs.data(), recs.size(), &m_build[tl].userStack, sink);
+        mpe::log::interpret_records(m_file, e, recs.data(), recs.size(), &m_build[tl].userStates, sink);
     }
 
     void finish()
@@ -242,7 +242,8 @@ private:
         for (int k = 0; k < kPreviewSlices; ++k) {
             Share *behind = &shares.front();
             for (Share &sh : shares)
-                if (sh.slices * (k + 1) / kPreviewSlices - sh.given > behind->slices * (k + 1) / kPreviewSlices - behind->given)
+                if (sh.slices * (k + 1) / kPreviewSlices - sh.given
+                    > behind->slices * (k + 1) / kPreviewSlices - behind->given)
                     behind = &sh;
             ++behind->given;
             category[k] = behind->category;
@@ -257,7 +258,7 @@ private:
     struct TimelineBuild
     {
         std::vector<Lane> lanes; // by depth
-        mpe::log::OpenUserStates userStack;
+        mpe::log::UserStates userStates;
     };
     struct MsgEnd
     {
@@ -309,7 +310,8 @@ private:
             const size_t n = std::min(q.first.size(), q.second.size());
             for (size_t k = 0; k < n; ++k) {
                 const MsgEnd &s = q.first[k], &r = q.second[k];
-                m_model.m_messages.push_back(Message { s.time, r.time, s.timeline, r.timeline, std::get<3>(key), s.bytes });
+                m_model.m_messages.push_back(
+                    Message { s.time, r.time, s.timeline, r.timeline, std::get<3>(key), s.bytes });
                 if (r.time < s.time) ++m_backward;
             }
             std::vector<MsgEnd>().swap(q.first);
@@ -383,7 +385,8 @@ private:
         if (std::is_sorted(L.states.begin(), L.states.end(), byStart)) return;
         std::vector<uint32_t> order(L.states.size());
         std::iota(order.begin(), order.end(), 0u);
-        std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return byStart(L.states[a], L.states[b]); });
+        std::stable_sort(
+            order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return byStart(L.states[a], L.states[b]); });
         std::vector<PackedState> sorted(L.states.size());
         std::vector<uint32_t> where(L.states.size());
         for (size_t k = 0; k < order.size(); ++k) {
@@ -413,7 +416,7 @@ std::shared_ptr<TraceModel> buildPreview(const LogFile &file)
     return model;
 }
 
-std::shared_ptr<TraceModel> buildModel(const LogFile &file, QString *error, const BuildProgress &progress, int threads)
+mpe::StatusOr<std::shared_ptr<TraceModel>> buildModel(const LogFile &file, const BuildProgress &progress, int threads)
 {
     auto model = std::make_shared<TraceModel>(file.definitions());
     ModelBuilder builder(file, *model);
@@ -423,18 +426,12 @@ std::shared_ptr<TraceModel> buildModel(const LogFile &file, QString *error, cons
     int reported = -1;
     for (size_t i = 0; i < n; ++i) {
         auto recs = pipeline.take(i);
-        if (!recs.ok()) {
-            if (error) *error = QString::fromStdString(recs.status().to_string());
-            return nullptr;
-        }
+        if (!recs.ok()) return recs.status();
         builder.addChunk(i, *recs);
         const int percent = static_cast<int>(95 * (i + 1) / n);
         if (percent != reported) {
             reported = percent;
-            if (progress && !progress(percent)) {
-                if (error) *error = QStringLiteral("cancelled");
-                return nullptr;
-            }
+            if (progress && !progress(percent)) return mpe::Status(mpe::StatusCode::kInvalidArgument, "cancelled");
         }
     }
     builder.finish();
@@ -442,24 +439,29 @@ std::shared_ptr<TraceModel> buildModel(const LogFile &file, QString *error, cons
     return model;
 }
 
-std::shared_ptr<TraceModel> loadModel(
-    const QString &path, QString *error, const std::function<void(int, const QString &)> &progress)
+mpe::StatusOr<std::shared_ptr<TraceModel>> loadModel(
+    const QString &path, const std::function<void(int, const QString &)> &progress)
 {
     auto report = [&](int p, const QString &s) {
         if (progress) progress(p, s);
     };
     report(0, QStringLiteral("Opening %1").arg(QFileInfo(path).fileName()));
     auto opened = mpe::interop::OpenedLog::open(path.toStdString());
-    if (!opened.ok()) {
-        if (error) *error = QString::fromStdString(opened.status().to_string());
-        return nullptr;
-    }
+    if (!opened.ok()) return opened.status();
     const LogFile *file = &(*opened)->file();
     const QString stage = QStringLiteral("Decoding %1 chunks").arg(file->index().size());
-    return buildModel(*file, error, [&](int p) {
+    return buildModel(*file, [&](int p) {
         report(p, stage);
         return true;
     });
+}
+
+std::shared_ptr<TraceModel> loadModel(const QString &path, QString *error)
+{
+    auto model = loadModel(path);
+    if (model.ok()) return *model;
+    if (error) *error = QString::fromStdString(model.status().to_string());
+    return nullptr;
 }
 
 } // namespace upshot

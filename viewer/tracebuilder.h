@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "mpe/log_reader.h"
+#include "mpe/status.h"
 #include "tracemodel.h"
 
 namespace upshot {
@@ -25,8 +26,9 @@ using BuildProgress = std::function<bool(int percent)>;
 // The full model: what mpe::log::load_trace() decodes (same states, events, matched messages and
 // causality repair), without its 24-byte states and 48-byte messages in between. Chunks are
 // decoded on `threads` worker threads (0 = one per core) and added in index order by the
-// calling thread. Returns null and sets error on a damaged chunk or when cancelled.
-std::shared_ptr<TraceModel> buildModel(
-    const mpe::log::LogFile &file, QString *error, const BuildProgress &progress = {}, int threads = 0);
+// calling thread. Errors: a damaged chunk's (corrupt, truncated, io-error); a cancelled build
+// ends with invalid-argument, "cancelled".
+mpe::StatusOr<std::shared_ptr<TraceModel>> buildModel(
+    const mpe::log::LogFile &file, const BuildProgress &progress = {}, int threads = 0);
 
 } // namespace upshot

@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "mpe/log_reader.h"
+#include "mpe/status.h"
 
 namespace upshot {
 
 // The first index in [lo, hi) for which pred is false, pred being true then false: bisection.
-template <class Pred>
-size_t partitionIndex(size_t lo, size_t hi, Pred pred)
+template<class Pred> size_t partitionIndex(size_t lo, size_t hi, Pred pred)
 {
     while (lo < hi) {
         const size_t mid = lo + (hi - lo) / 2;
@@ -167,7 +167,7 @@ public:
         int64_t durationNs(size_t i) const
         {
             return s[i].duration != PackedState::kLongDuration ? static_cast<int64_t>(s[i].duration)
-                                                                : model->longDuration(row, i);
+                                                               : model->longDuration(row, i);
         }
         double start(size_t i) const { return static_cast<double>(s[i].start()); }
         double end(size_t i) const { return static_cast<double>(s[i].start() + durationNs(i)); }
@@ -184,7 +184,8 @@ public:
     static constexpr size_t kBlock = 16;
     static constexpr size_t kBlockFanout = 16;
     static constexpr int kBlockLevels = 2;
-    struct Block {
+    struct Block
+    {
         int64_t start;
         int64_t end;
         uint32_t maxDuration;
@@ -317,10 +318,13 @@ private:
     QString m_program;
 };
 
-// Loads a logfile into a model (decoding on all cores); on failure returns null and sets error.
-// progress (0..100) is called from the calling thread.
-std::shared_ptr<TraceModel> loadModel(
-    const QString &path, QString *error, const std::function<void(int, const QString &)> &progress = {});
+// Loads a logfile or an OTF2 archive into a model (decoding on all cores). progress (0..100) is
+// called from the calling thread. Errors: those of mpe::interop::OpenedLog::open and buildModel().
+mpe::StatusOr<std::shared_ptr<TraceModel>> loadModel(
+    const QString &path, const std::function<void(int, const QString &)> &progress = {});
+// The older form, null on failure with the message in *error. Kept only for
+// tests/viewer/tst_render.cpp and tst_window.cpp until they take the StatusOr form; remove then.
+std::shared_ptr<TraceModel> loadModel(const QString &path, QString *error);
 
 // Formats a time or duration in ns with a sensible unit ("1.25 ms").
 QString formatDuration(double ns, int precision = 3);

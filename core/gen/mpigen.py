@@ -38,7 +38,12 @@ ROLE_KIND_CTYPE = {
     "win": "MPI_Win",
     "file": "MPI_File",
 }
-MODES = {"b": "Blocking", "nb": "Nonblocking", "pi": "PersistentInit"}
+MODES = {"b": "kBlocking", "nb": "kNonblocking", "pi": "kPersistentInit"}
+
+
+def class_enumerator(cls):
+    """The CallClass enumerator of a class name in the table: send_init -> kSendInit."""
+    return "k" + "".join(part.capitalize() for part in cls.split("_"))
 
 
 @dataclass
@@ -229,11 +234,11 @@ def emit_header(out, roles, protos, rows, classes):
         w("  %s,\n" % n)
     w("};\ninline constexpr int kFnCount = %d;\n\n" % len(names))
     w("// What a call does; several functions share a class (MPI_Send, MPI_Isend, MPI_Send_init...).\n")
-    w("enum class CallClass : uint8_t {\n  other,\n")
+    w("enum class CallClass : uint8_t {\n  kOther,\n")
     for c in classes:
-        w("  %s,\n" % c)
+        w("  %s,\n" % class_enumerator(c))
     w("};\ninline constexpr int kCallClassCount = %d;\n\n" % (len(classes) + 1))
-    w("enum class Mode : uint8_t { Blocking, Nonblocking, PersistentInit };\n\n")
+    w("enum class Mode : uint8_t { kBlocking, kNonblocking, kPersistentInit };\n\n")
     w("// One bit per role: which fields of Call are valid for a call.\nnamespace role {\n")
     for i, r in enumerate(roles):
         w("inline constexpr uint64_t %s = uint64_t{1} << %d;\n" % (r, i))
@@ -342,15 +347,15 @@ def emit_c_wrappers(out, protos, rows, roles):
         for line in status_substitution(proto, rmap, roles):
             w(line + "\n")
         w("  Call call;\n")
-        w("  call.fn = Fn::%s;\n  call.cls = CallClass::%s;\n" % (name, row.cls if row else "other"))
-        w("  call.mode = Mode::%s;\n" % (MODES[row.mode] if row else "Blocking"))
+        w("  call.fn = Fn::%s;\n  call.cls = CallClass::%s;\n" % (name, class_enumerator(row.cls if row else "other")))
+        w("  call.mode = Mode::%s;\n" % (MODES[row.mode] if row else "kBlocking"))
         w("  call.flags = %s;\n" % ("kLargeCount" if large else "0"))
         w("  call.roles = %s;\n" % role_bits(rmap))
         for line in emit_role_assignments(proto, rmap, roles):
             w(line + "\n")
         cls = row.cls if row else "other"
         call = "P%s(%s)" % (name, forwarded_arg_list(proto, rmap, roles))
-        w("  core::enter(ts, call, CallClass::%s);\n" % cls)
+        w("  core::enter(ts, call, CallClass::%s);\n" % class_enumerator(cls))
         if cls == "finalize":
             w("  core::before_finalize(ts);\n")
         if returns_rc:
@@ -359,7 +364,7 @@ def emit_c_wrappers(out, protos, rows, roles):
             w("  %s result = %s;\n  call.rc = MPI_SUCCESS;\n" % (proto.ret, call))
         if cls == "init":
             w("  if (call.rc == MPI_SUCCESS) core::after_init(ts);\n")
-        w("  core::leave(ts, call, CallClass::%s);\n" % cls)
+        w("  core::leave(ts, call, CallClass::%s);\n" % class_enumerator(cls))
         w("  return %s;\n}\n\n" % ("call.rc" if returns_rc else "result"))
 
 
@@ -438,8 +443,8 @@ def emit_fortran_wrappers(out, protos, rows, roles, fortran_names):
                 p = proto.params[idx]
                 if id(p) in index_of:
                     rmap[role] = index_of[id(p)]
-        w("  Call call;\n  call.fn = Fn::%s;\n  call.cls = CallClass::%s;\n" % (cname, cls))
-        w("  call.mode = Mode::%s;\n  call.flags = kFortran;\n" % (MODES[row.mode] if row else "Blocking"))
+        w("  Call call;\n  call.fn = Fn::%s;\n  call.cls = CallClass::%s;\n" % (cname, class_enumerator(cls)))
+        w("  call.mode = Mode::%s;\n  call.flags = kFortran;\n" % (MODES[row.mode] if row else "kBlocking"))
         known = {}
         pre, post = [], []
         for role, idx in rmap.items():
@@ -472,7 +477,7 @@ def emit_fortran_wrappers(out, protos, rows, roles, fortran_names):
         w("  call.roles = %s;\n" % role_bits(known))
         for line in pre:
             w(line + "\n")
-        w("  core::enter(ts, call, CallClass::%s);\n" % cls)
+        w("  core::enter(ts, call, CallClass::%s);\n" % class_enumerator(cls))
         if cls == "finalize":
             w("  core::before_finalize(ts);\n")
         w("  core::suppress(ts);\n")
@@ -486,7 +491,7 @@ def emit_fortran_wrappers(out, protos, rows, roles, fortran_names):
             w(line + "\n")
         if cls == "init":
             w("  if (call.rc == MPI_SUCCESS) core::after_init(ts);\n")
-        w("  core::leave(ts, call, CallClass::%s);\n" % cls)
+        w("  core::leave(ts, call, CallClass::%s);\n" % class_enumerator(cls))
         if ret != "void":
             w("  return result;\n")
         w("}\n\n")
@@ -502,7 +507,7 @@ def emit_info(out, protos, rows, roles, classes):
         row, _ = base_row(name, rows)
         bits = role_bits(resolve_roles(protos[name], row) if row else {})
         w("  {\"%s\", CallClass::%s, Mode::%s, %s},\n" % (
-            name, row.cls if row else "other", MODES[row.mode] if row else "Blocking", bits))
+            name, class_enumerator(row.cls if row else "other"), MODES[row.mode] if row else "kBlocking", bits))
     w("};\nconst char* const kCallClassName[kCallClassCount] = {\"other\", %s};\n}  // namespace mpe\n"
       % ", ".join('"%s"' % c for c in classes))
 

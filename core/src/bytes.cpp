@@ -19,6 +19,13 @@ int64_t status_bytes(const MPI_Status* st) noexcept {
   return n;
 }
 
+int64_t send_bytes(const Call& c) noexcept {
+  if (!c.has(role::dest) || c.dest == MPI_PROC_NULL || c.sendcount <= 0) return 0;
+  int64_t bytes = c.sendcount * type_size(c.sendtype);
+  if (c.has(role::partitions)) bytes *= c.partitions;
+  return bytes;
+}
+
 namespace {
 
 struct CommShape {
@@ -77,10 +84,10 @@ int64_t sum_counts_w(const Call& c, const void* counts, const MPI_Datatype* type
 }
 
 // Root-based collectives: is this process the root, a non-root, or idle (intercomm PROC_NULL)?
-enum class RootRole { root, other, idle };
+enum class RootRole { kRoot, kOther, kIdle };
 RootRole root_role(const Call& c, const CommShape& s) noexcept {
-  if (s.inter) return c.root == MPI_ROOT ? RootRole::root : c.root == MPI_PROC_NULL ? RootRole::idle : RootRole::other;
-  return c.root == s.rank ? RootRole::root : RootRole::other;
+  if (s.inter) return c.root == MPI_ROOT ? RootRole::kRoot : c.root == MPI_PROC_NULL ? RootRole::kIdle : RootRole::kOther;
+  return c.root == s.rank ? RootRole::kRoot : RootRole::kOther;
 }
 
 }  // namespace
@@ -91,30 +98,30 @@ Bytes collective_bytes(const Call& c) noexcept {
   auto rbytes = [&] { return c.recvcount * type_size(c.recvtype); };
   int64_t sent = 0, recv = 0;
   switch (c.cls) {
-    case CallClass::bcast: {
+    case CallClass::kBcast: {
       const CommShape s = shape(c.comm);
       const RootRole r = root_role(c, s);
-      if (r == RootRole::root) sent = sbytes();
-      if (r == RootRole::other) recv = sbytes();
+      if (r == RootRole::kRoot) sent = sbytes();
+      if (r == RootRole::kOther) recv = sbytes();
       break;
     }
-    case CallClass::reduce: {
+    case CallClass::kReduce: {
       const CommShape s = shape(c.comm);
       const RootRole r = root_role(c, s);
-      if (r == RootRole::other || (r == RootRole::root && !s.inter)) sent = sbytes();
-      if (r == RootRole::root) recv = sbytes();
+      if (r == RootRole::kOther || (r == RootRole::kRoot && !s.inter)) sent = sbytes();
+      if (r == RootRole::kRoot) recv = sbytes();
       break;
     }
-    case CallClass::allreduce:
-    case CallClass::scan:
+    case CallClass::kAllreduce:
+    case CallClass::kScan:
       sent = recv = sbytes();
       break;
-    case CallClass::exscan: {
+    case CallClass::kExscan: {
       sent = sbytes();
       if (shape(c.comm).rank > 0) recv = sbytes();
       break;
     }
-    case CallClass::reduce_scatter: {
+    case CallClass::kReduceScatter: {
       const CommShape s = shape(c.comm);
       if (!s.inter && c.recvcounts) {
         sent = sum_counts(c, c.recvcounts, c.recvtype, s.size);
@@ -122,39 +129,39 @@ Bytes collective_bytes(const Call& c) noexcept {
       }
       break;
     }
-    case CallClass::reduce_scatter_block: {
+    case CallClass::kReduceScatterBlock: {
       const CommShape s = shape(c.comm);
       recv = rbytes();
       sent = s.size * recv;
       break;
     }
-    case CallClass::gather:
-    case CallClass::gatherv: {
+    case CallClass::kGather:
+    case CallClass::kGatherv: {
       const CommShape s = shape(c.comm);
       const RootRole r = root_role(c, s);
-      const bool root_in_place = r == RootRole::root && !s.inter && in_place;
-      if (r == RootRole::other || (r == RootRole::root && !s.inter && !in_place)) sent = sbytes();
-      if (r == RootRole::root) {
+      const bool root_in_place = r == RootRole::kRoot && !s.inter && in_place;
+      if (r == RootRole::kOther || (r == RootRole::kRoot && !s.inter && !in_place)) sent = sbytes();
+      if (r == RootRole::kRoot) {
         const int skip = root_in_place ? s.rank : -1;
-        recv = c.cls == CallClass::gather ? (s.size - (root_in_place ? 1 : 0)) * rbytes()
+        recv = c.cls == CallClass::kGather ? (s.size - (root_in_place ? 1 : 0)) * rbytes()
                                           : sum_counts(c, c.recvcounts, c.recvtype, s.size, skip);
       }
       break;
     }
-    case CallClass::scatter:
-    case CallClass::scatterv: {
+    case CallClass::kScatter:
+    case CallClass::kScatterv: {
       const CommShape s = shape(c.comm);
       const RootRole r = root_role(c, s);
-      const bool root_in_place = r == RootRole::root && !s.inter && c.recvbuf == MPI_IN_PLACE;
-      if (r == RootRole::root) {
+      const bool root_in_place = r == RootRole::kRoot && !s.inter && c.recvbuf == MPI_IN_PLACE;
+      if (r == RootRole::kRoot) {
         const int skip = root_in_place ? s.rank : -1;
-        sent = c.cls == CallClass::scatter ? (s.size - (root_in_place ? 1 : 0)) * sbytes()
+        sent = c.cls == CallClass::kScatter ? (s.size - (root_in_place ? 1 : 0)) * sbytes()
                                            : sum_counts(c, c.sendcounts, c.sendtype, s.size, skip);
       }
-      if (r == RootRole::other || (r == RootRole::root && !s.inter && !root_in_place)) recv = rbytes();
+      if (r == RootRole::kOther || (r == RootRole::kRoot && !s.inter && !root_in_place)) recv = rbytes();
       break;
     }
-    case CallClass::allgather: {
+    case CallClass::kAllgather: {
       const CommShape s = shape(c.comm);
       if (in_place) {
         sent = rbytes();
@@ -165,7 +172,7 @@ Bytes collective_bytes(const Call& c) noexcept {
       }
       break;
     }
-    case CallClass::allgatherv: {
+    case CallClass::kAllgatherv: {
       const CommShape s = shape(c.comm);
       if (!c.recvcounts) break;
       const int64_t own = s.inter ? 0 : c.count_at(c.recvcounts, s.rank) * type_size(c.recvtype);
@@ -173,47 +180,47 @@ Bytes collective_bytes(const Call& c) noexcept {
       recv = sum_counts(c, c.recvcounts, c.recvtype, s.size, in_place ? s.rank : -1);
       break;
     }
-    case CallClass::alltoall: {
+    case CallClass::kAlltoall: {
       const CommShape s = shape(c.comm);
       recv = s.size * rbytes();
       sent = in_place ? recv : s.size * sbytes();
       break;
     }
-    case CallClass::alltoallv: {
+    case CallClass::kAlltoallv: {
       const CommShape s = shape(c.comm);
       recv = sum_counts(c, c.recvcounts, c.recvtype, s.size);
       sent = in_place ? recv : sum_counts(c, c.sendcounts, c.sendtype, s.size);
       break;
     }
-    case CallClass::alltoallw: {
+    case CallClass::kAlltoallw: {
       const CommShape s = shape(c.comm);
       recv = sum_counts_w(c, c.recvcounts, c.recvtypes, s.size);
       sent = in_place ? recv : sum_counts_w(c, c.sendcounts, c.sendtypes, s.size);
       break;
     }
-    case CallClass::neighbor_allgather:
-    case CallClass::neighbor_alltoall: {
+    case CallClass::kNeighborAllgather:
+    case CallClass::kNeighborAlltoall: {
       int in = 0, out = 0;
       degrees(c.comm, &in, &out);
       sent = out * sbytes();
       recv = in * rbytes();
       break;
     }
-    case CallClass::neighbor_allgatherv: {
+    case CallClass::kNeighborAllgatherv: {
       int in = 0, out = 0;
       degrees(c.comm, &in, &out);
       sent = out * sbytes();
       recv = sum_counts(c, c.recvcounts, c.recvtype, in);
       break;
     }
-    case CallClass::neighbor_alltoallv: {
+    case CallClass::kNeighborAlltoallv: {
       int in = 0, out = 0;
       degrees(c.comm, &in, &out);
       sent = sum_counts(c, c.sendcounts, c.sendtype, out);
       recv = sum_counts(c, c.recvcounts, c.recvtype, in);
       break;
     }
-    case CallClass::neighbor_alltoallw: {
+    case CallClass::kNeighborAlltoallw: {
       int in = 0, out = 0;
       degrees(c.comm, &in, &out);
       sent = sum_counts_w(c, c.sendcounts, c.sendtypes, out);

@@ -28,13 +28,15 @@ int launcher_rank() {
 }
 }  // namespace
 
-void warn(const std::string& message, bool rank0_only) {
+void warn(const char* message, bool rank0_only) noexcept {
   int rank = mpe_core_world_rank();
   if (rank < 0) rank = launcher_rank();
   if (rank0_only && rank != 0) return;
-  std::fprintf(stderr, "mpe-tools: %s\n", message.c_str());
+  std::fprintf(stderr, "mpe-tools: %s\n", message);
   std::fflush(stderr);
 }
+
+void warn(const std::string& message, bool rank0_only) noexcept { warn(message.c_str(), rank0_only); }
 
 int64_t env_int(const char* name, int64_t fallback, int64_t min, int64_t max) {
   const char* v = env(name);

@@ -1,4 +1,6 @@
 // Format detection, the open-any-trace entry point, progress and whole-or-absent outputs.
+#include "mpe/interop.h"
+
 #include <unistd.h>
 
 #include <atomic>
@@ -6,30 +8,20 @@
 #include <filesystem>
 #include <system_error>
 
-#include "mpe/interop.h"
-
 namespace mpe::interop {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-bool has_suffix(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-}  // namespace
-
 std::string otf2_anchor(const std::string& path) {
   std::error_code ec;
-  if (fs::is_regular_file(path, ec)) return has_suffix(path, ".otf2") ? path : std::string();
+  if (fs::is_regular_file(path, ec)) return path.ends_with(".otf2") ? path : std::string();
   if (!fs::is_directory(path, ec)) return {};
   // Score-P's and our archives name the anchor traces.otf2; otherwise the only *.otf2 inside.
   const fs::path traces = fs::path(path) / "traces.otf2";
   if (fs::is_regular_file(traces, ec)) return traces.string();
   std::string found;
   for (const auto& e : fs::directory_iterator(path, ec)) {
-    if (!e.is_regular_file(ec) || !has_suffix(e.path().string(), ".otf2")) continue;
+    if (!e.is_regular_file(ec) || !e.path().string().ends_with(".otf2")) continue;
     if (!found.empty()) return {};  // ambiguous
     found = e.path().string();
   }
@@ -40,7 +32,8 @@ bool is_otf2(const std::string& path) { return !otf2_anchor(path).empty(); }
 
 StatusOr<std::string> open_as_mpelog(const std::string& path, const std::string& tmp_out) {
   if (!is_otf2(path)) return path;
-  if (tmp_out.empty()) return Status(StatusCode::kInvalidArgument, path + ": OTF2 needs a scratch .mpelog path");
+  if (tmp_out.empty())
+    return Status(StatusCode::kInvalidArgument, path + ": OTF2 needs a scratch .mpelog path");
   MPE_RETURN_IF_ERROR(otf2_to_mpelog(path, tmp_out));
   return tmp_out;
 }
@@ -103,11 +96,13 @@ Status AtomicOutput::commit() {
   if (fs::is_directory(final_, ec)) {
     // Replace an earlier archive, never some other directory.
     if (!is_otf2(final_))
-      return Status(StatusCode::kInvalidArgument, final_ + " is a directory that is not an OTF2 archive; not replaced");
+      return Status(StatusCode::kInvalidArgument,
+                    final_ + " is a directory that is not an OTF2 archive; not replaced");
     fs::remove_all(final_, ec);
   }
   fs::rename(tmp_, final_, ec);
-  if (ec) return Status(StatusCode::kIoError, "cannot rename " + tmp_ + " to " + final_ + ": " + ec.message());
+  if (ec)
+    return Status(StatusCode::kIoError, "cannot rename " + tmp_ + " to " + final_ + ": " + ec.message());
   committed_ = true;
   return Status();
 }

@@ -1,3 +1,4 @@
+// What the OTF2 writer and reader share: error capture and the MPI name -> collective table.
 #include "otf2_common.h"
 
 #include <cctype>
@@ -23,11 +24,6 @@ OTF2_ErrorCode remember_error(void*, const char*, uint64_t, const char*, OTF2_Er
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
-}
-
-bool ends_with(const std::string& s, const char* suffix) {
-  const std::string x(suffix);
-  return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
 }
 
 struct CollectiveName {
@@ -66,8 +62,8 @@ const CollectiveName* find_collective(const std::string& mpi_name) {
   std::string n = lower(mpi_name);
   if (n.rfind("mpi_", 0) != 0) return nullptr;
   n = n.substr(4);
-  if (ends_with(n, "_c")) n.resize(n.size() - 2);
-  if (ends_with(n, "_init")) n.resize(n.size() - 5);
+  if (n.ends_with("_c")) n.resize(n.size() - 2);
+  if (n.ends_with("_init")) n.resize(n.size() - 5);
   for (const auto& c : kCollectives)
     if (n == c.base) return &c;
   if (!n.empty() && n[0] == 'i')
@@ -88,7 +84,7 @@ Status otf2_error(const std::string& what, OTF2_ErrorCode code) {
   if (!g_last_error.empty()) msg += " (" + g_last_error + ")";
   g_last_error.clear();
   return Status(code == OTF2_ERROR_FILE_INTERACTION || code == OTF2_ERROR_E2BIG ? StatusCode::kIoError
-                                                                                 : StatusCode::kCorrupt,
+                                                                                : StatusCode::kCorrupt,
                 msg);
 }
 
@@ -109,14 +105,22 @@ OTF2_RegionRole region_role(const std::string& name, bool is_mpi) {
 
 const char* collective_name(OTF2_CollectiveOp op) {
   static const std::pair<OTF2_CollectiveOp, const char*> kNames[] = {
-      {OTF2_COLLECTIVE_OP_BARRIER, "MPI_Barrier"},     {OTF2_COLLECTIVE_OP_BCAST, "MPI_Bcast"},
-      {OTF2_COLLECTIVE_OP_GATHER, "MPI_Gather"},       {OTF2_COLLECTIVE_OP_GATHERV, "MPI_Gatherv"},
-      {OTF2_COLLECTIVE_OP_SCATTER, "MPI_Scatter"},     {OTF2_COLLECTIVE_OP_SCATTERV, "MPI_Scatterv"},
-      {OTF2_COLLECTIVE_OP_ALLGATHER, "MPI_Allgather"}, {OTF2_COLLECTIVE_OP_ALLGATHERV, "MPI_Allgatherv"},
-      {OTF2_COLLECTIVE_OP_ALLTOALL, "MPI_Alltoall"},   {OTF2_COLLECTIVE_OP_ALLTOALLV, "MPI_Alltoallv"},
-      {OTF2_COLLECTIVE_OP_ALLTOALLW, "MPI_Alltoallw"}, {OTF2_COLLECTIVE_OP_ALLREDUCE, "MPI_Allreduce"},
-      {OTF2_COLLECTIVE_OP_REDUCE, "MPI_Reduce"},       {OTF2_COLLECTIVE_OP_REDUCE_SCATTER, "MPI_Reduce_scatter"},
-      {OTF2_COLLECTIVE_OP_SCAN, "MPI_Scan"},           {OTF2_COLLECTIVE_OP_EXSCAN, "MPI_Exscan"},
+      {OTF2_COLLECTIVE_OP_BARRIER, "MPI_Barrier"},
+      {OTF2_COLLECTIVE_OP_BCAST, "MPI_Bcast"},
+      {OTF2_COLLECTIVE_OP_GATHER, "MPI_Gather"},
+      {OTF2_COLLECTIVE_OP_GATHERV, "MPI_Gatherv"},
+      {OTF2_COLLECTIVE_OP_SCATTER, "MPI_Scatter"},
+      {OTF2_COLLECTIVE_OP_SCATTERV, "MPI_Scatterv"},
+      {OTF2_COLLECTIVE_OP_ALLGATHER, "MPI_Allgather"},
+      {OTF2_COLLECTIVE_OP_ALLGATHERV, "MPI_Allgatherv"},
+      {OTF2_COLLECTIVE_OP_ALLTOALL, "MPI_Alltoall"},
+      {OTF2_COLLECTIVE_OP_ALLTOALLV, "MPI_Alltoallv"},
+      {OTF2_COLLECTIVE_OP_ALLTOALLW, "MPI_Alltoallw"},
+      {OTF2_COLLECTIVE_OP_ALLREDUCE, "MPI_Allreduce"},
+      {OTF2_COLLECTIVE_OP_REDUCE, "MPI_Reduce"},
+      {OTF2_COLLECTIVE_OP_REDUCE_SCATTER, "MPI_Reduce_scatter"},
+      {OTF2_COLLECTIVE_OP_SCAN, "MPI_Scan"},
+      {OTF2_COLLECTIVE_OP_EXSCAN, "MPI_Exscan"},
       {OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK, "MPI_Reduce_scatter_block"},
   };
   for (const auto& [o, n] : kNames)

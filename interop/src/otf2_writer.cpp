@@ -12,7 +12,6 @@
 #include "mpe/log_defs.h"
 #include "mpe/otf2_export.h"
 #include "otf2_common.h"
-#include "user_states.h"
 
 namespace mpe::interop {
 
@@ -70,9 +69,9 @@ struct Otf2Export::Impl {
 
   const log::LogFile& log;
   OTF2_Archive* archive = nullptr;
-  std::vector<CommInfo> comms;                     // by OTF2 comm ref
-  std::vector<std::vector<uint32_t>> comm_of;      // [rank][per-rank comm index] -> comm ref
-  std::vector<LocationSummary> locations;          // written by this process
+  std::vector<CommInfo> comms;                 // by OTF2 comm ref
+  std::vector<std::vector<uint32_t>> comm_of;  // [rank][per-rank comm index] -> comm ref
+  std::vector<LocationSummary> locations;      // written by this process
   std::set<uint32_t> used_cats;
   std::vector<MarkerRecord> markers;
   // Events name regions by category id (local ids); OTF2 wants global region refs dense, so
@@ -98,16 +97,17 @@ struct Otf2Export::Impl {
     return comm_of[rank][index];
   }
 
-  Status write_location(uint32_t rank, uint32_t thread, const std::vector<size_t>& chunks, Progress* progress);
+  Status write_location(uint32_t rank, uint32_t thread, const std::vector<size_t>& chunks,
+                        Progress* progress);
 };
 
 namespace {
 
 // Reads one location's chunks into intervals and points.
-Status gather_location(const log::LogFile& log, uint32_t rank, const std::vector<size_t>& chunks, Progress* progress,
-                       std::vector<Interval>* states, std::vector<Point>* points,
+Status gather_location(const log::LogFile& log, uint32_t rank, const std::vector<size_t>& chunks,
+                       Progress* progress, std::vector<Interval>* states, std::vector<Point>* points,
                        std::vector<std::pair<uint32_t, int64_t>>* unpaired_user) {
-  detail::UserStates user_states(log);
+  log::UserStates user_states;
   for (size_t i : chunks) {
     auto recs = log.read_chunk(i);
     if (!recs.ok()) return recs.status();
@@ -120,10 +120,10 @@ Status gather_location(const log::LogFile& log, uint32_t rank, const std::vector
           states->push_back(Interval{t, log.to_ns(rank, r.time + r.c), r.cat, static_cast<uint32_t>(r.a)});
           break;
         case RecordKind::kUserEvent: {
-          detail::UserStates::Closed c;
-          const auto fed = user_states.feed(r.cat, t, &c);
-          if (fed == detail::UserStates::Fed::kEnded) states->push_back(Interval{c.start, t, c.cat, c.depth});
-          if (fed == detail::UserStates::Fed::kLone) points->push_back(Point{t, r});
+          log::UserStates::Closed c;
+          const auto fed = user_states.feed(log, r.cat, t, &c);
+          if (fed == log::UserStates::Fed::kEnded) states->push_back(Interval{c.start, t, c.cat, c.depth});
+          if (fed == log::UserStates::Fed::kLone) points->push_back(Point{t, r});
           break;
         }
         case RecordKind::kSendCancel:
@@ -206,13 +206,15 @@ Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, const st
     if (a.end != b.end) return a.end > b.end;
     return a.depth < b.depth;
   });
-  std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.time < b.time; });
+  std::stable_sort(points.begin(), points.end(),
+                   [](const Point& a, const Point& b) { return a.time < b.time; });
   attach_requests(&points);
 
   const uint64_t loc = location_ref(rank, thread);
   OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(archive, loc);
-  if (!w) return detail::otf2_error("cannot get the event writer of rank " + std::to_string(rank),
-                                    OTF2_ERROR_INVALID_CALL);
+  if (!w)
+    return detail::otf2_error("cannot get the event writer of rank " + std::to_string(rank),
+                              OTF2_ERROR_INVALID_CALL);
   uint64_t last_ts = 0, events = 0;
   OTF2_ErrorCode err = OTF2_SUCCESS;
   // OTF2 wants non-decreasing timestamps per location; clock correction can make times a few ns
@@ -326,8 +328,10 @@ Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, const st
 
   const OTF2_ErrorCode closed = OTF2_Archive_CloseEvtWriter(archive, w);
   locations.push_back(LocationSummary{rank, thread, events, last_ts});
-  if (err != OTF2_SUCCESS) return detail::otf2_error("writing the events of rank " + std::to_string(rank), err);
-  if (closed != OTF2_SUCCESS) return detail::otf2_error("closing the events of rank " + std::to_string(rank), closed);
+  if (err != OTF2_SUCCESS)
+    return detail::otf2_error("writing the events of rank " + std::to_string(rank), err);
+  if (closed != OTF2_SUCCESS)
+    return detail::otf2_error("closing the events of rank " + std::to_string(rank), closed);
   return Status();
 }
 
@@ -341,16 +345,19 @@ Otf2Export::~Otf2Export() {
 Status Otf2Export::create(const std::string& dir) {
   impl_->archive = OTF2_Archive_Open(dir.c_str(), "traces", OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
                                      OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
-  if (!impl_->archive) return detail::otf2_error("cannot create the OTF2 archive " + dir, OTF2_ERROR_FILE_INTERACTION);
+  if (!impl_->archive)
+    return detail::otf2_error("cannot create the OTF2 archive " + dir, OTF2_ERROR_FILE_INTERACTION);
   OTF2_ErrorCode e = OTF2_Archive_SetFlushCallbacks(impl_->archive, &kFlushCallbacks, nullptr);
   if (e == OTF2_SUCCESS) e = OTF2_Archive_SetCreator(impl_->archive, "mpe-tools");
-  if (e == OTF2_SUCCESS) e = OTF2_Archive_SetDescription(impl_->archive, impl_->log.definitions().program.c_str());
+  if (e == OTF2_SUCCESS)
+    e = OTF2_Archive_SetDescription(impl_->archive, impl_->log.definitions().program.c_str());
   if (e != OTF2_SUCCESS) return detail::otf2_error("setting up the OTF2 archive " + dir, e);
   return Status();
 }
 
 Status Otf2Export::set_collectives(const CollectiveSetup& setup) {
-  const OTF2_ErrorCode e = setup ? setup(impl_->archive) : OTF2_Archive_SetSerialCollectiveCallbacks(impl_->archive);
+  const OTF2_ErrorCode e =
+      setup ? setup(impl_->archive) : OTF2_Archive_SetSerialCollectiveCallbacks(impl_->archive);
   return e == OTF2_SUCCESS ? Status() : detail::otf2_error("installing the OTF2 collective callbacks", e);
 }
 
@@ -454,7 +461,8 @@ class Strings {
   }
   OTF2_ErrorCode write(OTF2_GlobalDefWriter* w) const {
     for (size_t i = 0; i < order_.size(); ++i)
-      if (OTF2_ErrorCode e = OTF2_GlobalDefWriter_WriteString(w, static_cast<OTF2_StringRef>(i), order_[i].c_str());
+      if (OTF2_ErrorCode e =
+              OTF2_GlobalDefWriter_WriteString(w, static_cast<OTF2_StringRef>(i), order_[i].c_str());
           e != OTF2_SUCCESS)
         return e;
     return OTF2_SUCCESS;
@@ -518,18 +526,18 @@ Status Otf2Export::write_global_definitions(const std::vector<std::string>& summ
 
   OTF2_GlobalDefWriter* w = OTF2_Archive_GetGlobalDefWriter(impl_->archive);
   if (!w) return detail::otf2_error("cannot get the global definition writer", OTF2_ERROR_INVALID_CALL);
-  OTF2_ErrorCode e = OTF2_GlobalDefWriter_WriteClockProperties(w, 1000000000ull, 0, trace_end + 1,
-                                                               OTF2_UNDEFINED_TIMESTAMP);
+  OTF2_ErrorCode e =
+      OTF2_GlobalDefWriter_WriteClockProperties(w, 1000000000ull, 0, trace_end + 1, OTF2_UNDEFINED_TIMESTAMP);
   if (e == OTF2_SUCCESS) e = str.write(w);
   if (e == OTF2_SUCCESS)
     e = OTF2_GlobalDefWriter_WriteSystemTreeNode(w, 0, s_machine, s_machine, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
   for (const auto& h : hosts)
-    if (e == OTF2_SUCCESS) e = OTF2_GlobalDefWriter_WriteSystemTreeNode(w, h.second, str.ref(h.first), s_node, 0);
+    if (e == OTF2_SUCCESS)
+      e = OTF2_GlobalDefWriter_WriteSystemTreeNode(w, h.second, str.ref(h.first), s_node, 0);
   for (uint32_t r = 0; r < d.world_size && e == OTF2_SUCCESS; ++r)
-    e = OTF2_GlobalDefWriter_WriteLocationGroup(w, r, str.ref("MPI Rank " + std::to_string(r)),
-                                                OTF2_LOCATION_GROUP_TYPE_PROCESS,
-                                                r < node_of_rank.size() ? node_of_rank[r] : 0,
-                                                OTF2_UNDEFINED_LOCATION_GROUP);
+    e = OTF2_GlobalDefWriter_WriteLocationGroup(
+        w, r, str.ref("MPI Rank " + std::to_string(r)), OTF2_LOCATION_GROUP_TYPE_PROCESS,
+        r < node_of_rank.size() ? node_of_rank[r] : 0, OTF2_UNDEFINED_LOCATION_GROUP);
   for (const auto& l : locs)
     if (e == OTF2_SUCCESS)
       e = OTF2_GlobalDefWriter_WriteLocation(
@@ -543,29 +551,29 @@ Status Otf2Export::write_global_definitions(const std::vector<std::string>& summ
     const bool mpi = c < log::kUserCategoryBase;
     // The colour rides in the description, so that a round trip keeps the user's colours.
     e = OTF2_GlobalDefWriter_WriteRegion(w, static_cast<OTF2_RegionRef>(k), str.ref(name), str.ref(name),
-                                         str.ref(color_description(log, c)),
-                                         detail::region_role(name, mpi), mpi ? OTF2_PARADIGM_MPI : OTF2_PARADIGM_USER,
-                                         OTF2_REGION_FLAG_NONE, OTF2_UNDEFINED_STRING, 0, 0);
+                                         str.ref(color_description(log, c)), detail::region_role(name, mpi),
+                                         mpi ? OTF2_PARADIGM_MPI : OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE,
+                                         OTF2_UNDEFINED_STRING, 0, 0);
   }
   // Group 0: the location standing for each rank (its thread 0); communicator groups list world
   // ranks, i.e. positions in group 0.
   std::vector<uint64_t> rank_locations;
   for (uint32_t r = 0; r < d.world_size; ++r) rank_locations.push_back(location_ref(r, 0));
   if (e == OTF2_SUCCESS)
-    e = OTF2_GlobalDefWriter_WriteGroup(w, 0, str.ref("MPI_COMM_WORLD locations"), OTF2_GROUP_TYPE_COMM_LOCATIONS,
-                                        OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
-                                        static_cast<uint32_t>(rank_locations.size()), rank_locations.data());
+    e = OTF2_GlobalDefWriter_WriteGroup(
+        w, 0, str.ref("MPI_COMM_WORLD locations"), OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
+        OTF2_GROUP_FLAG_NONE, static_cast<uint32_t>(rank_locations.size()), rank_locations.data());
   for (size_t k = 0; k < impl_->comms.size() && e == OTF2_SUCCESS; ++k) {
     const CommInfo& c = impl_->comms[k];
     std::vector<uint64_t> members(c.members.begin(), c.members.end());
-    e = OTF2_GlobalDefWriter_WriteGroup(w, static_cast<OTF2_GroupRef>(k + 1), str.ref(comm_name(c, d.world_size)),
-                                        OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
-                                        static_cast<uint32_t>(members.size()), members.data());
+    e = OTF2_GlobalDefWriter_WriteGroup(
+        w, static_cast<OTF2_GroupRef>(k + 1), str.ref(comm_name(c, d.world_size)), OTF2_GROUP_TYPE_COMM_GROUP,
+        OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, static_cast<uint32_t>(members.size()), members.data());
   }
   for (size_t k = 0; k < impl_->comms.size() && e == OTF2_SUCCESS; ++k)
-    e = OTF2_GlobalDefWriter_WriteComm(w, static_cast<OTF2_CommRef>(k),
-                                       str.ref(comm_name(impl_->comms[k], d.world_size)),
-                                       static_cast<OTF2_GroupRef>(k + 1), OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+    e = OTF2_GlobalDefWriter_WriteComm(
+        w, static_cast<OTF2_CommRef>(k), str.ref(comm_name(impl_->comms[k], d.world_size)),
+        static_cast<OTF2_GroupRef>(k + 1), OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
   if (e != OTF2_SUCCESS) return detail::otf2_error("writing the OTF2 global definitions", e);
 
   if (markers.empty()) return Status();
@@ -573,7 +581,8 @@ Status Otf2Export::write_global_definitions(const std::vector<std::string>& summ
   OTF2_MarkerWriter* mw = OTF2_Archive_GetMarkerWriter(impl_->archive);
   if (!mw) return detail::otf2_error("cannot get the marker writer", OTF2_ERROR_INVALID_CALL);
   std::map<std::pair<uint32_t, uint32_t>, OTF2_MarkerRef> marker_of;
-  std::sort(markers.begin(), markers.end(), [](const MarkerRecord& a, const MarkerRecord& b) { return a.time < b.time; });
+  std::sort(markers.begin(), markers.end(),
+            [](const MarkerRecord& a, const MarkerRecord& b) { return a.time < b.time; });
   for (const auto& m : markers) {
     auto [it, fresh] = marker_of.try_emplace({m.kind, m.cat}, static_cast<OTF2_MarkerRef>(marker_of.size()));
     if (fresh && e == OTF2_SUCCESS) {
@@ -653,7 +662,8 @@ Status mpelog_to_otf2(const std::string& log_path, const std::string& out_dir) {
   MPE_RETURN_IF_ERROR(x.open_event_files());
   {
     Progress progress("writing OTF2", log->index().size());
-    for (uint32_t r = 0; r < log->definitions().world_size; ++r) MPE_RETURN_IF_ERROR(x.write_rank_events(r, &progress));
+    for (uint32_t r = 0; r < log->definitions().world_size; ++r)
+      MPE_RETURN_IF_ERROR(x.write_rank_events(r, &progress));
   }
   MPE_RETURN_IF_ERROR(x.close_event_files());
   MPE_RETURN_IF_ERROR(x.write_global_definitions({x.summary()}));

@@ -8,34 +8,6 @@
 #include <cmath>
 #include <cstring>
 
-namespace mpe {
-
-const char* status_code_name(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk:
-      return "ok";
-    case StatusCode::kNotALogfile:
-      return "not a logfile";
-    case StatusCode::kUnsupportedVersion:
-      return "unsupported version";
-    case StatusCode::kCorrupt:
-      return "corrupt";
-    case StatusCode::kTruncated:
-      return "truncated";
-    case StatusCode::kIoError:
-      return "I/O error";
-    case StatusCode::kInvalidArgument:
-      return "invalid argument";
-  }
-  return "unknown";
-}
-
-std::string Status::to_string() const {
-  return ok() ? std::string("ok") : std::string(status_code_name(code_)) + ": " + message_;
-}
-
-}  // namespace mpe
-
 namespace mpe::log {
 
 uint64_t hash64(const void* data, size_t n) {

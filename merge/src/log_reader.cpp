@@ -1,6 +1,8 @@
 // The logfile reader: validates every length, offset and checksum, then builds the model.
 #include "mpe/log_reader.h"
 
+#include "mpe/file_io.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,22 +22,6 @@ Status io_error(const std::string& path, const std::string& what) {
   return Status(StatusCode::kIoError, path + ": " + what + ": " + std::strerror(errno));
 }
 
-Status pread_all(int fd, void* buf, size_t n, uint64_t off) {
-  auto* p = static_cast<char*>(buf);
-  while (n > 0) {
-    const ssize_t got = ::pread(fd, p, n, static_cast<off_t>(off));
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      return Status(StatusCode::kIoError, std::string("read failed: ") + std::strerror(errno));
-    }
-    if (got == 0) return Status(StatusCode::kTruncated, "unexpected end of file");
-    p += got;
-    n -= static_cast<size_t>(got);
-    off += static_cast<uint64_t>(got);
-  }
-  return Status();
-}
-
 Status corrupt(const std::string& m) { return Status(StatusCode::kCorrupt, m); }
 
 }  // namespace
@@ -53,7 +39,7 @@ StatusOr<LogFile> LogFile::open(const std::string& path) {
   f.file_size_ = static_cast<uint64_t>(st.st_size);
 
   FileHeader h{};
-  if (f.file_size_ < 8 || !pread_all(fd, &h, std::min<uint64_t>(sizeof h, f.file_size_), 0).ok() ||
+  if (f.file_size_ < 8 || !io::pread_all(fd, &h, std::min<uint64_t>(sizeof h, f.file_size_), 0).ok() ||
       std::memcmp(h.magic, kFileMagic, 8) != 0)
     return Status(StatusCode::kNotALogfile, path + " is not an .mpelog logfile (no MPELOG magic)");
   if (f.file_size_ < sizeof h) return Status(StatusCode::kTruncated, path + ": header cut short");
@@ -68,7 +54,7 @@ StatusOr<LogFile> LogFile::open(const std::string& path) {
                   path + ": no footer (file cut short; if the run died, try `mpe merge --recover`)");
 
   Footer ft{};
-  MPE_RETURN_IF_ERROR(pread_all(fd, &ft, sizeof ft, f.file_size_ - sizeof ft));
+  MPE_RETURN_IF_ERROR(io::pread_all(fd, &ft, sizeof ft, f.file_size_ - sizeof ft));
   if (std::memcmp(ft.magic, kFooterMagic, 8) != 0)
     return Status(StatusCode::kTruncated, path +
                                               ": no footer at the end (file cut short or still being "
@@ -88,13 +74,13 @@ StatusOr<LogFile> LogFile::open(const std::string& path) {
     return corrupt(path + ": index lies outside the file");
 
   ChunkHeader dh{};
-  MPE_RETURN_IF_ERROR(pread_all(fd, &dh, sizeof dh, ft.definitions_offset));
+  MPE_RETURN_IF_ERROR(io::pread_all(fd, &dh, sizeof dh, ft.definitions_offset));
   Status s = check_chunk_header(dh, ft.definitions_size, ft.definitions_offset);
   if (!s.ok()) return Status(StatusCode::kCorrupt, path + ": definitions: " + s.message());
   if (dh.kind != static_cast<uint16_t>(ChunkKind::kDefinitions))
     return corrupt(path + ": definitions chunk has the wrong kind");
   std::string payload(dh.payload_size, '\0');
-  MPE_RETURN_IF_ERROR(pread_all(fd, payload.data(), payload.size(), ft.definitions_offset + sizeof dh));
+  MPE_RETURN_IF_ERROR(io::pread_all(fd, payload.data(), payload.size(), ft.definitions_offset + sizeof dh));
   std::string blob;
   s = decode_blob(dh, payload.data(), &blob);
   if (!s.ok()) return Status(StatusCode::kCorrupt, path + ": definitions: " + s.message());
@@ -103,7 +89,7 @@ StatusOr<LogFile> LogFile::open(const std::string& path) {
 
   f.index_.resize(ft.index_count);
   if (ft.index_count)
-    MPE_RETURN_IF_ERROR(pread_all(fd, f.index_.data(), ft.index_count * sizeof(IndexEntry), ft.index_offset));
+    MPE_RETURN_IF_ERROR(io::pread_all(fd, f.index_.data(), ft.index_count * sizeof(IndexEntry), ft.index_offset));
   if (hash64(f.index_.data(), ft.index_count * sizeof(IndexEntry)) != ft.index_hash)
     return corrupt(path + ": index checksum mismatch");
   const uint64_t data_end = std::min(ft.definitions_offset, ft.index_offset);
@@ -134,7 +120,7 @@ StatusOr<std::vector<Record>> LogFile::read_chunk(size_t i) const {
   if (i >= index_.size()) return Status(StatusCode::kInvalidArgument, "no chunk " + std::to_string(i));
   const IndexEntry& e = index_[i];
   std::string buf(e.size, '\0');
-  MPE_RETURN_IF_ERROR(pread_all(*fd_, buf.data(), buf.size(), e.offset));
+  MPE_RETURN_IF_ERROR(io::pread_all(*fd_, buf.data(), buf.size(), e.offset));
   ChunkHeader h;
   std::memcpy(&h, buf.data(), sizeof h);
   MPE_RETURN_IF_ERROR(check_chunk_header(h, e.size, e.offset));
@@ -171,6 +157,23 @@ int Trace::timeline_of(uint32_t rank, uint32_t thread) const {
   for (size_t i = 0; i < timelines.size(); ++i)
     if (timelines[i].rank == rank && timelines[i].thread == thread) return static_cast<int>(i);
   return -1;
+}
+
+UserStates::Fed UserStates::feed(const LogFile& file, uint32_t cat, int64_t t, Closed* closed) {
+  const Category* c = file.category(cat);
+  if (c && c->kind == CategoryKind::kState && c->id == cat) {
+    open_.push_back({cat, t});
+    return Fed::kBegan;
+  }
+  for (size_t k = open_.size(); k-- > 0;) {
+    const Category* sc = file.category(open_[k].first);
+    if (sc && sc->end_id == cat) {
+      *closed = Closed{open_[k].first, open_[k].second, static_cast<uint32_t>(k)};
+      open_.erase(open_.begin() + static_cast<long>(k));
+      return Fed::kEnded;
+    }
+  }
+  return Fed::kLone;
 }
 
 void add_causality_constraint(std::map<std::pair<int32_t, int32_t>, int64_t>* need, int32_t src, int32_t dst,
@@ -259,7 +262,7 @@ StatusOr<Trace> load_trace(const LogFile& file) {
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> tl_of;
   using Queues = std::map<MsgKey, std::pair<std::vector<MsgEnd>, std::vector<MsgEnd>>>;
   Queues queues;
-  std::vector<OpenUserStates> user_stack;  // per timeline
+  std::vector<UserStates> user_states;  // per timeline
   bool any = false;
   uint64_t seq = 0;
   for (size_t i = 0; i < file.index().size(); ++i) {
@@ -269,7 +272,7 @@ StatusOr<Trace> load_trace(const LogFile& file) {
     auto [it, inserted] = tl_of.try_emplace({e.rank, e.thread}, static_cast<uint32_t>(tr.timelines.size()));
     if (inserted) {
       tr.timelines.push_back(Timeline{e.rank, e.thread, {}, {}});
-      user_stack.emplace_back();
+      user_states.emplace_back();
     }
     const uint32_t tl = it->second;
     struct Sink {
@@ -302,7 +305,7 @@ StatusOr<Trace> load_trace(const LogFile& file) {
         any = true;
       }
     } sink{tr, tr.timelines[tl], queues, tl, seq, any};
-    interpret_records(file, e, recs->data(), recs->size(), &user_stack[tl], sink);
+    interpret_records(file, e, recs->data(), recs->size(), &user_states[tl], sink);
   }
   for (auto& [key, q] : queues) {
     auto by_time = [](const MsgEnd& a, const MsgEnd& b) {

@@ -1,10 +1,12 @@
 // Fuzz target for the logfile reader: any bytes must give an error or a valid trace, never a
-// crash. Built with clang and -DMPE_FUZZ=ON it is a libFuzzer target; otherwise main() below
-// mutates a small valid logfile for a few seconds (ctest: fuzz_reader_brief) or replays files.
+// crash. tests/merge/fuzz/ builds it as a libFuzzer target under AddressSanitizer and UBSan (ctest
+// label fuzz); the suite's own build makes it a plain program whose main() below mutates a small
+// valid logfile for a few seconds (ctest: fuzz_reader_brief) or replays files.
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +21,41 @@
 
 using namespace mpe::log;
 
+namespace {
+
+// Recomputes the checksums of the chunk at off; returns the offset after it, or 0 when no chunk
+// fits there.
+size_t reseal_chunk(uint8_t* data, size_t size, size_t off) {
+  ChunkHeader h;
+  if (off > size || size - off < sizeof h) return 0;
+  std::memcpy(&h, data + off, sizeof h);
+  if (h.magic != kChunkMagic || h.payload_size > size - off - sizeof h) return 0;
+  h.payload_hash = hash64(data + off + sizeof h, h.payload_size);
+  seal(&h);
+  std::memcpy(data + off, &h, sizeof h);
+  return off + sizeof h + h.payload_size;
+}
+
+// Makes a damaged logfile's checksums right again, so that mutations reach the parsing behind
+// them (definitions, index, chunk decoding) instead of stopping at the first checksum.
+void reseal(uint8_t* data, size_t size) {
+  FileHeader fh;
+  Footer ft;
+  if (size < sizeof fh + sizeof ft) return;
+  std::memcpy(&fh, data, sizeof fh);
+  seal(&fh);
+  std::memcpy(data, &fh, sizeof fh);
+  for (size_t off = sizeof fh; off != 0;) off = reseal_chunk(data, size, off);
+  std::memcpy(&ft, data + size - sizeof ft, sizeof ft);
+  reseal_chunk(data, size, ft.definitions_offset);
+  if (ft.index_offset <= size && ft.index_count <= (size - ft.index_offset) / sizeof(IndexEntry))
+    ft.index_hash = hash64(data + ft.index_offset, ft.index_count * sizeof(IndexEntry));
+  seal(&ft);
+  std::memcpy(data + size - sizeof ft, &ft, sizeof ft);
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const int fd = memfd_create("mpelog-fuzz", 0);
   if (fd < 0) return 0;
@@ -30,6 +67,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   return 0;
 }
+
+#ifdef MPE_FUZZ_LIBFUZZER
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
+
+// libFuzzer's own mutations; every other input then gets its checksums made right.
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
+  size = LLVMFuzzerMutate(data, size, max_size);
+  if (seed & 1) reseal(data, size);
+  return size;
+}
+#endif
 
 #ifndef MPE_FUZZ_LIBFUZZER
 namespace {
@@ -135,6 +183,7 @@ int main(int argc, char** argv) {
         s.replace(a, std::min(n, s.size() - a), s.substr(b, n));
       }
     }
+    if (rng() & 1) reseal(reinterpret_cast<uint8_t*>(s.data()), s.size());
     LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(s.data()), s.size());
     ++runs;
   }

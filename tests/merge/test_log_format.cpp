@@ -11,6 +11,7 @@
 
 #include "mpe/log_reader.h"
 #include "mpe/log_writer.h"
+#include "mpe/recover.h"
 
 using namespace mpe::log;
 
@@ -47,11 +48,11 @@ Definitions two_rank_defs() {
   return d;
 }
 
-// Rank 0 sends 3 messages to rank 1 (tag 5); rank 1 receives them; rank 1 has a user state.
-std::string write_two_rank_log(const std::string& name) {
-  const std::string path = temp_path(name);
+// Writes the two-rank log to path: rank 0 sends 3 messages to rank 1 (tag 5); rank 1 receives
+// them; rank 1 has a user state.
+mpe::Status write_two_rank_log(const std::string& path) {
   LogWriter w;
-  EXPECT_TRUE(w.open(path).ok());
+  MPE_RETURN_IF_ERROR(w.open(path));
   std::vector<Record> r0, r1;
   for (int i = 0; i < 3; ++i) {
     const uint64_t t = 1000 + 100 * i;
@@ -65,10 +66,9 @@ std::string write_two_rank_log(const std::string& name) {
   std::string c0, c1;
   encode_events(r0.data(), static_cast<uint32_t>(r0.size()), 0, 0, 1, &c0);
   encode_events(r1.data(), static_cast<uint32_t>(r1.size()), 1, 0, 1, &c1);
-  EXPECT_TRUE(w.add_events_chunk(c0).ok());
-  EXPECT_TRUE(w.add_events_chunk(c1).ok());
-  EXPECT_TRUE(w.finish(two_rank_defs()).ok());
-  return path;
+  MPE_RETURN_IF_ERROR(w.add_events_chunk(c0));
+  MPE_RETURN_IF_ERROR(w.add_events_chunk(c1));
+  return w.finish(two_rank_defs());
 }
 
 std::string slurp(const std::string& p) {
@@ -124,7 +124,8 @@ TEST(Codec, ShuffleKeepsTheFormatsByteLayoutForEveryLength) {
     std::vector<Record> in;
     for (uint32_t i = 0; i < n; ++i)
       in.push_back(rec(static_cast<RecordKind>(1 + rng() % 8), rng() % 1000000, static_cast<uint16_t>(rng()),
-                       static_cast<int32_t>(rng()), static_cast<int32_t>(rng()), static_cast<uint32_t>(rng()), rng()));
+                       static_cast<int32_t>(rng()), static_cast<int32_t>(rng()), static_cast<uint32_t>(rng()),
+                       rng()));
     std::string chunk;
     encode_events(in.data(), n, 0, 0, 1, &chunk);
     ChunkHeader h;
@@ -167,7 +168,8 @@ TEST(Codec, RawChunkDecodes) {
 }
 
 TEST(Reader, RoundTripMatchesMessagesAndPairsUserStates) {
-  const std::string path = write_two_rank_log("roundtrip");
+  const std::string path = temp_path("roundtrip");
+  ASSERT_TRUE(write_two_rank_log(path).ok());
   auto f = LogFile::open(path);
   ASSERT_TRUE(f.ok()) << f.status().to_string();
   EXPECT_EQ(f->definitions().world_size, 2u);
@@ -246,7 +248,8 @@ TEST(Reader, RejectsNonLogfile) {
 }
 
 TEST(Reader, RejectsNewerVersion) {
-  const std::string path = write_two_rank_log("newer");
+  const std::string path = temp_path("newer");
+  ASSERT_TRUE(write_two_rank_log(path).ok());
   std::string s = slurp(path);
   FileHeader h;
   std::memcpy(&h, s.data(), sizeof h);
@@ -261,7 +264,8 @@ TEST(Reader, RejectsNewerVersion) {
 }
 
 TEST(Reader, ReportsTruncation) {
-  const std::string path = write_two_rank_log("trunc");
+  const std::string path = temp_path("trunc");
+  ASSERT_TRUE(write_two_rank_log(path).ok());
   const std::string s = slurp(path);
   spit(path, s.substr(0, s.size() - 10));
   auto f = LogFile::open(path);
@@ -272,7 +276,8 @@ TEST(Reader, ReportsTruncation) {
 }
 
 TEST(Reader, ReportsCorruptChunkPayload) {
-  const std::string path = write_two_rank_log("corrupt");
+  const std::string path = temp_path("corrupt");
+  ASSERT_TRUE(write_two_rank_log(path).ok());
   std::string s = slurp(path);
   s[sizeof(FileHeader) + sizeof(ChunkHeader) + 3] ^= 0x55;
   spit(path, s);
@@ -285,23 +290,80 @@ TEST(Reader, ReportsCorruptChunkPayload) {
   std::remove(path.c_str());
 }
 
-// Flips and cuts bytes at random: every outcome must be an error or a valid trace, never a crash.
-TEST(Reader, SurvivesRandomDamage) {
-  const std::string path = write_two_rank_log("fuzz");
+namespace {
+
+// Everything a logfile holds, read the way a front end reads it: every chunk, then the model.
+struct ReadBack {
+  std::vector<std::vector<Record>> chunks;
+  Trace trace;
+};
+
+mpe::Status read_fully(const std::string& path, ReadBack* out) {
+  auto f = LogFile::open(path);
+  if (!f.ok()) return f.status();
+  out->chunks.clear();
+  for (size_t i = 0; i < f->index().size(); ++i) {
+    auto c = f->read_chunk(i);
+    if (!c.ok()) return c.status();
+    out->chunks.push_back(std::move(*c));
+  }
+  auto tr = load_trace(*f);
+  if (!tr.ok()) return tr.status();
+  out->trace = std::move(*tr);
+  return {};
+}
+
+bool is_damage_code(mpe::StatusCode c) {
+  using mpe::StatusCode;
+  return c == StatusCode::kNotALogfile || c == StatusCode::kUnsupportedVersion || c == StatusCode::kCorrupt ||
+         c == StatusCode::kTruncated;
+}
+
+}  // namespace
+
+// Overwrites and cuts bytes at random. Every damaged file must either be rejected with a status
+// that names the damage, or read back exactly as written: the same records in every chunk and
+// the same model (a byte overwritten with its own value leaves the file unchanged).
+TEST(Reader, RejectsRandomDamageOrReadsItBackUnchanged) {
+  const std::string path = temp_path("fuzz");
+  ASSERT_TRUE(write_two_rank_log(path).ok());
   const std::string good = slurp(path);
+  ReadBack want;
+  ASSERT_TRUE(read_fully(path, &want).ok());
+  ASSERT_FALSE(want.chunks.empty());
   std::mt19937 rng(42);
+  int rejected = 0;
   for (int i = 0; i < 400; ++i) {
     std::string s = good;
-    if (i % 3 == 0) {
+    const bool truncated = i % 3 == 0;
+    if (truncated) {
       s.resize(rng() % s.size());
     } else {
       for (int k = 0; k < 1 + static_cast<int>(rng() % 4); ++k)
         s[rng() % s.size()] = static_cast<char>(rng());
     }
     spit(path, s);
-    auto f = LogFile::open(path);
-    if (f.ok()) (void)load_trace(*f);
+    ReadBack got;
+    const mpe::Status st = read_fully(path, &got);
+    if (!st.ok()) {
+      ASSERT_TRUE(is_damage_code(st.code())) << "damage " << i << ": " << st.to_string();
+      ++rejected;
+      continue;
+    }
+    ASSERT_FALSE(truncated) << "damage " << i << ": a file cut to " << s.size() << " bytes was accepted";
+    ASSERT_TRUE(s == good) << "damage " << i << ": changed bytes went undetected";
+    ASSERT_EQ(got.chunks.size(), want.chunks.size()) << "damage " << i;
+    for (size_t c = 0; c < want.chunks.size(); ++c) {
+      ASSERT_EQ(got.chunks[c].size(), want.chunks[c].size()) << "damage " << i << ", chunk " << c;
+      const size_t bytes = want.chunks[c].size() * sizeof(Record);
+      EXPECT_EQ(0, std::memcmp(got.chunks[c].data(), want.chunks[c].data(), bytes))
+          << "damage " << i << ", chunk " << c;
+    }
+    EXPECT_EQ(got.trace.records, want.trace.records) << "damage " << i;
+    EXPECT_EQ(got.trace.messages.size(), want.trace.messages.size()) << "damage " << i;
+    EXPECT_EQ(got.trace.timelines.size(), want.trace.timelines.size()) << "damage " << i;
   }
+  EXPECT_GT(rejected, 300);  // nearly every damage changes bytes
   std::remove(path.c_str());
 }
 

@@ -8,11 +8,11 @@
 #include <map>
 
 #include "lodfolder.h"
-#include "panels.h"
 #include "mpe/interop.h"
+#include "panels.h"
 #include "testlog.h"
-#include "tracebuilder.h"
 #include "timescale.h"
+#include "tracebuilder.h"
 #include "tracemodel.h"
 
 using namespace upshot;
@@ -29,10 +29,12 @@ private:
     {
         const QString path = m_dir.filePath(name);
         if (!testlog::writeLog(path.toStdString(), recs)) return nullptr;
-        QString error;
-        auto m = loadModel(path, &error);
-        if (!m) qWarning() << error;
-        return m;
+        auto m = loadModel(path);
+        if (!m.ok()) {
+            qWarning() << m.status().to_string().c_str();
+            return nullptr;
+        }
+        return *m;
     }
 
 private slots:
@@ -322,9 +324,9 @@ private slots:
         QVERIFY(file.ok());
         auto trace = mpe::log::load_trace(*file);
         QVERIFY(trace.ok());
-        QString error;
-        auto model = buildModel(*file, &error, {}, threads);
-        QVERIFY2(model, qPrintable(error));
+        auto built = buildModel(*file, {}, threads);
+        QVERIFY2(built.ok(), built.status().to_string().c_str());
+        const std::shared_ptr<TraceModel> model = *built;
         QCOMPARE(model->rowCount(), static_cast<int>(trace->timelines.size()));
         QCOMPARE(model->tBegin(), static_cast<double>(trace->t_begin));
         QCOMPARE(model->tEnd(), static_cast<double>(trace->t_end));
@@ -409,12 +411,13 @@ private slots:
         const std::string archive = m_dir.filePath("known-otf2").toStdString();
         const mpe::Status st = mpe::interop::mpelog_to_otf2(log, archive);
         QVERIFY2(st.ok(), st.to_string().c_str());
-        QString error;
-        auto m = loadModel(QString::fromStdString(archive + "/traces.otf2"), &error);
-        QVERIFY2(m, qPrintable(error));
+        auto loaded = loadModel(QString::fromStdString(archive + "/traces.otf2"));
+        QVERIFY2(loaded.ok(), loaded.status().to_string().c_str());
+        const std::shared_ptr<TraceModel> m = *loaded;
         const TraceModel &want = *m_known;
         QCOMPARE(m->rowCount(), want.rowCount());
-        for (int r = 0; r < want.rowCount(); ++r) QCOMPARE(m->stateCount(r), want.stateCount(r));
+        for (int r = 0; r < want.rowCount(); ++r)
+            QCOMPARE(m->stateCount(r), want.stateCount(r));
         QCOMPARE(m->messages().size(), want.messages().size());
         const int compute = m->findCategory("compute");
         QVERIFY(compute >= 0);
@@ -424,14 +427,14 @@ private slots:
 
     void corruptFilesAreErrorsNotCrashes()
     {
-        QString error;
-        QVERIFY(!loadModel(m_dir.filePath("missing.mpelog"), &error));
-        QVERIFY(!error.isEmpty());
+        const auto missing = loadModel(m_dir.filePath("missing.mpelog"));
+        QVERIFY(!missing.ok());
+        QVERIFY(!missing.status().message().empty());
         QFile f(m_dir.filePath("garbage.mpelog"));
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write(QByteArray(4096, 'x'));
         f.close();
-        QVERIFY(!loadModel(f.fileName(), &error));
+        QVERIFY(!loadModel(f.fileName()).ok());
         // A good file with bytes flipped in the middle.
         QFile good(m_dir.filePath("dense.mpelog"));
         QVERIFY(good.open(QIODevice::ReadOnly));
@@ -442,8 +445,10 @@ private slots:
         QVERIFY(bad.open(QIODevice::WriteOnly));
         bad.write(bytes);
         bad.close();
-        QVERIFY(!loadModel(bad.fileName(), &error));
-        QVERIFY(error.contains("corrupt") || error.contains("truncated"));
+        const auto flipped = loadModel(bad.fileName());
+        QVERIFY(!flipped.ok());
+        QVERIFY(flipped.status().code() == mpe::StatusCode::kCorrupt
+            || flipped.status().code() == mpe::StatusCode::kTruncated);
     }
 };
 

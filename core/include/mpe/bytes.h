@@ -1,6 +1,6 @@
 // What an MPI call moves, by the standard's semantics: the one place that knows the bytes of
 // every collective (roots, MPI_IN_PLACE, intercommunicators, v/w variants, neighbourhood
-// topologies). libmpetime's byte counters and liblog's collective records both use it.
+// topologies) and point-to-point sends. libmpetime's byte counters and liblog's records both use it.
 #pragma once
 
 #include <mpi.h>
@@ -17,9 +17,15 @@ int64_t type_size(MPI_Datatype t) noexcept MPE_HIDDEN;
 // Bytes a completed receive delivered, from its status; 0 for MPI_STATUS_IGNORE or PROC_NULL.
 int64_t status_bytes(const MPI_Status* st) noexcept MPE_HIDDEN;
 
+// Bytes the send half of a point-to-point call puts on the wire (MPI_Send and its modes, the
+// nonblocking, persistent and partitioned inits, the send of a Sendrecv): count x type size, x
+// partitions for a partitioned send; 0 to MPI_PROC_NULL. A persistent or partitioned send moves
+// these bytes at each MPI_Start of its request, so tools count them there.
+int64_t send_bytes(const Call& c) noexcept MPE_HIDDEN;
+
 // The collective classes (barrier included: it moves nothing).
 constexpr bool is_collective(CallClass c) {
-  return c >= CallClass::barrier && c <= CallClass::neighbor_alltoallw;
+  return c >= CallClass::kBarrier && c <= CallClass::kNeighborAlltoallw;
 }
 
 struct Bytes {

@@ -8,8 +8,8 @@ namespace mpe {
 
 // The Wait and Test families, the calls that complete requests, as a Tool::enter_classes mask.
 inline constexpr uint64_t kCompletingClasses =
-    classes(CallClass::wait, CallClass::waitall, CallClass::waitany, CallClass::waitsome, CallClass::test,
-            CallClass::testall, CallClass::testany, CallClass::testsome);
+    classes(CallClass::kWait, CallClass::kWaitall, CallClass::kWaitany, CallClass::kWaitsome, CallClass::kTest,
+            CallClass::kTestall, CallClass::kTestany, CallClass::kTestsome);
 
 // True for the Wait and Test families.
 constexpr bool completes_requests(CallClass cls) {
@@ -24,21 +24,21 @@ template <typename F>
 void for_each_completed(const Call& c, F&& f) {
   const bool done = !c.has(role::flag) || (c.flag && *c.flag);
   switch (c.cls) {
-    case CallClass::wait:
-    case CallClass::test:
+    case CallClass::kWait:
+    case CallClass::kTest:
       if (done) f(0, c.status);
       break;
-    case CallClass::waitany:
-    case CallClass::testany:
+    case CallClass::kWaitany:
+    case CallClass::kTestany:
       if (done && c.index && *c.index != MPI_UNDEFINED) f(*c.index, c.status);
       break;
-    case CallClass::waitall:
-    case CallClass::testall:
+    case CallClass::kWaitall:
+    case CallClass::kTestall:
       if (done && c.statuses != MPI_STATUSES_IGNORE)
         for (int i = 0; i < c.nreq(); ++i) f(i, &c.statuses[i]);
       break;
-    case CallClass::waitsome:
-    case CallClass::testsome:
+    case CallClass::kWaitsome:
+    case CallClass::kTestsome:
       if (c.outcount && *c.outcount != MPI_UNDEFINED && c.indices && c.statuses != MPI_STATUSES_IGNORE)
         for (int k = 0; k < *c.outcount; ++k) f(c.indices[k], &c.statuses[k]);
       break;

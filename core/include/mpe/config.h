@@ -21,6 +21,8 @@ std::string output_prefix();
 std::string output_path(const std::string& suffix);
 
 // Prints one line "mpe-tools: <message>" on stderr; from rank 0 only when rank0_only is set.
-void warn(const std::string& message, bool rank0_only = true);
+void warn(const std::string& message, bool rank0_only = true) noexcept;
+// The same without allocating: for reporting a failed allocation (pass a string literal).
+void warn(const char* message, bool rank0_only = true) noexcept;
 
 }  // namespace mpe::config

@@ -19,7 +19,7 @@ inline constexpr uint32_t kNeedsTime = 1;    // fill Call::t_enter / t_leave
 inline constexpr uint32_t kNeedsStatus = 2;  // replace MPI_STATUS(ES)_IGNORE with real storage
 
 // A set of call classes (mpe::CallClass) as a bit mask, for Tool::enter_classes/leave_classes:
-// mpe::classes(CallClass::wait, CallClass::test).
+// mpe::classes(CallClass::kWait, CallClass::kTest).
 template <typename... Class>
 constexpr uint64_t classes(Class... c) {
   return ((uint64_t{1} << static_cast<int>(c)) | ...);

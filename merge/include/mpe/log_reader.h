@@ -108,8 +108,28 @@ struct Trace {
 // tag), world ranks.
 using MessageKey = std::tuple<uint64_t, int32_t, int32_t, int32_t>;
 
-// A timeline's user states still open at the end of a chunk: (start id, start time in ns).
-using OpenUserStates = std::vector<std::pair<uint32_t, int64_t>>;
+// Pairs one timeline's MPE user events into user states, as the definitions describe them: an
+// event whose id is a state category's start id opens that state; one whose id is the end id of
+// an open state closes the innermost such state; any other stands alone. The one pairing that
+// load_trace(), the viewer and the OTF2 and Chrome writers share. Feed a timeline's events in
+// logged order, across its chunks.
+class UserStates {
+ public:
+  struct Closed {
+    uint32_t cat;    // the state's category (its start id)
+    int64_t start;   // ns
+    uint32_t depth;  // among the timeline's open user states
+  };
+  enum class Fed { kBegan, kEnded, kLone };
+
+  // Takes the user event `cat` at time t: begins a state, ends one (*closed), or stands alone.
+  Fed feed(const LogFile& file, uint32_t cat, int64_t t, Closed* closed);
+  // Returns the states begun and never ended, (category, start), oldest first, and forgets them.
+  std::vector<std::pair<uint32_t, int64_t>> take_open() { return std::exchange(open_, {}); }
+
+ private:
+  std::vector<std::pair<uint32_t, int64_t>> open_;  // (start id, start time in ns)
+};
 
 // Interprets n records of chunk e in logged order, exactly as load_trace() does, and tells sink:
 //   sink.state(start, end, cat, depth)    an MPI call, or a user state whose end event came;
@@ -117,10 +137,10 @@ using OpenUserStates = std::vector<std::pair<uint32_t, int64_t>>;
 //   sink.message_end(send, key, time, bytes)   a send or receive whose peer is known;
 //   sink.cancel_send(key)                 drop the latest send of key;
 //   sink.span(t, end)                     every record's time and end, for the run's span.
-// open carries the timeline's open user states from one of its chunks to the next.
+// user_states carries the timeline's open user states from one of its chunks to the next.
 template <class Sink>
-void interpret_records(const LogFile& file, const IndexEntry& e, const Record* recs, size_t n, OpenUserStates* open,
-                       Sink& sink) {
+void interpret_records(const LogFile& file, const IndexEntry& e, const Record* recs, size_t n,
+                       UserStates* user_states, Sink& sink) {
   const RankMeta& rm = file.definitions().ranks[e.rank];
   auto world = [&](uint32_t comm, int32_t r, int32_t* out, uint64_t* gid) {
     if (comm >= rm.comms.size()) return false;
@@ -139,7 +159,8 @@ void interpret_records(const LogFile& file, const IndexEntry& e, const Record* r
     const Event as_event{t, kind, r.cat, r.a, r.b, r.comm, r.c};
     switch (kind) {
       case RecordKind::kState:
-        end = t + file.duration_ns(e.rank, r.c);
+        // Saturating: a damaged duration must not overflow (the fuzzer's UBSan run found it).
+        if (__builtin_add_overflow(t, file.duration_ns(e.rank, r.c), &end)) end = INT64_MAX;
         sink.state(t, end, r.cat, static_cast<uint32_t>(r.a));
         break;
       case RecordKind::kSend:
@@ -161,22 +182,10 @@ void interpret_records(const LogFile& file, const IndexEntry& e, const Record* r
         break;
       }
       case RecordKind::kUserEvent: {
-        const Category* c = file.category(r.cat);
-        if (c && c->kind == CategoryKind::kState && c->id == r.cat) {
-          open->push_back({r.cat, t});
-          break;
-        }
-        bool closed = false;
-        for (size_t k = open->size(); k-- > 0;) {
-          const Category* sc = file.category((*open)[k].first);
-          if (sc && sc->end_id == r.cat) {
-            sink.state((*open)[k].second, t, (*open)[k].first, static_cast<uint32_t>(k));
-            open->erase(open->begin() + static_cast<long>(k));
-            closed = true;
-            break;
-          }
-        }
-        if (!closed) sink.event(as_event);
+        UserStates::Closed c;
+        const UserStates::Fed fed = user_states->feed(file, r.cat, t, &c);
+        if (fed == UserStates::Fed::kEnded) sink.state(c.start, t, c.cat, c.depth);
+        if (fed == UserStates::Fed::kLone) sink.event(as_event);
         break;
       }
       case RecordKind::kRequestPost:  // only the OTF2 writer uses these

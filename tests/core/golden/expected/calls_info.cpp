@@ -3,12 +3,12 @@
 
 namespace mpe {
 const FnInfo kFnInfo[kFnCount] = {
-  {"MPI_Pcontrol", CallClass::pcontrol, Mode::Blocking, role::level},
-  {"MPI_Recv", CallClass::recv, Mode::Blocking, role::recvbuf | role::recvcount | role::recvtype | role::source | role::tag | role::comm | role::status},
-  {"MPI_Send", CallClass::send, Mode::Blocking, role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm},
-  {"MPI_Send_c", CallClass::send, Mode::Blocking, role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm},
-  {"MPI_Waitall", CallClass::waitall, Mode::Blocking, role::nrequests | role::requests | role::statuses},
-  {"MPI_Wtime", CallClass::other, Mode::Blocking, 0},
+  {"MPI_Pcontrol", CallClass::kPcontrol, Mode::kBlocking, role::level},
+  {"MPI_Recv", CallClass::kRecv, Mode::kBlocking, role::recvbuf | role::recvcount | role::recvtype | role::source | role::tag | role::comm | role::status},
+  {"MPI_Send", CallClass::kSend, Mode::kBlocking, role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm},
+  {"MPI_Send_c", CallClass::kSend, Mode::kBlocking, role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm},
+  {"MPI_Waitall", CallClass::kWaitall, Mode::kBlocking, role::nrequests | role::requests | role::statuses},
+  {"MPI_Wtime", CallClass::kOther, Mode::kBlocking, 0},
 };
 const char* const kCallClassName[kCallClassCount] = {"other", "send", "recv", "waitall", "pcontrol"};
 }  // namespace mpe

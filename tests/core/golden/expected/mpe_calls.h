@@ -18,15 +18,15 @@ inline constexpr int kFnCount = 6;
 
 // What a call does; several functions share a class (MPI_Send, MPI_Isend, MPI_Send_init...).
 enum class CallClass : uint8_t {
-  other,
-  send,
-  recv,
-  waitall,
-  pcontrol,
+  kOther,
+  kSend,
+  kRecv,
+  kWaitall,
+  kPcontrol,
 };
 inline constexpr int kCallClassCount = 5;
 
-enum class Mode : uint8_t { Blocking, Nonblocking, PersistentInit };
+enum class Mode : uint8_t { kBlocking, kNonblocking, kPersistentInit };
 
 // One bit per role: which fields of Call are valid for a call.
 namespace role {

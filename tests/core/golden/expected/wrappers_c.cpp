@@ -8,14 +8,14 @@ extern "C" MPE_EXPORT int MPI_Pcontrol(const int level, ...) {
   if (!core::observing(ts)) return PMPI_Pcontrol(level);
   Call call;
   call.fn = Fn::MPI_Pcontrol;
-  call.cls = CallClass::pcontrol;
-  call.mode = Mode::Blocking;
+  call.cls = CallClass::kPcontrol;
+  call.mode = Mode::kBlocking;
   call.flags = 0;
   call.roles = role::level;
   call.level = level;
-  core::enter(ts, call, CallClass::pcontrol);
+  core::enter(ts, call, CallClass::kPcontrol);
   call.rc = PMPI_Pcontrol((std::remove_cv_t<decltype(level)>)(call.level));
-  core::leave(ts, call, CallClass::pcontrol);
+  core::leave(ts, call, CallClass::kPcontrol);
   return call.rc;
 }
 
@@ -26,8 +26,8 @@ extern "C" MPE_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype datatype, 
   if (core::wants_status() && status == MPI_STATUS_IGNORE) status = &status_storage_;
   Call call;
   call.fn = Fn::MPI_Recv;
-  call.cls = CallClass::recv;
-  call.mode = Mode::Blocking;
+  call.cls = CallClass::kRecv;
+  call.mode = Mode::kBlocking;
   call.flags = 0;
   call.roles = role::recvbuf | role::recvcount | role::recvtype | role::source | role::tag | role::comm | role::status;
   call.recvbuf = static_cast<const void*>(buf);
@@ -37,9 +37,9 @@ extern "C" MPE_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype datatype, 
   call.tag = tag;
   call.comm = comm;
   call.status = status;
-  core::enter(ts, call, CallClass::recv);
+  core::enter(ts, call, CallClass::kRecv);
   call.rc = PMPI_Recv((decltype(buf))(call.recvbuf), (decltype(count))(call.recvcount), (decltype(datatype))(call.recvtype), (decltype(source))(call.source), (decltype(tag))(call.tag), (decltype(comm))(call.comm), (decltype(status))(call.status));
-  core::leave(ts, call, CallClass::recv);
+  core::leave(ts, call, CallClass::kRecv);
   return call.rc;
 }
 
@@ -48,8 +48,8 @@ extern "C" MPE_EXPORT int MPI_Send(const void *buf, int count, MPI_Datatype data
   if (!core::observing(ts)) return PMPI_Send(buf, count, datatype, dest, tag, comm);
   Call call;
   call.fn = Fn::MPI_Send;
-  call.cls = CallClass::send;
-  call.mode = Mode::Blocking;
+  call.cls = CallClass::kSend;
+  call.mode = Mode::kBlocking;
   call.flags = 0;
   call.roles = role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm;
   call.sendbuf = static_cast<const void*>(buf);
@@ -58,9 +58,9 @@ extern "C" MPE_EXPORT int MPI_Send(const void *buf, int count, MPI_Datatype data
   call.dest = dest;
   call.tag = tag;
   call.comm = comm;
-  core::enter(ts, call, CallClass::send);
+  core::enter(ts, call, CallClass::kSend);
   call.rc = PMPI_Send((decltype(buf))(call.sendbuf), (decltype(count))(call.sendcount), (decltype(datatype))(call.sendtype), (decltype(dest))(call.dest), (decltype(tag))(call.tag), (decltype(comm))(call.comm));
-  core::leave(ts, call, CallClass::send);
+  core::leave(ts, call, CallClass::kSend);
   return call.rc;
 }
 
@@ -69,8 +69,8 @@ extern "C" MPE_EXPORT int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datat
   if (!core::observing(ts)) return PMPI_Send_c(buf, count, datatype, dest, tag, comm);
   Call call;
   call.fn = Fn::MPI_Send_c;
-  call.cls = CallClass::send;
-  call.mode = Mode::Blocking;
+  call.cls = CallClass::kSend;
+  call.mode = Mode::kBlocking;
   call.flags = kLargeCount;
   call.roles = role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm;
   call.sendbuf = static_cast<const void*>(buf);
@@ -79,9 +79,9 @@ extern "C" MPE_EXPORT int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datat
   call.dest = dest;
   call.tag = tag;
   call.comm = comm;
-  core::enter(ts, call, CallClass::send);
+  core::enter(ts, call, CallClass::kSend);
   call.rc = PMPI_Send_c((decltype(buf))(call.sendbuf), (decltype(count))(call.sendcount), (decltype(datatype))(call.sendtype), (decltype(dest))(call.dest), (decltype(tag))(call.tag), (decltype(comm))(call.comm));
-  core::leave(ts, call, CallClass::send);
+  core::leave(ts, call, CallClass::kSend);
   return call.rc;
 }
 
@@ -91,16 +91,16 @@ extern "C" MPE_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[]
   if (core::wants_status() && array_of_statuses == MPI_STATUSES_IGNORE) array_of_statuses = core::status_scratch(ts, count);
   Call call;
   call.fn = Fn::MPI_Waitall;
-  call.cls = CallClass::waitall;
-  call.mode = Mode::Blocking;
+  call.cls = CallClass::kWaitall;
+  call.mode = Mode::kBlocking;
   call.flags = 0;
   call.roles = role::nrequests | role::requests | role::statuses;
   call.nrequests = count;
   call.requests = array_of_requests;
   call.statuses = array_of_statuses;
-  core::enter(ts, call, CallClass::waitall);
+  core::enter(ts, call, CallClass::kWaitall);
   call.rc = PMPI_Waitall((decltype(count))(call.nrequests), (decltype(array_of_requests))(call.requests), (decltype(array_of_statuses))(call.statuses));
-  core::leave(ts, call, CallClass::waitall);
+  core::leave(ts, call, CallClass::kWaitall);
   return call.rc;
 }
 
@@ -109,14 +109,14 @@ extern "C" MPE_EXPORT double MPI_Wtime(void) {
   if (!core::observing(ts)) return PMPI_Wtime();
   Call call;
   call.fn = Fn::MPI_Wtime;
-  call.cls = CallClass::other;
-  call.mode = Mode::Blocking;
+  call.cls = CallClass::kOther;
+  call.mode = Mode::kBlocking;
   call.flags = 0;
   call.roles = 0;
-  core::enter(ts, call, CallClass::other);
+  core::enter(ts, call, CallClass::kOther);
   double result = PMPI_Wtime();
   call.rc = MPI_SUCCESS;
-  core::leave(ts, call, CallClass::other);
+  core::leave(ts, call, CallClass::kOther);
   return result;
 }
 

@@ -16,8 +16,8 @@ extern "C" MPE_EXPORT void mpi_recv_(void* a0, void* a1, void* a2, void* a3, voi
   }
   Call call;
   call.fn = Fn::MPI_Recv;
-  call.cls = CallClass::recv;
-  call.mode = Mode::Blocking;
+  call.cls = CallClass::kRecv;
+  call.mode = Mode::kBlocking;
   call.flags = kFortran;
   call.roles = role::recvbuf | role::recvcount | role::recvtype | role::source | role::tag | role::comm | role::status;
   call.recvbuf = static_cast<const void*>(a0);
@@ -31,14 +31,14 @@ extern "C" MPE_EXPORT void mpi_recv_(void* a0, void* a1, void* a2, void* a3, voi
   if (fstatus_ == MPI_F_STATUS_IGNORE && core::wants_status()) a6 = fstatus_ = fstatus_storage_;
   MPI_Status status_c_;
   call.status = &status_c_;
-  core::enter(ts, call, CallClass::recv);
+  core::enter(ts, call, CallClass::kRecv);
   core::suppress(ts);
   pmpi_recv_(a0, a1, a2, a3, a4, a5, a6, ierr);
   core::unsuppress(ts);
   call.rc = *ierr;
   if (fstatus_ != MPI_F_STATUS_IGNORE && call.rc == MPI_SUCCESS) PMPI_Status_f2c(fstatus_, &status_c_);
   else call.roles &= ~role::status;
-  core::leave(ts, call, CallClass::recv);
+  core::leave(ts, call, CallClass::kRecv);
 }
 
 extern "C" void pmpi_send_(void*, void*, void*, void*, void*, void*, MPI_Fint*);
@@ -50,8 +50,8 @@ extern "C" MPE_EXPORT void mpi_send_(void* a0, void* a1, void* a2, void* a3, voi
   }
   Call call;
   call.fn = Fn::MPI_Send;
-  call.cls = CallClass::send;
-  call.mode = Mode::Blocking;
+  call.cls = CallClass::kSend;
+  call.mode = Mode::kBlocking;
   call.flags = kFortran;
   call.roles = role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm;
   call.sendbuf = static_cast<const void*>(a0);
@@ -60,12 +60,12 @@ extern "C" MPE_EXPORT void mpi_send_(void* a0, void* a1, void* a2, void* a3, voi
   call.dest = static_cast<int>(*static_cast<MPI_Fint*>(a3));
   call.tag = static_cast<int>(*static_cast<MPI_Fint*>(a4));
   call.comm = PMPI_Comm_f2c(*static_cast<MPI_Fint*>(a5));
-  core::enter(ts, call, CallClass::send);
+  core::enter(ts, call, CallClass::kSend);
   core::suppress(ts);
   pmpi_send_(a0, a1, a2, a3, a4, a5, ierr);
   core::unsuppress(ts);
   call.rc = *ierr;
-  core::leave(ts, call, CallClass::send);
+  core::leave(ts, call, CallClass::kSend);
 }
 
 extern "C" double pmpi_wtime_(void);
@@ -74,16 +74,16 @@ extern "C" MPE_EXPORT double mpi_wtime_(void) {
   if (!core::observing(ts)) return pmpi_wtime_();
   Call call;
   call.fn = Fn::MPI_Wtime;
-  call.cls = CallClass::other;
-  call.mode = Mode::Blocking;
+  call.cls = CallClass::kOther;
+  call.mode = Mode::kBlocking;
   call.flags = kFortran;
   call.roles = 0;
-  core::enter(ts, call, CallClass::other);
+  core::enter(ts, call, CallClass::kOther);
   core::suppress(ts);
   double result = pmpi_wtime_();
   core::unsuppress(ts);
   call.rc = MPI_SUCCESS;
-  core::leave(ts, call, CallClass::other);
+  core::leave(ts, call, CallClass::kOther);
   return result;
 }
 

@@ -1,4 +1,5 @@
-// Status and StatusOr: how the format library reports errors without throwing.
+// Status and StatusOr: how library code reports errors without throwing. Only the main() of `mpe`
+// and `upshot` turns one into a message; the tools turn one into a single `mpe-tools:` line.
 #pragma once
 
 #include <string>
@@ -14,17 +15,24 @@ enum class StatusCode {
   kCorrupt,
   kTruncated,
   kIoError,
-  kInvalidArgument
+  kInvalidArgument,
+  kOutOfMemory
 };
 
 // Names a code ("corrupt", "truncated"...).
 const char* status_code_name(StatusCode code);
 
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
   static Status ok_status() { return Status(); }
+  // A failed allocation, made without allocating (its message is empty): safe in a catch handler.
+  static Status out_of_memory() noexcept {
+    Status s;
+    s.code_ = StatusCode::kOutOfMemory;
+    return s;
+  }
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
@@ -37,7 +45,7 @@ class Status {
 };
 
 template <typename T>
-class StatusOr {
+class [[nodiscard]] StatusOr {
  public:
   StatusOr(Status status) : v_(std::move(status)) {}  // NOLINT: implicit by design
   StatusOr(T value) : v_(std::move(value)) {}         // NOLINT
@@ -50,6 +58,7 @@ class StatusOr {
   const T& value() const& { return std::get<T>(v_); }
   T&& value() && { return std::get<T>(std::move(v_)); }
   T* operator->() { return &std::get<T>(v_); }
+  const T* operator->() const { return &std::get<T>(v_); }
   T& operator*() { return std::get<T>(v_); }
 
  private:

@@ -1,0 +1,75 @@
+// Positioned whole-buffer I/O with the retry rules every caller needs.
+#include "mpe/file_io.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+namespace mpe::io {
+
+Status pread_all(int fd, void* buf, size_t n, uint64_t off) {
+  auto* p = static_cast<char*>(buf);
+  while (n > 0) {
+    const ssize_t got = ::pread(fd, p, n, static_cast<off_t>(off));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return Status(StatusCode::kIoError, std::string("read failed: ") + std::strerror(errno));
+    }
+    if (got == 0) return Status(StatusCode::kTruncated, "unexpected end of file");
+    p += got;
+    n -= static_cast<size_t>(got);
+    off += static_cast<uint64_t>(got);
+  }
+  return Status();
+}
+
+bool pwrite_all_raw(int fd, const void* buf, size_t n, uint64_t off) noexcept {
+  const auto* p = static_cast<const char*>(buf);
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(off));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+    off += static_cast<uint64_t>(w);
+  }
+  return true;
+}
+
+Status pwrite_all(int fd, const void* buf, size_t n, uint64_t off) {
+  if (pwrite_all_raw(fd, buf, n, off)) return Status();
+  return Status(StatusCode::kIoError, std::string("write failed: ") + std::strerror(errno));
+}
+
+Status copy_range(int from_fd, uint64_t from_off, int to_fd, uint64_t to_off, size_t n, std::string* buffer) {
+  if (buffer->size() < n) buffer->resize(n);
+  MPE_RETURN_IF_ERROR(pread_all(from_fd, buffer->data(), n, from_off));
+  return pwrite_all(to_fd, buffer->data(), n, to_off);
+}
+
+StatusOr<std::string> read_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status(StatusCode::kIoError, path + ": cannot open: " + std::strerror(errno));
+  std::string all;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int e = errno;
+      ::close(fd);
+      return Status(StatusCode::kIoError, path + ": read failed: " + std::strerror(e));
+    }
+    if (n == 0) break;
+    all.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return all;
+}
+
+}  // namespace mpe::io

@@ -1,0 +1,65 @@
+// Agreement and gather-to-root for the tools' finalize steps (see collective.h).
+#include "mpe/collective.h"
+
+#include <climits>
+#include <new>
+
+namespace mpe::collective {
+
+bool all_ok(bool ok, MPI_Comm comm) noexcept {
+  int mine = ok ? 1 : 0, all = 0;
+  if (PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) return false;
+  return all != 0;
+}
+
+StatusOr<std::vector<std::string>> gather_to_root(const std::string& mine, int root, MPI_Comm comm) noexcept {
+  try {
+    int rank = 0, size = 1;
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Comm_size(comm, &size);
+    const bool is_root = rank == root;
+    bool ok = mine.size() <= static_cast<size_t>(INT_MAX);  // else it cannot be sent: reported as no memory
+    std::vector<int> lens, displs;
+    try {
+      if (is_root) {
+        lens.resize(static_cast<size_t>(size));
+        displs.resize(static_cast<size_t>(size));
+      }
+    } catch (const std::bad_alloc&) {
+      ok = false;
+    }
+    if (!all_ok(ok, comm)) return Status::out_of_memory();
+    const int len = static_cast<int>(mine.size());
+    PMPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, root, comm);
+    std::string all;
+    int root_ok = 1;
+    if (is_root) {
+      long long total = 0;
+      for (int r = 0; r < size; ++r) {
+        displs[static_cast<size_t>(r)] = static_cast<int>(total);
+        total += lens[static_cast<size_t>(r)];
+        if (total > INT_MAX) root_ok = 0;
+      }
+      try {
+        if (root_ok) all.resize(static_cast<size_t>(total));
+      } catch (const std::bad_alloc&) {
+        root_ok = 0;
+      }
+    }
+    PMPI_Bcast(&root_ok, 1, MPI_INT, root, comm);
+    if (!root_ok) return Status::out_of_memory();
+    PMPI_Gatherv(mine.data(), len, MPI_BYTE, all.data(), lens.data(), displs.data(), MPI_BYTE, root, comm);
+    std::vector<std::string> out;
+    if (is_root) {
+      out.reserve(static_cast<size_t>(size));
+      for (int r = 0; r < size; ++r)
+        out.emplace_back(all.data() + displs[static_cast<size_t>(r)], static_cast<size_t>(lens[static_cast<size_t>(r)]));
+    }
+    return out;
+  } catch (const std::bad_alloc&) {
+    // Only reachable after every collective is done (the root splitting its buffer).
+    return Status::out_of_memory();
+  }
+}
+
+}  // namespace mpe::collective

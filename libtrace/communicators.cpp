@@ -1,0 +1,105 @@
+// The communicator registry (see communicators.h).
+#include "communicators.h"
+
+#include <algorithm>
+#include <new>
+#include <vector>
+
+#include "mpe/config.h"
+#include "spill.h"
+
+namespace mpe::liblog {
+
+CommSlot g_comm_slots[kCommSlots];
+
+namespace {
+
+std::atomic<uint32_t> g_comm_counter{1};
+
+void comm_insert(MPI_Comm c, uint32_t index) {
+  const uint64_t k = comm_key(c);
+  for (size_t i = (k * 0x9E3779B97F4A7C15ull >> 40) % kCommSlots, n = 0; n < kCommSlots;
+       i = (i + 1) % kCommSlots, ++n) {
+    const uint64_t s = g_comm_slots[i].key.load(std::memory_order_acquire);
+    if (s == k || s == 0) {
+      g_comm_slots[i].index.store(index, std::memory_order_relaxed);
+      g_comm_slots[i].key.store(k, std::memory_order_release);
+      return;
+    }
+  }
+}
+
+std::vector<int32_t> world_ranks(MPI_Group g) {
+  int n = 0;
+  PMPI_Group_size(g, &n);
+  std::vector<int> in(static_cast<size_t>(n)), out(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) in[static_cast<size_t>(i)] = i;
+  MPI_Group world;
+  PMPI_Comm_group(MPI_COMM_WORLD, &world);
+  PMPI_Group_translate_ranks(g, n, in.data(), world, out.data());
+  PMPI_Group_free(&world);
+  std::vector<int32_t> v(out.begin(), out.end());
+  for (auto& x : v)
+    if (x == MPI_UNDEFINED) x = -1;
+  return v;
+}
+
+}  // namespace
+
+void define_builtin_comms() {
+  g_meta.comms.push_back(log::CommDef{0, 0, false, {}});
+  for (int i = 0; i < g_size; ++i) g_meta.comms[0].members.push_back(i);
+  g_meta.comms.push_back(log::CommDef{1, (1ull << 62) | static_cast<uint64_t>(g_rank), false, {g_rank}});
+}
+
+// One allreduce (two for an intercommunicator) on the new communicator agrees on its id: the
+// smallest (rank << 32 | counter) among the members. Rank-local ids have bit 62 set, inter-
+// communicator ids bit 63.
+void register_comm(MPI_Comm c, uint64_t time, ThreadLog* t, bool collective) noexcept {
+  if (c == MPI_COMM_NULL) return;
+  try {
+    int inter = 0;
+    PMPI_Comm_test_inter(c, &inter);
+    const uint64_t mine = (static_cast<uint64_t>(g_rank) << 32) | g_comm_counter.fetch_add(1);
+    uint64_t id = 0;
+    MPI_Group g;
+    if (!collective) {
+      id = (1ull << 62) | mine;
+      if (inter)
+        PMPI_Comm_remote_group(c, &g);
+      else
+        PMPI_Comm_group(c, &g);
+    } else if (!inter) {
+      PMPI_Allreduce(&mine, &id, 1, MPI_UINT64_T, MPI_MIN, c);
+      PMPI_Comm_group(c, &g);
+    } else {
+      uint64_t remote_min = 0, local_min = 0;
+      PMPI_Allreduce(&mine, &remote_min, 1, MPI_UINT64_T, MPI_MIN, c);
+      PMPI_Allreduce(&remote_min, &local_min, 1, MPI_UINT64_T, MPI_MIN, c);
+      const uint64_t lo = std::min(remote_min, local_min), hi = std::max(remote_min, local_min);
+      id = (1ull << 63) | ((lo * 0x9E3779B97F4A7C15ull) ^ hi);
+      PMPI_Comm_remote_group(c, &g);
+    }
+    log::CommDef def;
+    def.global_id = id;
+    def.inter = inter != 0;
+    def.members = world_ranks(g);
+    PMPI_Group_free(&g);
+    uint32_t index;
+    const auto members = static_cast<int32_t>(def.members.size());
+    {
+      std::lock_guard<std::mutex> lock(g_mutex);
+      index = static_cast<uint32_t>(g_meta.comms.size());
+      def.index = index;
+      g_meta.comms.push_back(std::move(def));
+      comm_insert(c, index);
+      write_meta_locked();
+    }
+    if (t) put(t, log::make_record(log::RecordKind::kCommCreate, time, 0, members, 0, index, 0));
+  } catch (const std::bad_alloc&) {
+    config::warn("liblog: out of memory while recording a new communicator; its messages will stay unmatched",
+                 false);
+  }
+}
+
+}  // namespace mpe::liblog

@@ -1,0 +1,84 @@
+// liblog's shared state: the per-thread logs, the run's flags and the rank's definitions, and the
+// inline per-call path (the record store) that every part of the logger uses.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "mpe/log_defs.h"
+#include "mpe/log_format.h"
+#include "mpe/log_layout.h"
+#include "mpe/request_table.h"
+#include "mpe/tool.h"
+
+namespace mpe::liblog {
+
+// What a followed request is.
+enum class RequestType : uint8_t { kNone = 0, kRecv, kPersistentRecv, kPersistentSend, kSend };
+
+struct RequestInfo {
+  MPI_Request req;
+  uint32_t comm;
+  RequestType type;
+  int32_t dest;
+  int32_t tag;
+  uint64_t bytes;
+  uint32_t serial = 0;    // kRecv and kSend: the request's serial in its kRequestPost record
+  uint32_t snapshot = 0;  // the Wait/Test snapshot that last took this entry (see records.cpp)
+};
+
+// One thread's log: its record buffer, its requests, and what a Wait/Test in progress was given.
+struct ThreadLog {
+  log::Record* recs = nullptr;
+  uint32_t n = 0;
+  uint32_t cap = 0;
+  uint32_t index = 0;
+  RequestTable<RequestInfo> requests;
+  uint32_t last_request = 0;         // serial of the last nonblocking request posted on this thread
+  uint32_t snapshots = 0;            // Wait/Test snapshots taken on this thread
+  std::vector<RequestInfo> snap[2];  // per call depth 0/1: what each request of a Wait/Test was
+  struct Probed {
+    MPI_Message msg;
+    uint32_t comm;
+  } messages[16];  // Mprobe'd messages awaiting their Mrecv
+  ThreadLog* next = nullptr;
+};
+
+extern std::atomic<bool> g_active MPE_HIDDEN;   // between after_init and before_finalize
+extern std::atomic<bool> g_logging MPE_HIDDEN;  // false while paused by MPI_Pcontrol(0) / MPE_Stop_log
+extern int g_rank MPE_HIDDEN;
+extern int g_size MPE_HIDDEN;
+extern MPI_Comm g_comm MPE_HIDDEN;  // private: clock sync and finalize traffic
+extern uint32_t g_buffer_records MPE_HIDDEN;
+extern int g_zstd_level MPE_HIDDEN;
+
+// Guards g_threads, g_meta and the spill file's chunk list; never taken on the per-call path.
+extern std::mutex g_mutex MPE_HIDDEN;
+extern ThreadLog* g_threads MPE_HIDDEN;
+extern log::RankMeta g_meta MPE_HIDDEN;
+
+extern __thread ThreadLog* t_log MPE_HIDDEN __attribute__((tls_model("initial-exec")));
+
+// Makes the calling thread's log (first MPI call of a thread); null when memory ran out.
+ThreadLog* new_thread_log() noexcept MPE_HIDDEN;
+// Compresses a thread's buffer into one chunk and appends it to the spill file. ~3 ns/record.
+void spill(ThreadLog* t) noexcept MPE_HIDDEN;
+
+// ~1 ns: one TLS load.
+inline ThreadLog* thread_log() {
+  ThreadLog* t = t_log;
+  return t ? t : new_thread_log();
+}
+
+// ~3 ns: bounds check and a 32-byte store.
+inline void put(ThreadLog* t, const log::Record& r) {
+  if (__builtin_expect(t->n == t->cap, 0)) spill(t);
+  t->recs[t->n++] = r;
+}
+
+}  // namespace mpe::liblog

@@ -1,0 +1,308 @@
+// liblog's record semantics: what each MPI call writes into the thread's log (states, messages,
+// collectives, requests, communicators, Pcontrol markers). The hooks the core calls.
+#include "records.h"
+
+#include <algorithm>
+#include <atomic>
+#include <new>
+
+#include "communicators.h"
+#include "log_tool.h"
+#include "mpe/bytes.h"
+#include "mpe/clock.h"
+#include "mpe/completion.h"
+#include "mpe/config.h"
+
+namespace mpe::liblog {
+
+using log::make_record;
+using log::RecordKind;
+using mpe::Call;
+using mpe::CallClass;
+using mpe::Mode;
+namespace role = mpe::role;
+
+std::atomic<uint64_t> g_finalize_enter{0};
+
+namespace {
+
+// Says once per rank that a request could not be followed (its table could not grow).
+void lost_request() noexcept {
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true))
+    config::warn("liblog: out of memory for the request table; some nonblocking messages are not recorded", false);
+}
+
+// Follows a persistent request until it is freed.
+void follow(ThreadLog* t, const RequestInfo& info) {
+  if (!t->requests.put(info.req, info)) lost_request();
+}
+
+// Tracks a nonblocking send's or receive's request under a new serial, which its kRequestPost
+// and kRequestDone records carry (for OTF2's MpiIsend ... MpiIrecv); returns the serial.
+// MPICH hands out one builtin handle for every send that completed inside its call, so the
+// handle can still name an older send: that one was complete, so say so now, before the new
+// request's records (which must stay next to its message record).
+uint32_t track_request(ThreadLog* t, const Call& c, RequestInfo info) {
+  info.serial = ++t->last_request;
+  RequestInfo replaced{};
+  if (!t->requests.put(info.req, info, &replaced)) lost_request();
+  if (replaced.type == RequestType::kSend)
+    put(t, make_record(RecordKind::kRequestDone, c.t_enter, static_cast<uint16_t>(c.fn), static_cast<int32_t>(replaced.serial),
+                static_cast<int32_t>(log::RequestWhat::kSend), 0, 0));
+  return info.serial;
+}
+
+void put_request_post(ThreadLog* t, const Call& c, uint32_t serial, log::RequestWhat what) {
+  put(t, make_record(RecordKind::kRequestPost, c.t_enter, static_cast<uint16_t>(c.fn), static_cast<int32_t>(serial),
+              static_cast<int32_t>(what), 0, 0));
+}
+
+// True when st says its request was cancelled.
+bool cancelled(const MPI_Status* st) {
+  int flag = 0;
+  if (st != nullptr && st != MPI_STATUS_IGNORE) PMPI_Test_cancelled(st, &flag);
+  return flag != 0;
+}
+
+// Writes the receive a completed, not cancelled status describes, unless it was from PROC_NULL.
+void put_received(ThreadLog* t, uint64_t time, uint16_t cat, uint32_t comm, const MPI_Status* st) {
+  if (st == nullptr || st == MPI_STATUS_IGNORE || st->MPI_SOURCE == MPI_PROC_NULL || st->MPI_SOURCE < 0)
+    return;
+  put(t, make_record(RecordKind::kRecv, time, cat, st->MPI_SOURCE, st->MPI_TAG, comm, static_cast<uint64_t>(mpe::status_bytes(st))));
+}
+
+void put_recv(ThreadLog* t, uint64_t time, uint16_t cat, uint32_t comm, const MPI_Status* st) {
+  if (!cancelled(st)) put_received(t, time, cat, comm, st);
+}
+
+// Before a Wait/Test: remembers what each request was, since MPI nulls completed handles.
+// ~3 ns per request.
+void snapshot(ThreadLog* t, const Call& c) {
+  if (c.depth > 1 || !c.requests) return;
+  const int n = c.nreq();
+  auto& s = t->snap[c.depth];
+  if (s.size() < static_cast<size_t>(n)) {
+    try {
+      s.resize(static_cast<size_t>(n));
+    } catch (const std::bad_alloc&) {
+      s.clear();  // completions() then sees no request: this call's messages go unrecorded
+      static std::atomic<bool> said{false};
+      if (!said.exchange(true))
+        config::warn("liblog: out of memory in a Wait/Test; some completed receives are not recorded", false);
+      return;
+    }
+  }
+  const uint32_t id = ++t->snapshots;
+  for (int i = 0; i < n; ++i) {
+    const MPI_Request r = c.requests[i];
+    RequestInfo* p = r == MPI_REQUEST_NULL ? nullptr : t->requests.find(r);
+    // A handle that several requests share (MPICH's builtin completed request, also returned
+    // for MPI_PROC_NULL) stands for its tracked request once per call, not once per copy.
+    if (p && p->snapshot == id) p = nullptr;
+    if (p) p->snapshot = id;
+    s[static_cast<size_t>(i)] = p ? *p : RequestInfo{};
+  }
+}
+
+// After a Wait/Test: a receive record for every completed tracked receive.
+void completions(ThreadLog* t, const Call& c) {
+  if (c.depth > 1 || !c.requests) return;
+  auto& s = t->snap[c.depth];
+  const int n = std::min<int>(c.nreq(), static_cast<int>(s.size()));
+  const uint16_t cat = static_cast<uint16_t>(c.fn);
+  auto one = [&](int i, const MPI_Status* st) {
+    if (i < 0 || i >= n) return;
+    RequestInfo& info = s[static_cast<size_t>(i)];
+    const bool was_cancelled = info.type != RequestType::kNone && info.type != RequestType::kPersistentSend && cancelled(st);
+    if (info.type == RequestType::kRecv || info.type == RequestType::kSend) {
+      const auto what = was_cancelled          ? log::RequestWhat::kCancelled
+                        : info.type == RequestType::kSend ? log::RequestWhat::kSend
+                                             : log::RequestWhat::kRecv;
+      put(t, make_record(RecordKind::kRequestDone, c.t_leave, cat, static_cast<int32_t>(info.serial),
+                  static_cast<int32_t>(what), 0, 0));
+    }
+    if ((info.type == RequestType::kRecv || info.type == RequestType::kPersistentRecv) && !was_cancelled)
+      put_received(t, c.t_leave, cat, info.comm, st);
+    if (info.type == RequestType::kRecv || info.type == RequestType::kSend) t->requests.erase(info.req);
+    info.type = RequestType::kNone;
+  };
+  mpe::for_each_completed(c, one);
+}
+
+}  // namespace
+
+void on_enter(Call& c) noexcept {
+  if (mpe::completes_requests(c.cls)) {
+    if (g_active.load(std::memory_order_relaxed))
+      if (ThreadLog* t = thread_log()) snapshot(t, c);
+    return;
+  }
+  switch (c.cls) {
+    case CallClass::kRequestFree:
+      if (g_active.load(std::memory_order_relaxed) && c.requests)
+        if (ThreadLog* t = thread_log()) t->requests.erase(*c.requests);
+      return;
+    case CallClass::kFinalize:
+      g_finalize_enter.store(mpe_clock_now(), std::memory_order_relaxed);
+      return;
+    case CallClass::kAbort:
+      flush_now();
+      return;
+    default:
+      return;
+  }
+}
+
+namespace {
+
+__attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging) noexcept {
+  const uint16_t cat = static_cast<uint16_t>(c.fn);
+  const bool ok = c.rc == MPI_SUCCESS;
+  switch (c.cls) {
+    case CallClass::kPcontrol: {
+      const bool on = c.level != 0;
+      g_logging.store(on, std::memory_order_relaxed);
+      put(t, make_record(RecordKind::kState, c.t_enter, cat, c.depth, 0, 0, c.t_leave - c.t_enter));
+      put(t, make_record(RecordKind::kMarker, c.t_enter, cat, c.level, on ? 1 : 0, 0, 0));
+      return;
+    }
+    case CallClass::kCommCreate:
+      if (ok && c.newcomm && c.mode == Mode::kBlocking)
+        register_comm(*c.newcomm, c.t_leave, logging ? t : nullptr,
+                      c.fn != Fn::MPI_Comm_spawn && c.fn != Fn::MPI_Comm_spawn_multiple && c.fn != Fn::MPI_Comm_accept &&
+                          c.fn != Fn::MPI_Comm_connect && c.fn != Fn::MPI_Comm_join);
+      if (!logging) return;
+      break;
+    default:
+      if (!logging) return;
+      break;
+  }
+  if (!ok) return;
+  if (mpe::completes_requests(c.cls)) {
+    completions(t, c);
+    return;
+  }
+  switch (c.cls) {
+    case CallClass::kSend: {
+      if (!c.has(role::dest) || c.dest == MPI_PROC_NULL) return;
+      const int64_t bytes = mpe::send_bytes(c);
+      const uint32_t comm = comm_index(c.comm);
+      if (c.mode == Mode::kPersistentInit) {
+        if (c.requests)
+          follow(t, RequestInfo{*c.requests, comm, RequestType::kPersistentSend, c.dest, c.sendtag,
+                                static_cast<uint64_t>(bytes)});
+        return;
+      }
+      const uint32_t serial =
+          c.mode == Mode::kNonblocking && c.requests
+              ? track_request(t, c, RequestInfo{*c.requests, comm, RequestType::kSend, c.dest, c.sendtag, static_cast<uint64_t>(bytes)})
+              : 0;
+      put(t, make_record(RecordKind::kSend, c.t_enter, cat, c.dest, c.sendtag, comm, static_cast<uint64_t>(bytes)));
+      if (serial) put_request_post(t, c, serial, log::RequestWhat::kSend);
+      return;
+    }
+    case CallClass::kRecv:
+    case CallClass::kMrecv: {
+      uint32_t comm = log::kUnknownComm;
+      if (c.cls == CallClass::kRecv) {
+        comm = comm_index(c.comm);
+      } else if (c.message) {  // the message handle is already MPI_MESSAGE_NULL; take the oldest Mprobe'd
+        for (auto& m : t->messages)
+          if (m.msg != MPI_MESSAGE_NULL) {
+            comm = m.comm;
+            m.msg = MPI_MESSAGE_NULL;
+            break;
+          }
+      }
+      if (c.mode == Mode::kBlocking) {
+        put_recv(t, c.t_leave, cat, comm, c.status);
+      } else if (c.requests) {
+        if (c.cls == CallClass::kRecv && c.source == MPI_PROC_NULL) return;
+        if (c.mode == Mode::kPersistentInit)
+          follow(t, RequestInfo{*c.requests, comm, RequestType::kPersistentRecv, 0, 0, 0});
+        else
+          put_request_post(t, c, track_request(t, c, RequestInfo{*c.requests, comm, RequestType::kRecv, 0, 0, 0}),
+                           log::RequestWhat::kRecv);
+      }
+      return;
+    }
+    case CallClass::kSendrecv: {
+      const uint32_t comm = comm_index(c.comm);
+      if (c.dest != MPI_PROC_NULL)
+        put(t, make_record(RecordKind::kSend, c.t_enter, cat, c.dest, c.sendtag, comm,
+                    static_cast<uint64_t>(mpe::send_bytes(c))));
+      if (c.mode == Mode::kBlocking)
+        put_recv(t, c.t_leave, cat, comm, c.status);
+      else if (c.requests && c.source != MPI_PROC_NULL)
+        put_request_post(t, c, track_request(t, c, RequestInfo{*c.requests, comm, RequestType::kRecv, 0, 0, 0}),
+                         log::RequestWhat::kRecv);
+      return;
+    }
+    case CallClass::kMprobe:
+      if (c.message && *c.message != MPI_MESSAGE_NULL && *c.message != MPI_MESSAGE_NO_PROC &&
+          (c.mode == Mode::kBlocking || (c.flag && *c.flag)))
+        for (auto& m : t->messages)
+          if (m.msg == MPI_MESSAGE_NULL) {
+            m.msg = *c.message;
+            m.comm = comm_index(c.comm);
+            break;
+          }
+      return;
+    case CallClass::kStart:
+      if (!c.requests) return;
+      for (int i = 0; i < c.nreq(); ++i) {
+        const RequestInfo* p = c.requests[i] == MPI_REQUEST_NULL ? nullptr : t->requests.find(c.requests[i]);
+        if (p && p->type == RequestType::kPersistentSend)
+          put(t, make_record(RecordKind::kSend, c.t_enter, cat, p->dest, p->tag, p->comm, p->bytes));
+      }
+      return;
+    case CallClass::kBarrier:
+    case CallClass::kBcast:
+    case CallClass::kReduce:
+    case CallClass::kAllreduce:
+    case CallClass::kReduceScatter:
+    case CallClass::kReduceScatterBlock:
+    case CallClass::kScan:
+    case CallClass::kExscan:
+    case CallClass::kGather:
+    case CallClass::kGatherv:
+    case CallClass::kScatter:
+    case CallClass::kScatterv:
+    case CallClass::kAllgather:
+    case CallClass::kAllgatherv:
+    case CallClass::kAlltoall:
+    case CallClass::kAlltoallv:
+    case CallClass::kAlltoallw:
+    case CallClass::kNeighborAllgather:
+    case CallClass::kNeighborAllgatherv:
+    case CallClass::kNeighborAlltoall:
+    case CallClass::kNeighborAlltoallv:
+    case CallClass::kNeighborAlltoallw: {
+      const int root = c.has(role::root) ? c.root : -1;
+      const mpe::Bytes bytes = mpe::collective_bytes(c);
+      const auto received = static_cast<int32_t>(std::min<int64_t>(bytes.recv, INT32_MAX));
+      put(t, make_record(RecordKind::kCollective, c.t_enter, cat, root, received, comm_index(c.comm),
+                  static_cast<uint64_t>(bytes.sent)));
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+}  // namespace
+
+// The per-call path: ~8-12 ns for a cheap call (TLS load, one record, one class test).
+void on_leave(Call& c) noexcept {
+  if (!g_active.load(std::memory_order_relaxed)) return;
+  ThreadLog* t = thread_log();
+  if (!t) return;
+  const bool logging = g_logging.load(std::memory_order_relaxed);
+  if (logging && c.cls != CallClass::kPcontrol)
+    put(t, make_record(RecordKind::kState, c.t_enter, static_cast<uint16_t>(c.fn), c.depth, 0, 0,
+                c.t_leave - c.t_enter));
+  if (c.cls != CallClass::kOther && c.cls != CallClass::kProbe) on_leave_slow(t, c, logging);
+}
+
+}  // namespace mpe::liblog

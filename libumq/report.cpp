@@ -1,0 +1,342 @@
+// libumq's report: the gather encoding of call sites, the merge by stack, the text and JSON files.
+#include "report.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <utility>
+
+#include "mpe/config.h"
+
+namespace mpe::libumq {
+
+namespace {
+
+// The report's JSON: ordered, so its keys read in the order written.
+using Json = nlohmann::ordered_json;
+
+// Empties a Json bottom-up when leaving its scope, so that its own destructor cannot allocate.
+// nlohmann 3.11's destructor moves a non-empty array's or object's children to a heap-allocated
+// stack, and when that allocation fails the program terminates (nlohmann/json#4653) - here, inside
+// the application's MPI_Finalize. Declare it right after the Json: it then runs first, also while
+// a std::bad_alloc unwinds.
+class EmptiedOnExit {
+ public:
+  explicit EmptiedOnExit(Json& json) : json_(json) {}
+  ~EmptiedOnExit() { empty(json_); }
+  EmptiedOnExit(const EmptiedOnExit&) = delete;
+  EmptiedOnExit& operator=(const EmptiedOnExit&) = delete;
+
+ private:
+  // Recursion as deep as the document (4 levels here).
+  static void empty(Json& json) noexcept {
+    if (!json.is_structured()) return;
+    for (Json& child : json) empty(child);
+    json.clear();  // destroys only scalars and empty containers: no allocation
+  }
+
+  Json& json_;
+};
+
+struct PeerTotals {
+  uint64_t times = 0, max = 0;
+};
+
+// One call site merged over the ranks that share its MPI function and stack.
+struct Merged {
+  uint64_t occurrences = 0, sum = 0, max = 0;
+  std::set<int> ranks;
+  std::set<std::string> comms;
+  std::string mpi_fn;
+  std::map<std::pair<int, int>, PeerTotals> peers;  // (rank, peer) -> counts
+  std::vector<Frame> stack;
+};
+
+// The gather encoding. Each site is its fields in a fixed order: mpi_function, communicator,
+// occurrences, sum, max, the peer count and (peer, times, max) per peer, the frame count and
+// (function, file, line, module) per frame. A number is written as its decimal digits and a space,
+// a text as its length, a colon and its bytes (any bytes). Not JSON: nlohmann's parser cannot
+// fail safely on a rank short of memory (see EmptiedOnExit).
+void put_number(uint64_t value, std::string* out) {
+  *out += std::to_string(value);
+  *out += ' ';
+}
+
+void put_text(const std::string& text, std::string* out) {
+  *out += std::to_string(text.size());
+  *out += ':';
+  *out += text;
+}
+
+// Reads what put_number and put_text wrote; after anything else, ok() is false for good.
+class Decoder {
+ public:
+  explicit Decoder(const std::string& bytes) : bytes_(bytes) {}
+  bool ok() const { return ok_; }
+  bool done() const { return !ok_ || pos_ >= bytes_.size(); }
+
+  uint64_t number() { return number_until(' '); }
+
+  std::string text() {
+    const uint64_t size = number_until(':');
+    if (!ok_ || size > bytes_.size() - pos_) return fail_text();
+    pos_ += size;
+    return bytes_.substr(pos_ - size, size);
+  }
+
+  // A count of items that each take at least 2 bytes: bounded by what is left, so a bad count
+  // cannot ask for a huge allocation.
+  uint64_t count() {
+    const uint64_t n = number();
+    if (n > (bytes_.size() - pos_) / 2) ok_ = false;
+    return ok_ ? n : 0;
+  }
+
+ private:
+  uint64_t number_until(char end) {
+    uint64_t value = 0;
+    const char* first = bytes_.data() + pos_;
+    const char* last = bytes_.data() + bytes_.size();
+    const auto [stop, error] = std::from_chars(first, last, value);
+    if (!ok_ || error != std::errc() || stop == last || *stop != end) {
+      ok_ = false;
+      return 0;
+    }
+    pos_ = static_cast<size_t>(stop - bytes_.data()) + 1;
+    return value;
+  }
+
+  std::string fail_text() {
+    ok_ = false;
+    return {};
+  }
+
+  const std::string& bytes_;
+  size_t pos_ = 0;
+  bool ok_ = true;
+};
+
+// Decodes one rank's sites; false on bytes encode_sites did not write.
+bool decode_sites(const std::string& bytes, std::vector<SiteRecord>* out) {
+  Decoder in(bytes);
+  while (!in.done()) {
+    SiteRecord r;
+    r.mpi_function = in.text();
+    r.communicator = in.text();
+    r.occurrences = in.number();
+    r.sum_length = in.number();
+    r.max_length = in.number();
+    for (uint64_t n = in.count(); n > 0 && in.ok(); --n) {
+      PeerCount p;
+      p.peer = static_cast<int>(in.number());
+      p.times_top = in.number();
+      p.max_queued = in.number();
+      r.peers.push_back(p);
+    }
+    for (uint64_t n = in.count(); n > 0 && in.ok(); --n) {
+      Frame f;
+      f.function = in.text();
+      f.file = in.text();
+      f.line = static_cast<int>(in.number());
+      f.module = in.text();
+      r.stack.push_back(std::move(f));
+    }
+    if (in.ok()) out->push_back(std::move(r));
+  }
+  return in.ok();
+}
+
+// Adds one rank's sites to the merge, keyed by MPI function and stack (module by file name, so
+// ranks that run the same program from different paths merge).
+void merge_rank(std::vector<SiteRecord>& sites, int rank, std::map<std::string, Merged>* by_stack) {
+  for (SiteRecord& s : sites) {
+    std::string key = s.mpi_function + "\n";
+    for (const Frame& f : s.stack) {
+      key += f.function + "|" + f.file + ":" + std::to_string(f.line) + "|";
+      key += base_name(f.module);
+      key += "\n";
+    }
+    Merged& m = (*by_stack)[key];
+    if (m.stack.empty()) {
+      m.stack = std::move(s.stack);
+      m.mpi_fn = s.mpi_function;
+    }
+    m.occurrences += s.occurrences;
+    m.sum += s.sum_length;
+    m.max = std::max(m.max, s.max_length);
+    m.ranks.insert(rank);
+    m.comms.insert(s.communicator);
+    for (const PeerCount& p : s.peers) {
+      PeerTotals& q = m.peers[{rank, p.peer}];
+      q.times += p.times_top;
+      q.max = std::max(q.max, p.max_queued);
+    }
+  }
+}
+
+// "file.c:line" of the innermost frame with a source line, else "?".
+std::string location(const Merged& m) {
+  for (const Frame& f : m.stack)
+    if (!f.file.empty()) return std::string(base_name(f.file)) + ":" + std::to_string(f.line);
+  return "?";
+}
+
+double mean_length(const Merged& m) {
+  return m.occurrences ? static_cast<double>(m.sum) / m.occurrences : 0.0;
+}
+
+// The site's (rank, peer) counts, most often on top first.
+std::vector<std::pair<std::pair<int, int>, PeerTotals>> sorted_peers(const Merged& m) {
+  std::vector<std::pair<std::pair<int, int>, PeerTotals>> v(m.peers.begin(), m.peers.end());
+  std::stable_sort(v.begin(), v.end(),
+                   [](const auto& a, const auto& b) { return a.second.times > b.second.times; });
+  return v;
+}
+
+// Opens a report file for writing, or says on stderr why not.
+FILE* open_report(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) mpe::config::warn("umq: cannot write " + path + ": " + std::strerror(errno));
+  return f;
+}
+
+// Closes a report file, saying on stderr when a write failed.
+void close_report(FILE* f, const std::string& path) {
+  const bool failed = std::ferror(f) != 0;
+  if (std::fclose(f) != 0 || failed)
+    mpe::config::warn("umq: writing " + path + " failed: " + std::strerror(errno));
+}
+
+void write_text(const std::vector<const Merged*>& sites, const VariableInfo& variable, int nranks) {
+  const std::string path = mpe::config::output_path(".umq.txt");
+  FILE* f = open_report(path);
+  if (!f) return;
+  std::fprintf(f, "libumq report: receives that met a long unexpected-message queue\n");
+  std::fprintf(f, "variable: %s (%s)   threshold: > %" PRIu64 "   ranks: %d   call sites: %zu\n\n",
+               variable.name.c_str(),
+               variable.per_communicator ? "per communicator, per peer" : "process-wide", variable.threshold,
+               nranks, sites.size());
+  int n = 0;
+  for (const Merged* m : sites) {
+    std::fprintf(f, "#%d  %s at %s\n", ++n, m->mpi_fn.c_str(), location(*m).c_str());
+    std::fprintf(f, "    occurrences: %" PRIu64 "   max length: %" PRIu64 "   mean length: %.1f\n",
+                 m->occurrences, m->max, mean_length(*m));
+    std::string ranks;
+    for (int r : m->ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
+    std::fprintf(f, "    ranks: %s\n", ranks.c_str());
+    for (const std::string& c : m->comms) std::fprintf(f, "    communicator: %s\n", c.c_str());
+    const auto peers = sorted_peers(*m);
+    if (peers.empty()) std::fprintf(f, "    top sending peers: unknown (the variable is process-wide)\n");
+    for (const auto& [k, p] : peers)
+      std::fprintf(f,
+                   "    top sending peer: rank %d (in the communicator) queued up to %" PRIu64
+                   " to rank %d, top peer %" PRIu64 " times\n",
+                   k.second, p.max, k.first, p.times);
+    std::fprintf(f, "    stack:\n");
+    for (const Frame& fr : m->stack) std::fprintf(f, "      %s\n", frame_text(fr).c_str());
+    std::fprintf(f, "\n");
+  }
+  close_report(f, path);
+}
+
+void write_json(const std::vector<const Merged*>& sites, const VariableInfo& variable, int nranks) {
+  // Built in place under one guard: a Json made apart and then moved in would need its own.
+  Json report = Json::object();
+  const EmptiedOnExit guard(report);
+  report["tool"] = "umq";
+  report["variable"] = variable.name;
+  report["per_communicator"] = variable.per_communicator;
+  report["threshold"] = variable.threshold;
+  report["ranks"] = nranks;
+  Json& out = report["sites"] = Json::array();
+  for (const Merged* m : sites) {
+    Json& site = out.emplace_back(Json::object());
+    site["mpi_function"] = m->mpi_fn;
+    site["location"] = location(*m);
+    site["occurrences"] = m->occurrences;
+    site["max_length"] = m->max;
+    site["mean_length"] = std::round(mean_length(*m) * 1000) / 1000;  // 3 decimals
+    site["ranks"] = m->ranks;
+    site["communicators"] = m->comms;
+    Json& peers = site["top_peers"] = Json::array();
+    for (const auto& [k, p] : sorted_peers(*m)) {
+      Json& peer = peers.emplace_back(Json::object());
+      peer["rank"] = k.first;
+      peer["peer"] = k.second;
+      peer["times_top"] = p.times;
+      peer["max_queued"] = p.max;
+    }
+    Json& stack = site["stack"] = Json::array();
+    for (const Frame& fr : m->stack) {
+      Json& frame = stack.emplace_back(Json::object());
+      frame["function"] = fr.function;
+      frame["file"] = fr.file;
+      frame["line"] = fr.line;
+      frame["module"] = fr.module;
+    }
+  }
+  // Bytes that are not UTF-8 (a file name, say) become U+FFFD instead of failing the report.
+  const std::string text = report.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  const std::string path = mpe::config::output_path(".umq.json");
+  FILE* f = open_report(path);
+  if (!f) return;
+  std::fputs(text.c_str(), f);
+  close_report(f, path);
+}
+
+}  // namespace
+
+std::string encode_sites(const std::vector<SiteRecord>& sites) {
+  std::string out;
+  for (const SiteRecord& s : sites) {
+    put_text(s.mpi_function, &out);
+    put_text(s.communicator, &out);
+    put_number(s.occurrences, &out);
+    put_number(s.sum_length, &out);
+    put_number(s.max_length, &out);
+    put_number(s.peers.size(), &out);
+    for (const PeerCount& p : s.peers) {
+      put_number(static_cast<uint64_t>(p.peer), &out);
+      put_number(p.times_top, &out);
+      put_number(p.max_queued, &out);
+    }
+    put_number(s.stack.size(), &out);
+    for (const Frame& f : s.stack) {
+      put_text(f.function, &out);
+      put_text(f.file, &out);
+      put_number(static_cast<uint64_t>(f.line), &out);
+      put_text(f.module, &out);
+    }
+  }
+  return out;
+}
+
+void write_report(const std::vector<std::string>& encoded, const VariableInfo& variable) {
+  std::map<std::string, Merged> by_stack;
+  const int nranks = static_cast<int>(encoded.size());
+  for (int r = 0; r < nranks; ++r) {
+    std::vector<SiteRecord> sites;
+    if (!decode_sites(encoded[static_cast<size_t>(r)], &sites)) {
+      mpe::config::warn("umq: rank " + std::to_string(r) +
+                        "'s call sites are unreadable; they are left out of the report");
+      continue;
+    }
+    merge_rank(sites, r, &by_stack);
+  }
+  std::vector<const Merged*> sites;
+  for (const auto& [key, m] : by_stack) sites.push_back(&m);
+  std::stable_sort(sites.begin(), sites.end(), [](const Merged* a, const Merged* b) {
+    return a->occurrences != b->occurrences ? a->occurrences > b->occurrences : a->max > b->max;
+  });
+  write_text(sites, variable, nranks);
+  write_json(sites, variable, nranks);
+}
+
+}  // namespace mpe::libumq

@@ -1,0 +1,105 @@
+// `mpe merge --recover`: spill files -> one logfile, laid out by the merge planner.
+#include "mpe/recover.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include "mpe/log_layout.h"
+#include "mpe/part_file.h"
+
+namespace mpe::log {
+
+namespace {
+
+// The run's definitions from what the parts hold: rank 0's base, every rank's meta (defaults for
+// missing ones), the union of the user categories.
+Definitions recovered_definitions(Definitions defs, const std::map<uint32_t, PartFile>& by_rank, uint32_t world,
+                                  RecoverReport* report) {
+  defs.world_size = world;
+  defs.recovered = true;
+  defs.ranks.assign(world, RankMeta{});
+  for (uint32_t r = 0; r < world; ++r) {
+    RankMeta& m = defs.ranks[r];
+    auto it = by_rank.find(r);
+    if (it != by_rank.end() && it->second.has_meta) m = it->second.meta;
+    m.rank = r;
+    m.world_size = world;
+    if (it == by_rank.end()) {
+      m.ticks_per_second = defs.ticks_per_second;
+      report->notes.push_back("rank " + std::to_string(r) + ": no spill file");
+    } else if (!it->second.has_meta) {
+      m.ticks_per_second = it->second.header.ticks_per_second;
+    }
+  }
+  merge_user_categories(&defs);
+  return defs;
+}
+
+// Places and copies every rank's chunks, then writes the tail and the header.
+Status write_recovered(const std::map<uint32_t, PartFile>& by_rank, const Definitions& defs, int out_fd,
+                       RecoverReport* report) {
+  std::vector<IndexEntry> index;
+  std::string buffer;
+  uint64_t before = 0;
+  for (const auto& [r, p] : by_rank) {
+    const RankPlacement placed = place_rank(p.chunks, before);
+    const int fd = ::open(p.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status(StatusCode::kIoError, p.path + ": cannot open: " + std::strerror(errno));
+    const Status s = copy_chunks(fd, placed, out_fd, &buffer);
+    ::close(fd);
+    if (!s.ok()) return Status(s.code(), p.path + ": " + s.message());
+    for (const auto& c : placed.chunks) report->records += c.header.nrecords;
+    report->chunks += placed.chunks.size();
+    index.insert(index.end(), placed.index.begin(), placed.index.end());
+    before += placed.bytes;
+  }
+  return write_tail_and_header(out_fd, defs, index, before).status();
+}
+
+}  // namespace
+
+Status recover(const std::vector<std::string>& parts, const std::string& out, RecoverReport* report) {
+  std::map<uint32_t, PartFile> by_rank;
+  uint32_t world = 0;
+  Definitions base;
+  bool have_base = false;
+  for (const auto& path : parts) {
+    auto p = read_part(path);
+    if (!p.ok()) {
+      report->notes.push_back(p.status().to_string());
+      continue;
+    }
+    if (!p->tail.ok()) report->notes.push_back(path + ": kept the chunks before: " + p->tail.to_string());
+    if (!p->has_meta) report->notes.push_back(path + ": no rank definitions survived; using defaults");
+    if (p->has_base && (!have_base || p->header.rank == 0)) {
+      base = p->base;
+      have_base = true;
+    }
+    world = std::max(world, p->header.size);
+    const uint32_t r = p->header.rank;
+    if (by_rank.count(r)) {
+      report->notes.push_back(path + ": a second file for rank " + std::to_string(r) + "; ignored");
+      continue;
+    }
+    by_rank.emplace(r, std::move(p.value()));
+  }
+  if (by_rank.empty()) return Status(StatusCode::kInvalidArgument, "no readable spill files");
+  if (!have_base) return Status(StatusCode::kCorrupt, "no spill file holds the run's definitions");
+  report->ranks = static_cast<int>(by_rank.size());
+  report->ranks_missing = static_cast<int>(world - by_rank.size());
+  const Definitions defs = recovered_definitions(std::move(base), by_rank, world, report);
+
+  const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status(StatusCode::kIoError, out + ": cannot create: " + std::strerror(errno));
+  Status s = write_recovered(by_rank, defs, fd, report);
+  if (::close(fd) != 0 && s.ok()) s = Status(StatusCode::kIoError, out + ": close failed: " + std::strerror(errno));
+  if (!s.ok()) ::unlink(out.c_str());  // no partial file that could pass for a logfile
+  return s;
+}
+
+}  // namespace mpe::log

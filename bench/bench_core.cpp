@@ -46,12 +46,13 @@ int main(int argc, char** argv) {
     constexpr int kIters = 200000;
     iprobe_ns(PMPI_Iprobe, kIters);  // warm up
     iprobe_ns(MPI_Iprobe, kIters);
-    const Paired p = paired(rounds, [] { return iprobe_ns(PMPI_Iprobe, kIters); },
-                            [] { return iprobe_ns(MPI_Iprobe, kIters); });
+    const Paired p = paired(
+        rounds, [] { return iprobe_ns(PMPI_Iprobe, kIters); }, [] { return iprobe_ns(MPI_Iprobe, kIters); });
     PMPI_Send(nullptr, 0, MPI_BYTE, 1, 2, MPI_COMM_WORLD);  // release rank 1
-    std::printf("MPI_Iprobe (empty queue): plain %.1f ns, core + do-nothing tool %.1f ns, "
-                "added %.1f ns per call (medians of %d paired rounds of %d calls, thread CPU time)\n",
-                p.baseline, p.candidate, p.added, rounds, kIters);
+    std::printf(
+        "MPI_Iprobe (empty queue): plain %.1f ns, core + do-nothing tool %.1f ns, "
+        "added %.1f ns per call (medians of %d paired rounds of %d calls, thread CPU time)\n",
+        p.baseline, p.candidate, p.added, rounds, kIters);
   } else {
     // Idle without busy-polling, so the other core stays free for rank 0's loops.
     int flag = 0;
@@ -62,12 +63,14 @@ int main(int argc, char** argv) {
     PMPI_Recv(nullptr, 0, MPI_BYTE, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }
   constexpr int kTrips = 20000;
-  const Paired p = paired(rounds, [&] { return half_round_trip_ns(PMPI_Send, PMPI_Recv, rank, kTrips); },
-                          [&] { return half_round_trip_ns(MPI_Send, MPI_Recv, rank, kTrips); });
+  const Paired p = paired(
+      rounds, [&] { return half_round_trip_ns(PMPI_Send, PMPI_Recv, rank, kTrips); },
+      [&] { return half_round_trip_ns(MPI_Send, MPI_Recv, rank, kTrips); });
   if (rank == 0)
-    std::printf("8-byte ping-pong half round trip: plain %.1f ns, core + do-nothing tool %.1f ns, "
-                "added %.1f ns (medians of %d paired rounds of %d round trips)\n",
-                p.baseline, p.candidate, p.added, rounds, kTrips);
+    std::printf(
+        "8-byte ping-pong half round trip: plain %.1f ns, core + do-nothing tool %.1f ns, "
+        "added %.1f ns (medians of %d paired rounds of %d round trips)\n",
+        p.baseline, p.candidate, p.added, rounds, kTrips);
   MPI_Finalize();
   return 0;
 }

@@ -44,8 +44,8 @@ int main(int argc, char** argv) {
     if (rank == 0) {
       iprobe_ns(PMPI_Iprobe, kIters);  // warm up both paths
       iprobe_ns(MPI_Iprobe, kIters);
-      const Paired p = paired(reps, [] { return iprobe_ns(PMPI_Iprobe, kIters); },
-                              [] { return iprobe_ns(MPI_Iprobe, kIters); });
+      const Paired p = paired(
+          reps, [] { return iprobe_ns(PMPI_Iprobe, kIters); }, [] { return iprobe_ns(MPI_Iprobe, kIters); });
       const double clock_ns = median_of(reps, [] { return two_clock_reads_ns(kIters); });
       std::printf(
           "MPI_Iprobe (empty queue): no tool %.1f ns, liblog %.1f ns, added %.1f ns per logged call, "

@@ -20,14 +20,15 @@ int main(int argc, char** argv) {
   constexpr int kIters = 200000;
   iprobe_ns(PMPI_Iprobe, kIters);  // warm up both paths (and the tool's thread table)
   iprobe_ns(MPI_Iprobe, kIters);
-  const Paired p = paired(reps, [] { return iprobe_ns(PMPI_Iprobe, kIters); },
-                          [] { return iprobe_ns(MPI_Iprobe, kIters); });
+  const Paired p = paired(
+      reps, [] { return iprobe_ns(PMPI_Iprobe, kIters); }, [] { return iprobe_ns(MPI_Iprobe, kIters); });
   const double clock_ns = median_of(reps, [] { return two_clock_reads_ns(kIters); });
   if (rank == 0)
-    std::printf("MPI_Iprobe (empty queue): no tool %.1f ns, libmpetime %.1f ns, "
-                "added %.1f ns per call, of which the two clock reads take %.1f ns "
-                "(medians of %d paired runs of %d calls)\n",
-                p.baseline, p.candidate, p.added, clock_ns, reps, kIters);
+    std::printf(
+        "MPI_Iprobe (empty queue): no tool %.1f ns, libmpetime %.1f ns, "
+        "added %.1f ns per call, of which the two clock reads take %.1f ns "
+        "(medians of %d paired runs of %d calls)\n",
+        p.baseline, p.candidate, p.added, clock_ns, reps, kIters);
   MPI_Finalize();
   return 0;
 }

@@ -39,14 +39,15 @@ bool open_variable(MPI_T_pvar_session* session, MPI_T_pvar_handle* handle, char*
       int nl = sizeof name, dl = sizeof desc, verb, cls, bind, ro, cont, atom;
       MPI_Datatype type;
       MPI_T_enum et;
-      if (PMPI_T_pvar_get_info(i, name, &nl, &verb, &cls, &type, &et, desc, &dl, &bind, &ro, &cont, &atom) != MPI_SUCCESS ||
+      if (PMPI_T_pvar_get_info(i, name, &nl, &verb, &cls, &type, &et, desc, &dl, &bind, &ro, &cont, &atom) !=
+              MPI_SUCCESS ||
           std::strcmp(name, want) != 0)
         continue;
       MPI_Comm world = MPI_COMM_WORLD;
       int count = 0;
       if (PMPI_T_pvar_session_create(session) != MPI_SUCCESS) return false;
-      if (PMPI_T_pvar_handle_alloc(*session, i, bind == MPI_T_BIND_MPI_COMM ? &world : nullptr, handle, &count) !=
-          MPI_SUCCESS)
+      if (PMPI_T_pvar_handle_alloc(*session, i, bind == MPI_T_BIND_MPI_COMM ? &world : nullptr, handle,
+                                   &count) != MPI_SUCCESS)
         return false;
       if (!cont) PMPI_T_pvar_start(*session, *handle);
       std::snprintf(name_out, 256, "%s", name);
@@ -83,28 +84,34 @@ int main(int argc, char** argv) {
     std::vector<double> tool, plain, read;
     int flag;
     for (int r = 0; r < reps; ++r) {
-      tool.push_back(ns_per([&] { MPI_Iprobe(MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE); }, iters));
-      plain.push_back(ns_per([&] { PMPI_Iprobe(MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE); }, iters));
+      tool.push_back(
+          ns_per([&] { MPI_Iprobe(MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE); }, iters));
+      plain.push_back(
+          ns_per([&] { PMPI_Iprobe(MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE); }, iters));
       read.push_back(ns_per([&] { PMPI_T_pvar_read(session, handle, buf); }, iters));
     }
     std::vector<double> added;
     for (int r = 0; r < reps; ++r) added.push_back(tool[r] - plain[r]);
     const double a = median(added), rd = median(read);
-    std::printf("bench_umq (a) variable %s: MPI_Iprobe with libumq %.1f ns, PMPI_Iprobe %.1f ns, added %.1f ns; "
-                "pvar read alone %.1f ns; target added <= read + 20 ns: %s\n",
-                name, median(tool), median(plain), a, rd, a <= rd + 20 ? "met" : "NOT met");
+    std::printf(
+        "bench_umq (a) variable %s: MPI_Iprobe with libumq %.1f ns, PMPI_Iprobe %.1f ns, added %.1f ns; "
+        "pvar read alone %.1f ns; target added <= read + 20 ns: %s\n",
+        name, median(tool), median(plain), a, rd, a <= rd + 20 ? "met" : "NOT met");
     PMPI_T_pvar_handle_free(session, &handle);
     PMPI_T_pvar_session_free(&session);
   } else {
-    std::printf("bench_umq (a) skipped: this MPI exports no unexpected-queue variable "
-                "(use the pvar-enabled MPICH or Open MPI)\n");
+    std::printf(
+        "bench_umq (a) skipped: this MPI exports no unexpected-queue variable "
+        "(use the pvar-enabled MPICH or Open MPI)\n");
   }
   PMPI_T_finalize();
 
   std::vector<double> cap;
-  for (int r = 0; r < reps; ++r) cap.push_back(ns_per([] { capture_at(20); }, 20000));  // includes 20 trivial calls
-  std::printf("bench_umq (b) unw_backtrace of %d frames: %.1f ns per stack (median of %d); target <= 1000 ns: %s\n",
-              g_depth, median(cap), reps, median(cap) <= 1000 ? "met" : "NOT met");
+  for (int r = 0; r < reps; ++r)
+    cap.push_back(ns_per([] { capture_at(20); }, 20000));  // includes 20 trivial calls
+  std::printf(
+      "bench_umq (b) unw_backtrace of %d frames: %.1f ns per stack (median of %d); target <= 1000 ns: %s\n",
+      g_depth, median(cap), reps, median(cap) <= 1000 ? "met" : "NOT met");
   MPI_Finalize();
   return 0;
 }

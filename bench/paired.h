@@ -24,7 +24,8 @@ inline double cpu_ns() {
 
 // Wall-clock time in ns, for waits that involve another process.
 inline double wall_ns() {
-  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 // ns per call of f over `iterations` calls, timed with `clock`.

@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "mpe/bytes.h"
-#include "mpe/config.h"
 #include "mpe/collective.h"
 #include "mpe/completion.h"
+#include "mpe/config.h"
 #include "mpe/core.h"
 #include "mpe/request_table.h"
 #include "profile.h"
@@ -44,7 +44,7 @@ struct Stat {
   uint64_t calls, incl, excl, min, max, sent, recv;
 };
 
-constexpr int kSnapMax = 1024;   // requests per Wait/Test call whose kind is remembered
+constexpr int kSnapMax = 1024;  // requests per Wait/Test call whose kind is remembered
 
 // What a followed request will move when it completes (or, for a persistent send, at each Start).
 enum class Tracked : uint8_t { kNone = 0, kRecv, kPersistentRecv, kPersistentSend };
@@ -73,9 +73,9 @@ int g_nthreads = 0;
 __thread Table* t_table __attribute__((tls_model("initial-exec")));
 
 std::atomic<bool> g_paused{false};
-std::atomic<uint64_t> g_run_start{0};    // ticks when the measured span began (init or reset)
-std::atomic<uint64_t> g_pause_start{0};  // ticks when the current pause began
-std::atomic<uint64_t> g_paused_ticks{0}; // total ticks spent paused since g_run_start
+std::atomic<uint64_t> g_run_start{0};     // ticks when the measured span began (init or reset)
+std::atomic<uint64_t> g_pause_start{0};   // ticks when the current pause began
+std::atomic<uint64_t> g_paused_ticks{0};  // total ticks spent paused since g_run_start
 
 Table* new_table() noexcept {
   auto* t = new (std::nothrow) Table{};
@@ -92,12 +92,14 @@ Table* new_table() noexcept {
 void follow(Table* t, MPI_Request r, const TrackedRequest& what) noexcept {
   static std::atomic<bool> said{false};
   if (!t->requests.put(r, what) && !said.exchange(true))
-    mpe::config::warn("libmpetime: out of memory for the request table; some received bytes are not counted", false);
+    mpe::config::warn("libmpetime: out of memory for the request table; some received bytes are not counted",
+                      false);
 }
 
 // Bytes of request completions: the status of each completed request that was a receive.
 void completed_bytes(const Call& c, Stat& st, Table* t) noexcept {
-  if (c.depth != 0 || !c.has(role::requests) || !c.requests) return;  // the snapshot is taken for application calls only
+  if (c.depth != 0 || !c.has(role::requests) || !c.requests)
+    return;  // the snapshot is taken for application calls only
   const int n = c.nreq() < kSnapMax ? c.nreq() : kSnapMax;
   auto one = [&](int i, const MPI_Status* s) {
     if (i < 0 || i >= n) return;
@@ -155,7 +157,8 @@ __attribute__((noinline)) void count_bytes(const Call& c, Stat& st, Table* t) no
     case CallClass::kStart:
       if (c.requests)
         for (int i = 0; i < c.nreq(); ++i)
-          if (const TrackedRequest* p = c.requests[i] == MPI_REQUEST_NULL ? nullptr : t->requests.find(c.requests[i]))
+          if (const TrackedRequest* p =
+                  c.requests[i] == MPI_REQUEST_NULL ? nullptr : t->requests.find(c.requests[i]))
             if (p->kind == Tracked::kPersistentSend) sent += static_cast<int64_t>(p->bytes);
       break;
     case CallClass::kRecv:
@@ -166,13 +169,21 @@ __attribute__((noinline)) void count_bytes(const Call& c, Stat& st, Table* t) no
       sent = mpe::send_bytes(c);
       if (blocking) recv = mpe::status_bytes(c.status);
       break;
-    case CallClass::kWait: case CallClass::kWaitall: case CallClass::kWaitany: case CallClass::kWaitsome:
-    case CallClass::kTest: case CallClass::kTestall: case CallClass::kTestany: case CallClass::kTestsome:
+    case CallClass::kWait:
+    case CallClass::kWaitall:
+    case CallClass::kWaitany:
+    case CallClass::kWaitsome:
+    case CallClass::kTest:
+    case CallClass::kTestall:
+    case CallClass::kTestany:
+    case CallClass::kTestsome:
       completed_bytes(c, st, t);
       return;
     case CallClass::kRma:
-      if (c.has(role::sendtype)) sent = (c.has(role::sendcount) ? c.sendcount : 1) * mpe::type_size(c.sendtype);
-      if (c.has(role::recvtype)) recv = (c.has(role::recvcount) ? c.recvcount : 1) * mpe::type_size(c.recvtype);
+      if (c.has(role::sendtype))
+        sent = (c.has(role::sendcount) ? c.sendcount : 1) * mpe::type_size(c.sendtype);
+      if (c.has(role::recvtype))
+        recv = (c.has(role::recvcount) ? c.recvcount : 1) * mpe::type_size(c.recvtype);
       break;
     case CallClass::kFileRead:
       if (blocking) recv = mpe::status_bytes(c.status);
@@ -190,11 +201,23 @@ __attribute__((noinline)) void count_bytes(const Call& c, Stat& st, Table* t) no
 // Classes whose calls move data or complete requests, indexed by CallClass.
 constexpr bool moves_bytes(CallClass c) {
   switch (c) {
-    case CallClass::kOther: case CallClass::kInit: case CallClass::kFinalize: case CallClass::kPcontrol:
-    case CallClass::kProbe: case CallClass::kMprobe: case CallClass::kRequestGetStatus:
-    case CallClass::kCancel: case CallClass::kRequestFree: case CallClass::kPready: case CallClass::kParrived:
-    case CallClass::kBarrier: case CallClass::kCommCreate: case CallClass::kCommFree: case CallClass::kWinSync:
-    case CallClass::kFileOpen: case CallClass::kFileClose:
+    case CallClass::kOther:
+    case CallClass::kInit:
+    case CallClass::kFinalize:
+    case CallClass::kPcontrol:
+    case CallClass::kProbe:
+    case CallClass::kMprobe:
+    case CallClass::kRequestGetStatus:
+    case CallClass::kCancel:
+    case CallClass::kRequestFree:
+    case CallClass::kPready:
+    case CallClass::kParrived:
+    case CallClass::kBarrier:
+    case CallClass::kCommCreate:
+    case CallClass::kCommFree:
+    case CallClass::kWinSync:
+    case CallClass::kFileOpen:
+    case CallClass::kFileClose:
       return false;
     default:
       return true;
@@ -214,7 +237,8 @@ void reset_all() noexcept {
   for (Table* t = g_tables; t; t = t->next) std::memset(t->stats, 0, sizeof t->stats);
   g_run_start.store(mpe_clock_now(), std::memory_order_relaxed);
   g_paused_ticks.store(0, std::memory_order_relaxed);
-  if (g_paused.load(std::memory_order_relaxed)) g_pause_start.store(mpe_clock_now(), std::memory_order_relaxed);
+  if (g_paused.load(std::memory_order_relaxed))
+    g_pause_start.store(mpe_clock_now(), std::memory_order_relaxed);
 }
 
 // MPI_Pcontrol: 0 pauses, 1 resumes, 2 resets the counters; other levels are ignored.
@@ -222,7 +246,8 @@ void pcontrol(int level) noexcept {
   if (level == 0 && !g_paused.exchange(true)) {
     g_pause_start.store(mpe_clock_now(), std::memory_order_relaxed);
   } else if (level == 1 && g_paused.exchange(false)) {
-    g_paused_ticks.fetch_add(mpe_clock_now() - g_pause_start.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    g_paused_ticks.fetch_add(mpe_clock_now() - g_pause_start.load(std::memory_order_relaxed),
+                             std::memory_order_relaxed);
   } else if (level == 2) {
     reset_all();
   }
@@ -243,7 +268,8 @@ void on_leave(Call& call) noexcept {
   const bool is_pcontrol = call.cls == CallClass::kPcontrol;
   if (__builtin_expect(is_pcontrol, 0)) pcontrol(call.has(role::level) ? call.level : -1);
   // The run starts when MPI_Init(_thread) is entered, so the init time is part of it.
-  if (__builtin_expect(call.cls == CallClass::kInit, 0)) g_run_start.store(call.t_enter, std::memory_order_relaxed);
+  if (__builtin_expect(call.cls == CallClass::kInit, 0))
+    g_run_start.store(call.t_enter, std::memory_order_relaxed);
   if (g_paused.load(std::memory_order_relaxed) && !is_pcontrol) return;
   Table* t = t_table;
   if (__builtin_expect(t == nullptr, 0) && (t = new_table()) == nullptr) return;
@@ -261,7 +287,6 @@ void on_leave(Call& call) noexcept {
   if (kMovesBytes.v[static_cast<int>(call.cls)]) count_bytes(call, s, t);
 }
 
-
 std::string command_line() {
   std::ifstream f("/proc/self/cmdline", std::ios::binary);
   std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -274,7 +299,9 @@ std::string command_line() {
 // This process's profile: every thread's table summed, ticks turned into nanoseconds.
 mpe::time::RankProfile collect(uint64_t end, int rank, int size) {
   const double ns_per_tick = 1e9 / mpe_clock_ticks_per_second();
-  auto ns = [&](uint64_t ticks) { return static_cast<uint64_t>(std::llround(static_cast<double>(ticks) * ns_per_tick)); };
+  auto ns = [&](uint64_t ticks) {
+    return static_cast<uint64_t>(std::llround(static_cast<double>(ticks) * ns_per_tick));
+  };
   mpe::time::RankProfile p;
   p.rank = rank;
   p.size = size;
@@ -384,7 +411,8 @@ void finalize() {
     files += blob[0] == '1';
     auto profile = mpe::time::parse(blob.substr(1));
     if (!profile.ok()) {
-      mpe::config::warn("libmpetime: rank " + std::to_string(i) + " sent a bad profile: " + profile.status().message());
+      mpe::config::warn("libmpetime: rank " + std::to_string(i) +
+                        " sent a bad profile: " + profile.status().message());
       return;
     }
     profiles.push_back(std::move(profile.value()));
@@ -394,7 +422,8 @@ void finalize() {
     return;
   }
   const std::string txt = base + ".txt", json = base + ".json";
-  const bool ok = write_file(txt, mpe::time::text_report(profiles)) && write_file(json, mpe::time::json_report(profiles));
+  const bool ok =
+      write_file(txt, mpe::time::text_report(profiles)) && write_file(json, mpe::time::json_report(profiles));
   if (!ok) {
     mpe::config::warn("libmpetime: cannot write the report " + txt + ": " + std::strerror(errno));
     return;
@@ -419,7 +448,8 @@ const mpe::Tool kTool = {
     "time", mpe::kNeedsTime | mpe::kNeedsStatus, on_enter, on_leave, nullptr, before_finalize, kEnterClasses};
 
 __attribute__((constructor)) void register_time_tool() {
-  if (mpe_core_register_tool(&kTool) != 0) mpe::config::warn("libmpetime: too many tools loaded; time is off");
+  if (mpe_core_register_tool(&kTool) != 0)
+    mpe::config::warn("libmpetime: too many tools loaded; time is off");
 }
 
 }  // namespace

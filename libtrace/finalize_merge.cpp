@@ -50,7 +50,8 @@ Status complete_file(int fd, const log::Definitions& base, const std::vector<std
   for (size_t r = 0; r < parts.size(); ++r) {
     const std::string& p = parts[r];
     uint64_t n = 0;
-    if (p.size() < sizeof n) return Status(StatusCode::kCorrupt, "rank " + std::to_string(r) + " sent no index");
+    if (p.size() < sizeof n)
+      return Status(StatusCode::kCorrupt, "rank " + std::to_string(r) + " sent no index");
     std::memcpy(&n, p.data(), sizeof n);
     if (n % sizeof(log::IndexEntry) != 0 || n > p.size() - sizeof n)
       return Status(StatusCode::kCorrupt, "rank " + std::to_string(r) + " sent a damaged index");
@@ -115,10 +116,12 @@ StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const log::Defin
   int created = g_rank == 0 ? (fd >= 0) : 0;
   PMPI_Bcast(&created, 1, MPI_INT, 0, g_comm);
   if (!created)
-    return Status(StatusCode::kIoError, "cannot create " + out + (g_rank == 0 ? std::string(": ") + std::strerror(why_errno) : ""));
+    return Status(StatusCode::kIoError,
+                  "cannot create " + out + (g_rank == 0 ? std::string(": ") + std::strerror(why_errno) : ""));
   if (g_rank != 0) {
     fd = ::open(out.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) fail("cannot open the logfile rank 0 created (is the directory shared by every node?)", nullptr, errno);
+    if (fd < 0)
+      fail("cannot open the logfile rank 0 created (is the directory shared by every node?)", nullptr, errno);
   }
   if (ok) {
     try {
@@ -160,8 +163,10 @@ StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const log::Defin
   if (g_rank == 0) ::unlink(out.c_str());  // no partial file that could pass for a logfile
   if (!why) return Status(StatusCode::kIoError, kAnotherRankFailed);
   std::string message = why;
-  if (!detail.ok()) message += ": " + detail.to_string();
-  else if (why_errno) message += std::string(": ") + std::strerror(why_errno);
+  if (!detail.ok())
+    message += ": " + detail.to_string();
+  else if (why_errno)
+    message += std::string(": ") + std::strerror(why_errno);
   return Status(detail.ok() ? StatusCode::kIoError : detail.code(), message);
 }
 

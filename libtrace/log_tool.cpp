@@ -50,7 +50,7 @@ std::string final_path() {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (!g_finish_name.empty())
     return g_finish_name.ends_with(".mpelog") && g_finish_name.size() > 7 ? g_finish_name
-                                                                           : g_finish_name + ".mpelog";
+                                                                          : g_finish_name + ".mpelog";
   const std::string dir = config::env_string("MPE_LOG_DIR", ".");
   return dir + "/" + config::output_prefix() + ".mpelog";
 }
@@ -124,7 +124,8 @@ void finish_log() {
   if (g_rank == 0 && drop_mpelog) ::unlink(out.c_str());
   if (ok && g_rank == 0 && !drop_mpelog)
     std::fprintf(stderr, "mpe-tools: liblog wrote %s (%llu records, %llu bytes)\n", out.c_str(),
-                 static_cast<unsigned long long>(merged->records), static_cast<unsigned long long>(merged->bytes));
+                 static_cast<unsigned long long>(merged->records),
+                 static_cast<unsigned long long>(merged->bytes));
   // Each rank whose own step failed says why; rank 0 speaks for the run.
   if (!ok && (g_rank == 0 || merged.status().message() != kAnotherRankFailed))
     config::warn("liblog: rank " + std::to_string(g_rank) + ": the merge into " + out + " failed (" +
@@ -138,8 +139,8 @@ void before_finalize() noexcept {
   ThreadLog* me = thread_log();
   const uint64_t entered = g_finalize_enter.load(std::memory_order_relaxed);
   if (me && g_logging.load() && entered)
-    put(me, log::make_record(log::RecordKind::kState, entered, static_cast<uint16_t>(Fn::MPI_Finalize), 0, 0, 0,
-                             mpe_clock_now() - entered));
+    put(me, log::make_record(log::RecordKind::kState, entered, static_cast<uint16_t>(Fn::MPI_Finalize), 0, 0,
+                             0, mpe_clock_now() - entered));
   sync_clocks(true);
   g_active.store(false);
   if (config::env_bool("MPE_LOG_SIGNALS", true)) remove_signal_flush();
@@ -154,7 +155,8 @@ void before_finalize() noexcept {
   if (g_comm != MPI_COMM_NULL) PMPI_Comm_free(&g_comm);
 }
 
-const Tool kTool = {"log", kNeedsTime | kNeedsStatus, on_enter, on_leave, after_init, before_finalize, kEnterClasses};
+const Tool kTool = {"log",      kNeedsTime | kNeedsStatus, on_enter,     on_leave,
+                    after_init, before_finalize,           kEnterClasses};
 
 __attribute__((constructor)) void register_log_tool() {
   if (mpe_core_register_tool(&kTool) != 0) config::warn("liblog: too many tools loaded; logging is off");

@@ -253,13 +253,15 @@ MPE_EXPORT int mpe_log_get_event_number_() { return MPE_Log_get_event_number(); 
 MPE_EXPORT void mpe_describe_state_(int* start, int* end, const char* name, const char* color, int* ierr,
                                     int name_len, int color_len) {
   *ierr = guarded([&] {
-    return MPE_Describe_state(*start, *end, fstring(name, name_len).c_str(), fstring(color, color_len).c_str());
+    return MPE_Describe_state(*start, *end, fstring(name, name_len).c_str(),
+                              fstring(color, color_len).c_str());
   });
 }
 MPE_EXPORT void mpe_describe_event_(int* event, const char* name, const char* color, int* ierr, int name_len,
                                     int color_len) {
-  *ierr = guarded(
-      [&] { return MPE_Describe_event(*event, fstring(name, name_len).c_str(), fstring(color, color_len).c_str()); });
+  *ierr = guarded([&] {
+    return MPE_Describe_event(*event, fstring(name, name_len).c_str(), fstring(color, color_len).c_str());
+  });
 }
 MPE_EXPORT void mpe_log_event_(int* event, int* data, const char* text, int* ierr, int text_len) {
   *ierr = guarded([&] {

@@ -46,7 +46,8 @@ std::vector<std::string> gather_to_root(MPI_Comm comm, int rank, int size, const
   }
   PMPI_Gatherv(mine.data(), len, MPI_BYTE, all.data(), lens.data(), displs.data(), MPI_BYTE, 0, comm);
   std::vector<std::string> out;
-  for (size_t r = 0; r < lens.size(); ++r) out.push_back(all.substr(static_cast<size_t>(displs[r]), static_cast<size_t>(lens[r])));
+  for (size_t r = 0; r < lens.size(); ++r)
+    out.push_back(all.substr(static_cast<size_t>(displs[r]), static_cast<size_t>(lens[r])));
   return out;
 }
 
@@ -93,13 +94,15 @@ bool write_otf2(MPI_Comm comm, const std::string& mpelog, const std::string& arc
       fs::remove_all(tmp, ec);
     }
     if (!all_agree(comm, log.ok())) {
-      if (rank == 0) config::warn("liblog: no OTF2 archive: cannot read " + mpelog + ": " + first.to_string());
+      if (rank == 0)
+        config::warn("liblog: no OTF2 archive: cannot read " + mpelog + ": " + first.to_string());
       return false;
     }
     interop::Otf2Export x(*log);
     note(x.create(tmp));
     if (!all_agree(comm, first.ok())) {
-      if (rank == 0) config::warn("liblog: no OTF2 archive: " + (first.ok() ? "another rank failed" : first.to_string()));
+      if (rank == 0)
+        config::warn("liblog: no OTF2 archive: " + (first.ok() ? "another rank failed" : first.to_string()));
       return false;
     }
     note(x.set_collectives(
@@ -119,7 +122,8 @@ bool write_otf2(MPI_Comm comm, const std::string& mpelog, const std::string& arc
     const bool ok = all_agree(comm, first.ok());
     if (rank == 0) {
       std::error_code ec;
-      if (ok && fs::is_directory(archive_dir, ec) && interop::is_otf2(archive_dir)) fs::remove_all(archive_dir, ec);
+      if (ok && fs::is_directory(archive_dir, ec) && interop::is_otf2(archive_dir))
+        fs::remove_all(archive_dir, ec);
       if (ok) fs::rename(tmp, archive_dir, ec);
       if (ok && !ec)
         config::warn("liblog wrote " + archive_dir + "/traces.otf2 (OTF2, " + std::to_string(size) +
@@ -128,8 +132,8 @@ bool write_otf2(MPI_Comm comm, const std::string& mpelog, const std::string& arc
         std::error_code ignored;
         fs::remove_all(tmp, ignored);
         config::warn("liblog: no OTF2 archive: " + (ec ? "cannot rename " + tmp + ": " + ec.message()
-                                                      : first.ok() ? std::string("another rank failed")
-                                                                   : first.to_string()));
+                                                    : first.ok() ? std::string("another rank failed")
+                                                                 : first.to_string()));
       }
       return ok && !ec;
     }

@@ -30,7 +30,8 @@ namespace {
 void lost_request() noexcept {
   static std::atomic<bool> said{false};
   if (!said.exchange(true))
-    config::warn("liblog: out of memory for the request table; some nonblocking messages are not recorded", false);
+    config::warn("liblog: out of memory for the request table; some nonblocking messages are not recorded",
+                 false);
 }
 
 // Follows a persistent request until it is freed.
@@ -48,14 +49,15 @@ uint32_t track_request(ThreadLog* t, const Call& c, RequestInfo info) {
   RequestInfo replaced{};
   if (!t->requests.put(info.req, info, &replaced)) lost_request();
   if (replaced.type == RequestType::kSend)
-    put(t, make_record(RecordKind::kRequestDone, c.t_enter, static_cast<uint16_t>(c.fn), static_cast<int32_t>(replaced.serial),
-                static_cast<int32_t>(log::RequestWhat::kSend), 0, 0));
+    put(t, make_record(RecordKind::kRequestDone, c.t_enter, static_cast<uint16_t>(c.fn),
+                       static_cast<int32_t>(replaced.serial), static_cast<int32_t>(log::RequestWhat::kSend),
+                       0, 0));
   return info.serial;
 }
 
 void put_request_post(ThreadLog* t, const Call& c, uint32_t serial, log::RequestWhat what) {
-  put(t, make_record(RecordKind::kRequestPost, c.t_enter, static_cast<uint16_t>(c.fn), static_cast<int32_t>(serial),
-              static_cast<int32_t>(what), 0, 0));
+  put(t, make_record(RecordKind::kRequestPost, c.t_enter, static_cast<uint16_t>(c.fn),
+                     static_cast<int32_t>(serial), static_cast<int32_t>(what), 0, 0));
 }
 
 // True when st says its request was cancelled.
@@ -69,7 +71,8 @@ bool cancelled(const MPI_Status* st) {
 void put_received(ThreadLog* t, uint64_t time, uint16_t cat, uint32_t comm, const MPI_Status* st) {
   if (st == nullptr || st == MPI_STATUS_IGNORE || st->MPI_SOURCE == MPI_PROC_NULL || st->MPI_SOURCE < 0)
     return;
-  put(t, make_record(RecordKind::kRecv, time, cat, st->MPI_SOURCE, st->MPI_TAG, comm, static_cast<uint64_t>(mpe::status_bytes(st))));
+  put(t, make_record(RecordKind::kRecv, time, cat, st->MPI_SOURCE, st->MPI_TAG, comm,
+                     static_cast<uint64_t>(mpe::status_bytes(st))));
 }
 
 void put_recv(ThreadLog* t, uint64_t time, uint16_t cat, uint32_t comm, const MPI_Status* st) {
@@ -114,13 +117,14 @@ void completions(ThreadLog* t, const Call& c) {
   auto one = [&](int i, const MPI_Status* st) {
     if (i < 0 || i >= n) return;
     RequestInfo& info = s[static_cast<size_t>(i)];
-    const bool was_cancelled = info.type != RequestType::kNone && info.type != RequestType::kPersistentSend && cancelled(st);
+    const bool was_cancelled =
+        info.type != RequestType::kNone && info.type != RequestType::kPersistentSend && cancelled(st);
     if (info.type == RequestType::kRecv || info.type == RequestType::kSend) {
-      const auto what = was_cancelled          ? log::RequestWhat::kCancelled
+      const auto what = was_cancelled                     ? log::RequestWhat::kCancelled
                         : info.type == RequestType::kSend ? log::RequestWhat::kSend
-                                             : log::RequestWhat::kRecv;
+                                                          : log::RequestWhat::kRecv;
       put(t, make_record(RecordKind::kRequestDone, c.t_leave, cat, static_cast<int32_t>(info.serial),
-                  static_cast<int32_t>(what), 0, 0));
+                         static_cast<int32_t>(what), 0, 0));
     }
     if ((info.type == RequestType::kRecv || info.type == RequestType::kPersistentRecv) && !was_cancelled)
       put_received(t, c.t_leave, cat, info.comm, st);
@@ -170,8 +174,9 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
     case CallClass::kCommCreate:
       if (ok && c.newcomm && c.mode == Mode::kBlocking)
         register_comm(*c.newcomm, c.t_leave, logging ? t : nullptr,
-                      c.fn != Fn::MPI_Comm_spawn && c.fn != Fn::MPI_Comm_spawn_multiple && c.fn != Fn::MPI_Comm_accept &&
-                          c.fn != Fn::MPI_Comm_connect && c.fn != Fn::MPI_Comm_join);
+                      c.fn != Fn::MPI_Comm_spawn && c.fn != Fn::MPI_Comm_spawn_multiple &&
+                          c.fn != Fn::MPI_Comm_accept && c.fn != Fn::MPI_Comm_connect &&
+                          c.fn != Fn::MPI_Comm_join);
       if (!logging) return;
       break;
     default:
@@ -194,11 +199,13 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
                                 static_cast<uint64_t>(bytes)});
         return;
       }
-      const uint32_t serial =
-          c.mode == Mode::kNonblocking && c.requests
-              ? track_request(t, c, RequestInfo{*c.requests, comm, RequestType::kSend, c.dest, c.sendtag, static_cast<uint64_t>(bytes)})
-              : 0;
-      put(t, make_record(RecordKind::kSend, c.t_enter, cat, c.dest, c.sendtag, comm, static_cast<uint64_t>(bytes)));
+      const uint32_t serial = c.mode == Mode::kNonblocking && c.requests
+                                  ? track_request(t, c,
+                                                  RequestInfo{*c.requests, comm, RequestType::kSend, c.dest,
+                                                              c.sendtag, static_cast<uint64_t>(bytes)})
+                                  : 0;
+      put(t, make_record(RecordKind::kSend, c.t_enter, cat, c.dest, c.sendtag, comm,
+                         static_cast<uint64_t>(bytes)));
       if (serial) put_request_post(t, c, serial, log::RequestWhat::kSend);
       return;
     }
@@ -222,7 +229,8 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
         if (c.mode == Mode::kPersistentInit)
           follow(t, RequestInfo{*c.requests, comm, RequestType::kPersistentRecv, 0, 0, 0});
         else
-          put_request_post(t, c, track_request(t, c, RequestInfo{*c.requests, comm, RequestType::kRecv, 0, 0, 0}),
+          put_request_post(t, c,
+                           track_request(t, c, RequestInfo{*c.requests, comm, RequestType::kRecv, 0, 0, 0}),
                            log::RequestWhat::kRecv);
       }
       return;
@@ -231,11 +239,12 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
       const uint32_t comm = comm_index(c.comm);
       if (c.dest != MPI_PROC_NULL)
         put(t, make_record(RecordKind::kSend, c.t_enter, cat, c.dest, c.sendtag, comm,
-                    static_cast<uint64_t>(mpe::send_bytes(c))));
+                           static_cast<uint64_t>(mpe::send_bytes(c))));
       if (c.mode == Mode::kBlocking)
         put_recv(t, c.t_leave, cat, comm, c.status);
       else if (c.requests && c.source != MPI_PROC_NULL)
-        put_request_post(t, c, track_request(t, c, RequestInfo{*c.requests, comm, RequestType::kRecv, 0, 0, 0}),
+        put_request_post(t, c,
+                         track_request(t, c, RequestInfo{*c.requests, comm, RequestType::kRecv, 0, 0, 0}),
                          log::RequestWhat::kRecv);
       return;
     }
@@ -283,7 +292,7 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
       const mpe::Bytes bytes = mpe::collective_bytes(c);
       const auto received = static_cast<int32_t>(std::min<int64_t>(bytes.recv, INT32_MAX));
       put(t, make_record(RecordKind::kCollective, c.t_enter, cat, root, received, comm_index(c.comm),
-                  static_cast<uint64_t>(bytes.sent)));
+                         static_cast<uint64_t>(bytes.sent)));
       return;
     }
     default:
@@ -301,7 +310,7 @@ void on_leave(Call& c) noexcept {
   const bool logging = g_logging.load(std::memory_order_relaxed);
   if (logging && c.cls != CallClass::kPcontrol)
     put(t, make_record(RecordKind::kState, c.t_enter, static_cast<uint16_t>(c.fn), c.depth, 0, 0,
-                c.t_leave - c.t_enter));
+                       c.t_leave - c.t_enter));
   if (c.cls != CallClass::kOther && c.cls != CallClass::kProbe) on_leave_slow(t, c, logging);
 }
 

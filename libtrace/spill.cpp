@@ -66,11 +66,12 @@ void on_signal(int sig) {
 Status open_spill(const std::string& path, const log::Definitions& base) {
   g_part_path = path;
   g_part_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (g_part_fd < 0) return Status(StatusCode::kIoError, "cannot create " + path + ": " + std::strerror(errno));
+  if (g_part_fd < 0)
+    return Status(StatusCode::kIoError, "cannot create " + path + ": " + std::strerror(errno));
   std::string head = log::build_part_header(static_cast<uint32_t>(g_rank), static_cast<uint32_t>(g_size),
                                             mpe_clock_ticks_per_second());
-  log::encode_blob(log::ChunkKind::kDefinitions, static_cast<uint32_t>(g_rank), log::serialize_definitions(base),
-                   &head);
+  log::encode_blob(log::ChunkKind::kDefinitions, static_cast<uint32_t>(g_rank),
+                   log::serialize_definitions(base), &head);
   g_part_offset.store(0);
   append(head);
   return Status();
@@ -80,12 +81,13 @@ void write_meta_locked() noexcept {
   if (g_part_fd < 0) return;
   try {
     std::string c;
-    log::encode_blob(log::ChunkKind::kRankMeta, static_cast<uint32_t>(g_rank), log::serialize_rank_meta(g_meta),
-                     &c);
+    log::encode_blob(log::ChunkKind::kRankMeta, static_cast<uint32_t>(g_rank),
+                     log::serialize_rank_meta(g_meta), &c);
     append(c);
   } catch (const std::bad_alloc&) {
-    config::warn("liblog: out of memory while saving this rank's definitions; `mpe merge --recover` may miss them",
-                 false);
+    config::warn(
+        "liblog: out of memory while saving this rank's definitions; `mpe merge --recover` may miss them",
+        false);
   }
 }
 
@@ -149,7 +151,8 @@ void close_spill(bool remove) noexcept {
 }
 
 void install_signal_flush() noexcept {
-  g_signal_scratch_size = sizeof(log::ChunkHeader) + static_cast<size_t>(g_buffer_records) * sizeof(log::Record);
+  g_signal_scratch_size =
+      sizeof(log::ChunkHeader) + static_cast<size_t>(g_buffer_records) * sizeof(log::Record);
   g_signal_scratch = static_cast<char*>(std::malloc(g_signal_scratch_size));
   struct sigaction sa {};
   sa.sa_handler = on_signal;

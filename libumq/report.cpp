@@ -248,8 +248,11 @@ void write_text(const std::vector<const Merged*>& sites, const VariableInfo& var
 
 void write_json(const std::vector<const Merged*>& sites, const VariableInfo& variable, int nranks) {
   // Built in place under one guard: a Json made apart and then moved in would need its own.
+  // Objects that hold containers get their room first: an ordered_json object grows by copying
+  // its members, and a failed copy destroys the copies made so far.
   Json report = Json::object();
   const EmptiedOnExit guard(report);
+  report.get_ref<Json::object_t&>().reserve(6);
   report["tool"] = "umq";
   report["variable"] = variable.name;
   report["per_communicator"] = variable.per_communicator;
@@ -258,6 +261,7 @@ void write_json(const std::vector<const Merged*>& sites, const VariableInfo& var
   Json& out = report["sites"] = Json::array();
   for (const Merged* m : sites) {
     Json& site = out.emplace_back(Json::object());
+    site.get_ref<Json::object_t&>().reserve(9);
     site["mpi_function"] = m->mpi_fn;
     site["location"] = location(*m);
     site["occurrences"] = m->occurrences;

@@ -26,158 +26,148 @@
 enum { LOCAL_N = 64 };
 
 /* Shared by the parallel and the serial sweep so both round identically. */
-static double stencil(const double *u, int stride, int i, int j)
-{
-    return 0.25 * (u[(i - 1) * stride + j] + u[(i + 1) * stride + j] +
-                   u[i * stride + j - 1] + u[i * stride + j + 1]);
+static double stencil(const double *u, int stride, int i, int j) {
+  return 0.25 *
+         (u[(i - 1) * stride + j] + u[(i + 1) * stride + j] + u[i * stride + j - 1] + u[i * stride + j + 1]);
 }
 
-static double initial_value(int global_row, int global_col)
-{
-    return (double)((global_row * 7 + global_col * 13) % 17) / 16.0;
+static double initial_value(int global_row, int global_col) {
+  return (double)((global_row * 7 + global_col * 13) % 17) / 16.0;
 }
 
 /* One sweep from `from` to `to` over rows 1..rows and columns 1..cols; returns the largest change. */
-static double sweep(const double *from, double *to, int rows, int cols, int stride)
-{
-    double largest = 0.0;
-    for (int i = 1; i <= rows; i++)
-        for (int j = 1; j <= cols; j++) {
-            double value = stencil(from, stride, i, j);
-            double change = fabs(value - from[i * stride + j]);
-            if (change > largest)
-                largest = change;
-            to[i * stride + j] = value;
-        }
-    return largest;
+static double sweep(const double *from, double *to, int rows, int cols, int stride) {
+  double largest = 0.0;
+  for (int i = 1; i <= rows; i++)
+    for (int j = 1; j <= cols; j++) {
+      double value = stencil(from, stride, i, j);
+      double change = fabs(value - from[i * stride + j]);
+      if (change > largest) largest = change;
+      to[i * stride + j] = value;
+    }
+  return largest;
 }
 
-/* Fills a grid with interior values and fixed boundary values; origin is the global index of interior cell (1,1). */
+/* Fills a grid with interior values and fixed boundary values; origin is the global index of interior cell
+ * (1,1). */
 static void fill_grid(double *u, int rows, int cols, int stride, int origin_row, int origin_col,
-                      int top_is_global_edge)
-{
-    memset(u, 0, sizeof(double) * (size_t)(rows + 2) * (size_t)stride);
-    for (int i = 1; i <= rows; i++)
-        for (int j = 1; j <= cols; j++)
-            u[i * stride + j] = initial_value(origin_row + i - 1, origin_col + j - 1);
-    if (top_is_global_edge)
-        for (int j = 1; j <= cols; j++)
-            u[j] = 1.0;
+                      int top_is_global_edge) {
+  memset(u, 0, sizeof(double) * (size_t)(rows + 2) * (size_t)stride);
+  for (int i = 1; i <= rows; i++)
+    for (int j = 1; j <= cols; j++) u[i * stride + j] = initial_value(origin_row + i - 1, origin_col + j - 1);
+  if (top_is_global_edge)
+    for (int j = 1; j <= cols; j++) u[j] = 1.0;
 }
 
-static double serial_residual(int global_rows, int global_cols, int iterations)
-{
-    int stride = global_cols + 2;
-    size_t cells = (size_t)(global_rows + 2) * (size_t)stride;
-    double *u = malloc(sizeof(double) * cells);
-    double *next = malloc(sizeof(double) * cells);
-    if (!u || !next) {
-        fprintf(stderr, "halo2d: cannot allocate the serial reference grid\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    fill_grid(u, global_rows, global_cols, stride, 0, 0, 1);
-    fill_grid(next, global_rows, global_cols, stride, 0, 0, 1);
-    double residual = 0.0;
-    for (int it = 0; it < iterations; it++) {
-        residual = sweep(u, next, global_rows, global_cols, stride);
-        double *swap = u;
-        u = next;
-        next = swap;
-    }
-    free(u);
-    free(next);
-    return residual;
+static double serial_residual(int global_rows, int global_cols, int iterations) {
+  int stride = global_cols + 2;
+  size_t cells = (size_t)(global_rows + 2) * (size_t)stride;
+  double *u = malloc(sizeof(double) * cells);
+  double *next = malloc(sizeof(double) * cells);
+  if (!u || !next) {
+    fprintf(stderr, "halo2d: cannot allocate the serial reference grid\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  fill_grid(u, global_rows, global_cols, stride, 0, 0, 1);
+  fill_grid(next, global_rows, global_cols, stride, 0, 0, 1);
+  double residual = 0.0;
+  for (int it = 0; it < iterations; it++) {
+    residual = sweep(u, next, global_rows, global_cols, stride);
+    double *swap = u;
+    u = next;
+    next = swap;
+  }
+  free(u);
+  free(next);
+  return residual;
 }
 
-int main(int argc, char **argv)
-{
-    MPI_Init(&argc, &argv);
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
 
-    int rank, nranks;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  int rank, nranks;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 
-    int iterations = argc > 1 ? atoi(argv[1]) : 20;
-    if (iterations < 1) {
-        if (rank == 0)
-            fprintf(stderr, "halo2d: iterations must be >= 1\n");
-        MPI_Finalize();
-        return 1;
-    }
-
-    int dims[2] = {0, 0};
-    int periods[2] = {0, 0};
-    MPI_Dims_create(nranks, 2, dims);
-    MPI_Comm cart;
-    /* No reordering keeps rank 0 of the grid equal to world rank 0, which prints. */
-    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
-
-    int coords[2];
-    MPI_Cart_coords(cart, rank, 2, coords);
-    int up, down, left, right;
-    MPI_Cart_shift(cart, 0, 1, &up, &down);
-    MPI_Cart_shift(cart, 1, 1, &left, &right);
-
-    const int stride = LOCAL_N + 2;
-    size_t cells = (size_t)stride * (size_t)stride;
-    double *u = malloc(sizeof(double) * cells);
-    double *next = malloc(sizeof(double) * cells);
-    if (!u || !next) {
-        fprintf(stderr, "halo2d: rank %d cannot allocate its grid\n", rank);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    int origin_row = coords[0] * LOCAL_N;
-    int origin_col = coords[1] * LOCAL_N;
-    /* Both buffers carry the fixed boundary because the sweep alternates between them. */
-    fill_grid(u, LOCAL_N, LOCAL_N, stride, origin_row, origin_col, up == MPI_PROC_NULL);
-    fill_grid(next, LOCAL_N, LOCAL_N, stride, origin_row, origin_col, up == MPI_PROC_NULL);
-
-    MPI_Datatype column;
-    MPI_Type_vector(LOCAL_N, 1, stride, MPI_DOUBLE, &column);
-    MPI_Type_commit(&column);
-
-    /* Tags name the direction of travel so a message can never match the wrong halo. */
-    enum { TO_UP, TO_DOWN, TO_LEFT, TO_RIGHT };
-
-    double local_residual = 0.0;
-    for (int it = 0; it < iterations; it++) {
-        MPI_Request requests[8];
-        MPI_Status statuses[8];
-        MPI_Irecv(&u[0 * stride + 1], LOCAL_N, MPI_DOUBLE, up, TO_DOWN, cart, &requests[0]);
-        MPI_Irecv(&u[(LOCAL_N + 1) * stride + 1], LOCAL_N, MPI_DOUBLE, down, TO_UP, cart, &requests[1]);
-        MPI_Irecv(&u[1 * stride + 0], 1, column, left, TO_RIGHT, cart, &requests[2]);
-        MPI_Irecv(&u[1 * stride + LOCAL_N + 1], 1, column, right, TO_LEFT, cart, &requests[3]);
-        MPI_Isend(&u[1 * stride + 1], LOCAL_N, MPI_DOUBLE, up, TO_UP, cart, &requests[4]);
-        MPI_Isend(&u[LOCAL_N * stride + 1], LOCAL_N, MPI_DOUBLE, down, TO_DOWN, cart, &requests[5]);
-        MPI_Isend(&u[1 * stride + 1], 1, column, left, TO_LEFT, cart, &requests[6]);
-        MPI_Isend(&u[1 * stride + LOCAL_N], 1, column, right, TO_RIGHT, cart, &requests[7]);
-        /* A real status array: GCC 12 warns about MPICH's MPI_STATUSES_IGNORE at -O2. */
-        MPI_Waitall(8, requests, statuses);
-
-        local_residual = sweep(u, next, LOCAL_N, LOCAL_N, stride);
-        double *swap = u;
-        u = next;
-        next = swap;
-    }
-
-    double residual;
-    MPI_Allreduce(&local_residual, &residual, 1, MPI_DOUBLE, MPI_MAX, cart);
-
-    int ok = 1;
-    if (rank == 0) {
-        double expected = serial_residual(dims[0] * LOCAL_N, dims[1] * LOCAL_N, iterations);
-        if (residual != expected) {
-            fprintf(stderr, "halo2d: residual %.17g differs from serial reference %.17g\n",
-                    residual, expected);
-            ok = 0;
-        }
-        printf("halo2d: ranks=%d iterations=%d residual=%.6e\n", nranks, iterations, residual);
-    }
-
-    MPI_Type_free(&column);
-    MPI_Comm_free(&cart);
-    free(u);
-    free(next);
+  int iterations = argc > 1 ? atoi(argv[1]) : 20;
+  if (iterations < 1) {
+    if (rank == 0) fprintf(stderr, "halo2d: iterations must be >= 1\n");
     MPI_Finalize();
-    return ok ? 0 : 1;
+    return 1;
+  }
+
+  int dims[2] = {0, 0};
+  int periods[2] = {0, 0};
+  MPI_Dims_create(nranks, 2, dims);
+  MPI_Comm cart;
+  /* No reordering keeps rank 0 of the grid equal to world rank 0, which prints. */
+  MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+
+  int coords[2];
+  MPI_Cart_coords(cart, rank, 2, coords);
+  int up, down, left, right;
+  MPI_Cart_shift(cart, 0, 1, &up, &down);
+  MPI_Cart_shift(cart, 1, 1, &left, &right);
+
+  const int stride = LOCAL_N + 2;
+  size_t cells = (size_t)stride * (size_t)stride;
+  double *u = malloc(sizeof(double) * cells);
+  double *next = malloc(sizeof(double) * cells);
+  if (!u || !next) {
+    fprintf(stderr, "halo2d: rank %d cannot allocate its grid\n", rank);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  int origin_row = coords[0] * LOCAL_N;
+  int origin_col = coords[1] * LOCAL_N;
+  /* Both buffers carry the fixed boundary because the sweep alternates between them. */
+  fill_grid(u, LOCAL_N, LOCAL_N, stride, origin_row, origin_col, up == MPI_PROC_NULL);
+  fill_grid(next, LOCAL_N, LOCAL_N, stride, origin_row, origin_col, up == MPI_PROC_NULL);
+
+  MPI_Datatype column;
+  MPI_Type_vector(LOCAL_N, 1, stride, MPI_DOUBLE, &column);
+  MPI_Type_commit(&column);
+
+  /* Tags name the direction of travel so a message can never match the wrong halo. */
+  enum { TO_UP, TO_DOWN, TO_LEFT, TO_RIGHT };
+
+  double local_residual = 0.0;
+  for (int it = 0; it < iterations; it++) {
+    MPI_Request requests[8];
+    MPI_Status statuses[8];
+    MPI_Irecv(&u[0 * stride + 1], LOCAL_N, MPI_DOUBLE, up, TO_DOWN, cart, &requests[0]);
+    MPI_Irecv(&u[(LOCAL_N + 1) * stride + 1], LOCAL_N, MPI_DOUBLE, down, TO_UP, cart, &requests[1]);
+    MPI_Irecv(&u[1 * stride + 0], 1, column, left, TO_RIGHT, cart, &requests[2]);
+    MPI_Irecv(&u[1 * stride + LOCAL_N + 1], 1, column, right, TO_LEFT, cart, &requests[3]);
+    MPI_Isend(&u[1 * stride + 1], LOCAL_N, MPI_DOUBLE, up, TO_UP, cart, &requests[4]);
+    MPI_Isend(&u[LOCAL_N * stride + 1], LOCAL_N, MPI_DOUBLE, down, TO_DOWN, cart, &requests[5]);
+    MPI_Isend(&u[1 * stride + 1], 1, column, left, TO_LEFT, cart, &requests[6]);
+    MPI_Isend(&u[1 * stride + LOCAL_N], 1, column, right, TO_RIGHT, cart, &requests[7]);
+    /* A real status array: GCC 12 warns about MPICH's MPI_STATUSES_IGNORE at -O2. */
+    MPI_Waitall(8, requests, statuses);
+
+    local_residual = sweep(u, next, LOCAL_N, LOCAL_N, stride);
+    double *swap = u;
+    u = next;
+    next = swap;
+  }
+
+  double residual;
+  MPI_Allreduce(&local_residual, &residual, 1, MPI_DOUBLE, MPI_MAX, cart);
+
+  int ok = 1;
+  if (rank == 0) {
+    double expected = serial_residual(dims[0] * LOCAL_N, dims[1] * LOCAL_N, iterations);
+    if (residual != expected) {
+      fprintf(stderr, "halo2d: residual %.17g differs from serial reference %.17g\n", residual, expected);
+      ok = 0;
+    }
+    printf("halo2d: ranks=%d iterations=%d residual=%.6e\n", nranks, iterations, residual);
+  }
+
+  MPI_Type_free(&column);
+  MPI_Comm_free(&cart);
+  free(u);
+  free(next);
+  MPI_Finalize();
+  return ok ? 0 : 1;
 }

@@ -22,73 +22,69 @@
 #include <string.h>
 #include <time.h>
 
-int main(int argc, char **argv)
-{
-    MPI_Init(&argc, &argv);
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
 
-    int rank, nranks;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  int rank, nranks;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 
-    int bytes = argc > 1 ? atoi(argv[1]) : 8;
-    int iterations = argc > 2 ? atoi(argv[2]) : 1000;
-    if (nranks < 2 || bytes < 0 || iterations < 1) {
-        if (rank == 0)
-            fprintf(stderr, "pingpong: needs at least 2 ranks, bytes >= 0, iterations >= 1\n");
-        MPI_Finalize();
-        return 1;
-    }
-
-    /* malloc(0) may return NULL, which would look like an allocation failure. */
-    unsigned char *buffer = malloc(bytes > 0 ? (size_t)bytes : 1);
-    if (!buffer) {
-        fprintf(stderr, "pingpong: rank %d cannot allocate %d bytes\n", rank, bytes);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    memset(buffer, 0, bytes > 0 ? (size_t)bytes : 1);
-
-    int ok = 1;
-    if (rank == 0) {
-        double start = MPI_Wtime();
-        for (int i = 0; i < iterations; i++) {
-            /* A per-iteration marker at both ends proves the echo is this iteration's message, not a stale buffer. */
-            unsigned char marker = (unsigned char)(i * 7 + 1);
-            if (bytes > 0) {
-                buffer[0] = marker;
-                buffer[bytes - 1] = marker;
-            }
-            MPI_Send(buffer, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
-            MPI_Recv(buffer, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            if (bytes > 0 && (buffer[0] != marker || buffer[bytes - 1] != marker))
-                ok = 0;
-        }
-        double elapsed = MPI_Wtime() - start;
-        double half_round_trip_us = elapsed / (2.0 * iterations) * 1e6;
-        printf("pingpong: bytes=%d iterations=%d half_round_trip_us=%.3f\n",
-               bytes, iterations, half_round_trip_us);
-        if (!ok)
-            fprintf(stderr, "pingpong: echoed data did not match what was sent\n");
-    } else if (rank == 1) {
-        for (int i = 0; i < iterations; i++) {
-            MPI_Recv(buffer, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(buffer, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
-        }
-    }
-
-    MPI_Request barrier;
-    MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
-    if (rank <= 1) {
-        MPI_Wait(&barrier, MPI_STATUS_IGNORE);
-    } else {
-        const struct timespec poll_interval = {0, 100000};
-        for (int done = 0;;) {
-            MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
-            if (done)
-                break;
-            nanosleep(&poll_interval, NULL);
-        }
-    }
-    free(buffer);
+  int bytes = argc > 1 ? atoi(argv[1]) : 8;
+  int iterations = argc > 2 ? atoi(argv[2]) : 1000;
+  if (nranks < 2 || bytes < 0 || iterations < 1) {
+    if (rank == 0) fprintf(stderr, "pingpong: needs at least 2 ranks, bytes >= 0, iterations >= 1\n");
     MPI_Finalize();
-    return ok ? 0 : 1;
+    return 1;
+  }
+
+  /* malloc(0) may return NULL, which would look like an allocation failure. */
+  unsigned char *buffer = malloc(bytes > 0 ? (size_t)bytes : 1);
+  if (!buffer) {
+    fprintf(stderr, "pingpong: rank %d cannot allocate %d bytes\n", rank, bytes);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  memset(buffer, 0, bytes > 0 ? (size_t)bytes : 1);
+
+  int ok = 1;
+  if (rank == 0) {
+    double start = MPI_Wtime();
+    for (int i = 0; i < iterations; i++) {
+      /* A per-iteration marker at both ends proves the echo is this iteration's message, not a stale buffer.
+       */
+      unsigned char marker = (unsigned char)(i * 7 + 1);
+      if (bytes > 0) {
+        buffer[0] = marker;
+        buffer[bytes - 1] = marker;
+      }
+      MPI_Send(buffer, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+      MPI_Recv(buffer, bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (bytes > 0 && (buffer[0] != marker || buffer[bytes - 1] != marker)) ok = 0;
+    }
+    double elapsed = MPI_Wtime() - start;
+    double half_round_trip_us = elapsed / (2.0 * iterations) * 1e6;
+    printf("pingpong: bytes=%d iterations=%d half_round_trip_us=%.3f\n", bytes, iterations,
+           half_round_trip_us);
+    if (!ok) fprintf(stderr, "pingpong: echoed data did not match what was sent\n");
+  } else if (rank == 1) {
+    for (int i = 0; i < iterations; i++) {
+      MPI_Recv(buffer, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(buffer, bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+    }
+  }
+
+  MPI_Request barrier;
+  MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+  if (rank <= 1) {
+    MPI_Wait(&barrier, MPI_STATUS_IGNORE);
+  } else {
+    const struct timespec poll_interval = {0, 100000};
+    for (int done = 0;;) {
+      MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+      if (done) break;
+      nanosleep(&poll_interval, NULL);
+    }
+  }
+  free(buffer);
+  MPI_Finalize();
+  return ok ? 0 : 1;
 }

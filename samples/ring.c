@@ -15,52 +15,47 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int main(int argc, char **argv)
-{
-    MPI_Init(&argc, &argv);
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
 
-    int rank, nranks;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  int rank, nranks;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 
-    int laps = argc > 1 ? atoi(argv[1]) : 10;
-    /* Checked on every rank without communicating so the documented call counts stay exact. */
-    if (nranks < 2 || laps < 1) {
-        if (rank == 0)
-            fprintf(stderr, "ring: needs at least 2 ranks and laps >= 1 (ranks=%d laps=%d)\n",
-                    nranks, laps);
-        MPI_Finalize();
-        return 1;
-    }
-
-    int next = (rank + 1) % nranks;
-    int prev = (rank - 1 + nranks) % nranks;
-    int token = 0;
-    int ok = 1;
-
-    for (int lap = 0; lap < laps; lap++) {
-        if (rank == 0) {
-            token++;
-            MPI_Send(&token, 1, MPI_INT, next, 0, MPI_COMM_WORLD);
-            MPI_Recv(&token, 1, MPI_INT, prev, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else {
-            MPI_Recv(&token, 1, MPI_INT, prev, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            /* By now ranks 0..rank-1 have each added 1 in this lap and everyone once per earlier lap. */
-            if (token != lap * nranks + rank)
-                ok = 0;
-            token++;
-            MPI_Send(&token, 1, MPI_INT, next, 0, MPI_COMM_WORLD);
-        }
-    }
-
-    if (rank == 0) {
-        if (token != laps * nranks)
-            ok = 0;
-        printf("ring: laps=%d ranks=%d token=%d\n", laps, nranks, token);
-    }
-    if (!ok)
-        fprintf(stderr, "ring: rank %d saw a wrong token value\n", rank);
-
+  int laps = argc > 1 ? atoi(argv[1]) : 10;
+  /* Checked on every rank without communicating so the documented call counts stay exact. */
+  if (nranks < 2 || laps < 1) {
+    if (rank == 0)
+      fprintf(stderr, "ring: needs at least 2 ranks and laps >= 1 (ranks=%d laps=%d)\n", nranks, laps);
     MPI_Finalize();
-    return ok ? 0 : 1;
+    return 1;
+  }
+
+  int next = (rank + 1) % nranks;
+  int prev = (rank - 1 + nranks) % nranks;
+  int token = 0;
+  int ok = 1;
+
+  for (int lap = 0; lap < laps; lap++) {
+    if (rank == 0) {
+      token++;
+      MPI_Send(&token, 1, MPI_INT, next, 0, MPI_COMM_WORLD);
+      MPI_Recv(&token, 1, MPI_INT, prev, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Recv(&token, 1, MPI_INT, prev, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      /* By now ranks 0..rank-1 have each added 1 in this lap and everyone once per earlier lap. */
+      if (token != lap * nranks + rank) ok = 0;
+      token++;
+      MPI_Send(&token, 1, MPI_INT, next, 0, MPI_COMM_WORLD);
+    }
+  }
+
+  if (rank == 0) {
+    if (token != laps * nranks) ok = 0;
+    printf("ring: laps=%d ranks=%d token=%d\n", laps, nranks, token);
+  }
+  if (!ok) fprintf(stderr, "ring: rank %d saw a wrong token value\n", rank);
+
+  MPI_Finalize();
+  return ok ? 0 : 1;
 }

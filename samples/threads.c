@@ -37,116 +37,105 @@ enum { NTHREADS = 4 };
 static int rank, nranks, exchanges;
 
 struct worker {
-    int thread_index;
-    int ok;
-    uint64_t checksum;
+  int thread_index;
+  int ok;
+  uint64_t checksum;
 };
 
 /* Unique per (sender, thread, exchange) so a misrouted message cannot go unnoticed. */
-static uint64_t message_value(int sender, int thread_index, int exchange)
-{
-    return (uint64_t)(sender + 1) * 1000003u + (uint64_t)thread_index * 10007u + (uint64_t)exchange;
+static uint64_t message_value(int sender, int thread_index, int exchange) {
+  return (uint64_t)(sender + 1) * 1000003u + (uint64_t)thread_index * 10007u + (uint64_t)exchange;
 }
 
 /* Weighting by the exchange number makes the checksum sensitive to ordering too. */
-static uint64_t checksum_term(uint64_t value, int exchange)
-{
-    return value * (uint64_t)(exchange + 1);
-}
+static uint64_t checksum_term(uint64_t value, int exchange) { return value * (uint64_t)(exchange + 1); }
 
 static const struct timespec poll_interval = {0, 20000};
 
-static void *exchange_with_neighbours(void *arg)
-{
-    struct worker *self = arg;
-    int tag = self->thread_index;
-    int next = (rank + 1) % nranks;
-    int prev = (rank - 1 + nranks) % nranks;
+static void *exchange_with_neighbours(void *arg) {
+  struct worker *self = arg;
+  int tag = self->thread_index;
+  int next = (rank + 1) % nranks;
+  int prev = (rank - 1 + nranks) % nranks;
 
-    if (exchanges == 0)
-        return NULL;
+  if (exchanges == 0) return NULL;
 
-    uint64_t first = message_value(rank, tag, 0);
-    MPI_Request first_send;
-    MPI_Isend(&first, 1, MPI_UINT64_T, next, tag, MPI_COMM_WORLD, &first_send);
+  uint64_t first = message_value(rank, tag, 0);
+  MPI_Request first_send;
+  MPI_Isend(&first, 1, MPI_UINT64_T, next, tag, MPI_COMM_WORLD, &first_send);
 
-    for (int i = 0; i < exchanges; i++) {
-        int arrived = 0;
-        for (;;) {
-            MPI_Iprobe(prev, tag, MPI_COMM_WORLD, &arrived, MPI_STATUS_IGNORE);
-            if (arrived)
-                break;
-            nanosleep(&poll_interval, NULL);
-        }
-
-        int last = i == exchanges - 1;
-        uint64_t incoming = 0;
-        uint64_t outgoing = last ? 0 : message_value(rank, tag, i + 1);
-        MPI_Sendrecv(&outgoing, last ? 0 : 1, MPI_UINT64_T, last ? MPI_PROC_NULL : next, tag,
-                     &incoming, 1, MPI_UINT64_T, prev, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        if (incoming != message_value(prev, tag, i))
-            self->ok = 0;
-        self->checksum += checksum_term(incoming, i);
+  for (int i = 0; i < exchanges; i++) {
+    int arrived = 0;
+    for (;;) {
+      MPI_Iprobe(prev, tag, MPI_COMM_WORLD, &arrived, MPI_STATUS_IGNORE);
+      if (arrived) break;
+      nanosleep(&poll_interval, NULL);
     }
-    MPI_Wait(&first_send, MPI_STATUS_IGNORE);
-    return NULL;
+
+    int last = i == exchanges - 1;
+    uint64_t incoming = 0;
+    uint64_t outgoing = last ? 0 : message_value(rank, tag, i + 1);
+    MPI_Sendrecv(&outgoing, last ? 0 : 1, MPI_UINT64_T, last ? MPI_PROC_NULL : next, tag, &incoming, 1,
+                 MPI_UINT64_T, prev, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (incoming != message_value(prev, tag, i)) self->ok = 0;
+    self->checksum += checksum_term(incoming, i);
+  }
+  MPI_Wait(&first_send, MPI_STATUS_IGNORE);
+  return NULL;
 }
 
-int main(int argc, char **argv)
-{
-    int provided;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+int main(int argc, char **argv) {
+  int provided;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 
-    if (provided < MPI_THREAD_MULTIPLE) {
-        fprintf(stderr, "threads: rank %d: the MPI library does not provide MPI_THREAD_MULTIPLE "
-                        "(provided level %d)\n", rank, provided);
-        MPI_Abort(MPI_COMM_WORLD, 1);
+  if (provided < MPI_THREAD_MULTIPLE) {
+    fprintf(stderr,
+            "threads: rank %d: the MPI library does not provide MPI_THREAD_MULTIPLE "
+            "(provided level %d)\n",
+            rank, provided);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+
+  exchanges = argc > 1 ? atoi(argv[1]) : 100;
+  if (nranks < 2 || exchanges < 0) {
+    if (rank == 0) fprintf(stderr, "threads: needs at least 2 ranks and exchanges >= 0\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+
+  pthread_t threads[NTHREADS];
+  struct worker workers[NTHREADS];
+  for (int t = 0; t < NTHREADS; t++) {
+    workers[t] = (struct worker){.thread_index = t, .ok = 1, .checksum = 0};
+    if (pthread_create(&threads[t], NULL, exchange_with_neighbours, &workers[t]) != 0) {
+      fprintf(stderr, "threads: rank %d cannot start thread %d\n", rank, t);
+      MPI_Abort(MPI_COMM_WORLD, 1);
     }
+  }
 
-    exchanges = argc > 1 ? atoi(argv[1]) : 100;
-    if (nranks < 2 || exchanges < 0) {
-        if (rank == 0)
-            fprintf(stderr, "threads: needs at least 2 ranks and exchanges >= 0\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+  int ok = 1;
+  uint64_t local_checksum = 0;
+  for (int t = 0; t < NTHREADS; t++) {
+    pthread_join(threads[t], NULL);
+    ok &= workers[t].ok;
+    local_checksum += workers[t].checksum;
+  }
 
-    pthread_t threads[NTHREADS];
-    struct worker workers[NTHREADS];
-    for (int t = 0; t < NTHREADS; t++) {
-        workers[t] = (struct worker){.thread_index = t, .ok = 1, .checksum = 0};
-        if (pthread_create(&threads[t], NULL, exchange_with_neighbours, &workers[t]) != 0) {
-            fprintf(stderr, "threads: rank %d cannot start thread %d\n", rank, t);
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
-    }
+  uint64_t checksum = 0;
+  MPI_Reduce(&local_checksum, &checksum, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
 
-    int ok = 1;
-    uint64_t local_checksum = 0;
-    for (int t = 0; t < NTHREADS; t++) {
-        pthread_join(threads[t], NULL);
-        ok &= workers[t].ok;
-        local_checksum += workers[t].checksum;
-    }
+  if (rank == 0) {
+    uint64_t expected = 0;
+    for (int sender = 0; sender < nranks; sender++)
+      for (int t = 0; t < NTHREADS; t++)
+        for (int i = 0; i < exchanges; i++) expected += checksum_term(message_value(sender, t, i), i);
+    if (checksum != expected) ok = 0;
+    printf("threads: ranks=%d threads=%d exchanges_per_thread=%d checksum=%llu\n", nranks, NTHREADS,
+           exchanges, (unsigned long long)checksum);
+  }
+  if (!ok) fprintf(stderr, "threads: rank %d received wrong data\n", rank);
 
-    uint64_t checksum = 0;
-    MPI_Reduce(&local_checksum, &checksum, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-
-    if (rank == 0) {
-        uint64_t expected = 0;
-        for (int sender = 0; sender < nranks; sender++)
-            for (int t = 0; t < NTHREADS; t++)
-                for (int i = 0; i < exchanges; i++)
-                    expected += checksum_term(message_value(sender, t, i), i);
-        if (checksum != expected)
-            ok = 0;
-        printf("threads: ranks=%d threads=%d exchanges_per_thread=%d checksum=%llu\n", nranks,
-               NTHREADS, exchanges, (unsigned long long)checksum);
-    }
-    if (!ok)
-        fprintf(stderr, "threads: rank %d received wrong data\n", rank);
-
-    MPI_Finalize();
-    return ok ? 0 : 1;
+  MPI_Finalize();
+  return ok ? 0 : 1;
 }

@@ -22,8 +22,7 @@ struct LodBox
 // The first index in [from, end) for which before(i) is false, before being true on a prefix:
 // gallops from `from`, then bisects the last step. Cheap on the cache when the answer is near,
 // as it is from one fold (or event marker) to the next.
-template <class Before>
-[[gnu::always_inline]] inline size_t gallopFirst(size_t from, size_t end, Before before)
+template<class Before> [[gnu::always_inline]] inline size_t gallopFirst(size_t from, size_t end, Before before)
 {
     size_t lo = from, step = 1;
     while (lo + step < end && before(lo + step))
@@ -91,12 +90,10 @@ public:
             const double limit = m_scale.xToTime(x0 + m_minPx);
             // Coarse zoom: when whole blocks fit in the fold, end it at a block boundary found in
             // the (small, cache-resident) block array, and take its colour from the blocks.
-            if (foldByBlocks(row, laneBegin, blocks, nBlocks, B, i, e, x0, limit, out))
-                continue;
+            if (foldByBlocks(row, laneBegin, blocks, nBlocks, B, i, e, x0, limit, out)) continue;
             // First state starting at or after limit.
             size_t j = gallopFirst(i + 1, e, [&](size_t k) { return S.start(k) < limit; });
-            if (j - 1 > i && m_scale.durationToWidth(S.duration(j - 1)) >= m_minPx)
-                --j;
+            if (j - 1 > i && m_scale.durationToWidth(S.duration(j - 1)) >= m_minPx) --j;
             if (j == i + 1) {
                 out.push_back({ i, j, x0, std::max(x1, x0 + 1), S.category(i), false });
                 i = j;
@@ -138,19 +135,17 @@ public:
 
     // Folds from state i by whole blocks when the block ending the fold is under a pixel wide;
     // appends the box, advances i and returns true, or returns false to fold state by state.
-    bool foldByBlocks(int row, size_t laneBegin, const TraceModel::Block *blocks, size_t nBlocks, size_t B,
-        size_t &i, size_t e, double x0, double limit, std::vector<LodBox> &out) const
+    bool foldByBlocks(int row, size_t laneBegin, const TraceModel::Block *blocks, size_t nBlocks, size_t B, size_t &i,
+        size_t e, double x0, double limit, std::vector<LodBox> &out) const
     {
         const size_t bi = (i - laneBegin) / B; // block holding i
         const TraceModel::RowStates S = m_model.rowStates(row);
-        if (nBlocks < 3 || bi + 2 >= nBlocks || static_cast<double>(blocks[bi + 2].start) >= limit)
-            return false;
+        if (nBlocks < 3 || bi + 2 >= nBlocks || static_cast<double>(blocks[bi + 2].start) >= limit) return false;
         const size_t lo = firstBlockFrom(blocks, nBlocks, bi + 2, limit);
         const size_t j = std::min(e, laneBegin + lo * B);
         // The last block taken must end within a pixel of the limit, and its last state be narrow.
         const double endT = S.end(j - 1);
-        if (m_scale.timeToX(endT) - m_scale.timeToX(limit) > 1
-            || m_scale.durationToWidth(S.duration(j - 1)) >= m_minPx)
+        if (m_scale.timeToX(endT) - m_scale.timeToX(limit) > 1 || m_scale.durationToWidth(S.duration(j - 1)) >= m_minPx)
             return false;
         const int dominant = dominantOfBlocks(blocks, bi + 1, lo, row, i, j);
         out.push_back({ i, j, x0, std::max(m_scale.timeToX(endT), x0 + 1), dominant, true });
@@ -166,7 +161,8 @@ public:
 
     // The most frequent visible dominant category among up to kSamples of blocks [from, to);
     // when none is visible, the estimate from states [first, last) of the row.
-    int dominantOfBlocks(const TraceModel::Block *blocks, size_t from, size_t to, int row, size_t first, size_t last) const
+    int dominantOfBlocks(
+        const TraceModel::Block *blocks, size_t from, size_t to, int row, size_t first, size_t last) const
     {
         int cats[kSamples];
         double time[kSamples];
@@ -174,14 +170,12 @@ public:
         const size_t stride = std::max<size_t>(1, (to - from) / kSamples);
         for (size_t k = from; k < to; k += stride) {
             const int c = blocks[k].dominant;
-            if (!m_model.categoryInfo(c).visible)
-                continue;
+            if (!m_model.categoryInfo(c).visible) continue;
             int q = 0;
             while (q < n && cats[q] != c)
                 ++q;
             if (q == n) {
-                if (n == kSamples)
-                    continue;
+                if (n == kSamples) continue;
                 cats[n] = c, time[n] = 0, ++n;
             }
             time[q] += 1;

@@ -81,8 +81,8 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     // File menu.
     QMenu *file = menuBar()->addMenu(tr("&File"));
     QAction *open = file->addAction(tr("&Open…"), this, [this] {
-        const QString p
-            = QFileDialog::getOpenFileName(this, tr("Open logfile"), {}, tr("Logfiles (*.mpelog *.otf2);;MPE logfiles (*.mpelog);;OTF2 archives (*.otf2);;All files (*)"));
+        const QString p = QFileDialog::getOpenFileName(this, tr("Open logfile"), {},
+            tr("Logfiles (*.mpelog *.otf2);;MPE logfiles (*.mpelog);;OTF2 archives (*.otf2);;All files (*)"));
         if (!p.isEmpty()) openFile(p);
     });
     open->setShortcut(QKeySequence::Open);

@@ -10,7 +10,6 @@
 
 namespace upshot {
 
-
 using mpe::log::RecordKind;
 
 QColor arrowColor()
@@ -113,7 +112,8 @@ public:
         double fx = a.x() + 0.5, fy = a.y() + 0.5;
         for (int i = 0; i <= n; ++i, fx += sx, fy += sy) {
             const int x = static_cast<int>(fx), y = static_cast<int>(fy);
-            if (x >= left && x <= right && y >= top && y <= bottom) reinterpret_cast<QRgb *>(m_bits + y * m_bpl)[x] = value;
+            if (x >= left && x <= right && y >= top && y <= bottom)
+                reinterpret_cast<QRgb *>(m_bits + y * m_bpl)[x] = value;
         }
     }
 
@@ -531,8 +531,9 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
         auto pixels = [&] {
             double sum = 0;
             for (const Bundle &k : bundles)
-                sum += 16 + std::max(std::fabs(k.xr - k.xs) * cell,
-                    std::min<double>(plot.height(), std::fabs(v.rowCenter(k.rr) - v.rowCenter(k.rs))));
+                sum += 16
+                    + std::max(std::fabs(k.xr - k.xs) * cell,
+                        std::min<double>(plot.height(), std::fabs(v.rowCenter(k.rr) - v.rowCenter(k.rs))));
             return sum;
         };
         while (cell < 1024 && pixels() > kPixelBudget) {

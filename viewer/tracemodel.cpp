@@ -190,8 +190,8 @@ std::pair<size_t, size_t> TraceModel::candidateSamples(double t0, double t1) con
 QString TraceModel::rowLabel(int row) const
 {
     const Row &T = m_rows[row];
-    bool threaded = (row > 0 && m_rows[row - 1].rank == T.rank)
-        || (row + 1 < rowCount() && m_rows[row + 1].rank == T.rank);
+    bool threaded
+        = (row > 0 && m_rows[row - 1].rank == T.rank) || (row + 1 < rowCount() && m_rows[row + 1].rank == T.rank);
     return threaded ? QStringLiteral("rank %1.%2").arg(T.rank).arg(T.thread) : QStringLiteral("rank %1").arg(T.rank);
 }
 
@@ -389,8 +389,8 @@ Histogram TraceModel::histogram(const std::vector<bool> &cats, double t0, double
     for (int r = 0; r < rowCount(); ++r) {
         for (int d = 0; d < laneCount(r); ++d) {
             auto [b, e] = lane(r, d);
-            for (size_t i = partitionIndex(b, e, [&](size_t k) { return start(r, k) < t0; }); i < e && start(r, i) <= t1;
-                ++i)
+            for (size_t i = partitionIndex(b, e, [&](size_t k) { return start(r, k) < t0; });
+                 i < e && start(r, i) <= t1; ++i)
                 if (selected(category(r, i))) durs.push_back(duration(r, i));
         }
     }

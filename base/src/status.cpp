@@ -27,7 +27,8 @@ const char* status_code_name(StatusCode code) {
 
 std::string Status::to_string() const {
   if (ok()) return "ok";
-  return message_.empty() ? std::string(status_code_name(code_)) : std::string(status_code_name(code_)) + ": " + message_;
+  return message_.empty() ? std::string(status_code_name(code_))
+                          : std::string(status_code_name(code_)) + ": " + message_;
 }
 
 }  // namespace mpe

@@ -75,7 +75,8 @@ int64_t sum_counts(const Call& c, const void* counts, MPI_Datatype t, int n, int
   return total * type_size(t);
 }
 
-int64_t sum_counts_w(const Call& c, const void* counts, const MPI_Datatype* types, int n, int skip = -1) noexcept {
+int64_t sum_counts_w(const Call& c, const void* counts, const MPI_Datatype* types, int n,
+                     int skip = -1) noexcept {
   if (!counts || !types) return 0;
   int64_t total = 0;
   for (int i = 0; i < n; ++i)
@@ -86,7 +87,10 @@ int64_t sum_counts_w(const Call& c, const void* counts, const MPI_Datatype* type
 // Root-based collectives: is this process the root, a non-root, or idle (intercomm PROC_NULL)?
 enum class RootRole { kRoot, kOther, kIdle };
 RootRole root_role(const Call& c, const CommShape& s) noexcept {
-  if (s.inter) return c.root == MPI_ROOT ? RootRole::kRoot : c.root == MPI_PROC_NULL ? RootRole::kIdle : RootRole::kOther;
+  if (s.inter)
+    return c.root == MPI_ROOT        ? RootRole::kRoot
+           : c.root == MPI_PROC_NULL ? RootRole::kIdle
+                                     : RootRole::kOther;
   return c.root == s.rank ? RootRole::kRoot : RootRole::kOther;
 }
 
@@ -144,7 +148,7 @@ Bytes collective_bytes(const Call& c) noexcept {
       if (r == RootRole::kRoot) {
         const int skip = root_in_place ? s.rank : -1;
         recv = c.cls == CallClass::kGather ? (s.size - (root_in_place ? 1 : 0)) * rbytes()
-                                          : sum_counts(c, c.recvcounts, c.recvtype, s.size, skip);
+                                           : sum_counts(c, c.recvcounts, c.recvtype, s.size, skip);
       }
       break;
     }
@@ -156,7 +160,7 @@ Bytes collective_bytes(const Call& c) noexcept {
       if (r == RootRole::kRoot) {
         const int skip = root_in_place ? s.rank : -1;
         sent = c.cls == CallClass::kScatter ? (s.size - (root_in_place ? 1 : 0)) * sbytes()
-                                           : sum_counts(c, c.sendcounts, c.sendtype, s.size, skip);
+                                            : sum_counts(c, c.sendcounts, c.sendtype, s.size, skip);
       }
       if (r == RootRole::kOther || (r == RootRole::kRoot && !s.inter && !root_in_place)) recv = rbytes();
       break;

@@ -53,7 +53,8 @@ StatusOr<std::vector<std::string>> gather_to_root(const std::string& mine, int r
     if (is_root) {
       out.reserve(static_cast<size_t>(size));
       for (int r = 0; r < size; ++r)
-        out.emplace_back(all.data() + displs[static_cast<size_t>(r)], static_cast<size_t>(lens[static_cast<size_t>(r)]));
+        out.emplace_back(all.data() + displs[static_cast<size_t>(r)],
+                         static_cast<size_t>(lens[static_cast<size_t>(r)]));
     }
     return out;
   } catch (const std::bad_alloc&) {

@@ -45,8 +45,8 @@ int64_t env_int(const char* name, int64_t fallback, int64_t min, int64_t max) {
   errno = 0;
   const long long parsed = std::strtoll(v, &end, 10);
   if (errno || *end || parsed < min || parsed > max) {
-    warn(std::string(name) + "='" + v + "' is not a whole number from " + std::to_string(min) +
-         " to " + std::to_string(max) + "; using " + std::to_string(fallback) + ".");
+    warn(std::string(name) + "='" + v + "' is not a whole number from " + std::to_string(min) + " to " +
+         std::to_string(max) + "; using " + std::to_string(fallback) + ".");
     return fallback;
   }
   return parsed;

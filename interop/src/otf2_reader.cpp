@@ -43,7 +43,7 @@ struct Globals {
   uint64_t resolution = 1000000000;
   uint64_t offset = 0;
   std::map<uint32_t, std::string> strings;
-  std::map<uint32_t, uint32_t> node_name;                                          // node -> name string
+  std::map<uint32_t, uint32_t> node_name;                                           // node -> name string
   std::map<uint32_t, std::pair<OTF2_LocationGroupType, uint32_t>> location_groups;  // -> (type, node)
   std::vector<LocationDef> locations;
   struct RegionDef {
@@ -76,19 +76,20 @@ OTF2_CallbackCode on_node(void* u, OTF2_SystemTreeNodeRef self, OTF2_StringRef n
   static_cast<Globals*>(u)->node_name[self] = name;
   return OTF2_CALLBACK_SUCCESS;
 }
-OTF2_CallbackCode on_location_group(void* u, OTF2_LocationGroupRef self, OTF2_StringRef, OTF2_LocationGroupType type,
-                                    OTF2_SystemTreeNodeRef parent, OTF2_LocationGroupRef) {
+OTF2_CallbackCode on_location_group(void* u, OTF2_LocationGroupRef self, OTF2_StringRef,
+                                    OTF2_LocationGroupType type, OTF2_SystemTreeNodeRef parent,
+                                    OTF2_LocationGroupRef) {
   static_cast<Globals*>(u)->location_groups[self] = {type, parent};
   return OTF2_CALLBACK_SUCCESS;
 }
-OTF2_CallbackCode on_location(void* u, OTF2_LocationRef self, OTF2_StringRef, OTF2_LocationType, uint64_t events,
-                              OTF2_LocationGroupRef group) {
+OTF2_CallbackCode on_location(void* u, OTF2_LocationRef self, OTF2_StringRef, OTF2_LocationType,
+                              uint64_t events, OTF2_LocationGroupRef group) {
   static_cast<Globals*>(u)->locations.push_back(LocationDef{self, group, events});
   return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode on_region(void* u, OTF2_RegionRef self, OTF2_StringRef name, OTF2_StringRef,
-                            OTF2_StringRef description, OTF2_RegionRole, OTF2_Paradigm paradigm, OTF2_RegionFlag,
-                            OTF2_StringRef, uint32_t, uint32_t) {
+                            OTF2_StringRef description, OTF2_RegionRole, OTF2_Paradigm paradigm,
+                            OTF2_RegionFlag, OTF2_StringRef, uint32_t, uint32_t) {
   static_cast<Globals*>(u)->regions[self] = {name, description, paradigm};
   return OTF2_CALLBACK_SUCCESS;
 }
@@ -105,7 +106,7 @@ OTF2_CallbackCode on_comm(void* u, OTF2_CommRef self, OTF2_StringRef, OTF2_Group
 
 // Our model of the archive: ranks, threads, categories, per-rank communicator tables.
 struct Model {
-  std::map<uint32_t, uint32_t> rank_of_group;     // location group -> rank
+  std::map<uint32_t, uint32_t> rank_of_group;               // location group -> rank
   std::map<uint64_t, std::pair<uint32_t, uint32_t>> where;  // location -> (rank, thread)
   std::vector<std::vector<uint64_t>> locations_of_rank;
   std::map<uint32_t, uint32_t> cat_of_region;
@@ -156,7 +157,8 @@ Status build_model(const Globals& g, const std::string& program, Model* m) {
   for (uint32_t r = 0; r < groups.size(); ++r) m->rank_of_group[groups[r]] = r;
   m->locations_of_rank.resize(groups.size());
   std::vector<LocationDef> locs = g.locations;
-  std::sort(locs.begin(), locs.end(), [](const LocationDef& a, const LocationDef& b) { return a.ref < b.ref; });
+  std::sort(locs.begin(), locs.end(),
+            [](const LocationDef& a, const LocationDef& b) { return a.ref < b.ref; });
   for (const auto& l : locs) {
     auto it = m->rank_of_group.find(l.group);
     if (it == m->rank_of_group.end()) continue;  // e.g. a GPU or metric location: not a rank timeline
@@ -168,9 +170,8 @@ Status build_model(const Globals& g, const std::string& program, Model* m) {
     const std::string name = g.str(rd.name);
     // Our writer puts the colour in the description ("color #rrggbb").
     const std::string desc = g.str(rd.description);
-    const int64_t color = desc.rfind("color #", 0) == 0 && desc.size() == 13
-                              ? std::strtoll(desc.c_str() + 7, nullptr, 16)
-                              : -1;
+    const int64_t color =
+        desc.rfind("color #", 0) == 0 && desc.size() == 13 ? std::strtoll(desc.c_str() + 7, nullptr, 16) : -1;
     m->cat_of_region[ref] = m->category(name.empty() ? "region " + std::to_string(ref) : name,
                                         is_mpi_region(name, rd.paradigm), log::CategoryKind::kState, color);
   }
@@ -277,11 +278,13 @@ struct LocationReader {
   void leave(uint64_t t) {
     const Frame f = stack.back();
     stack.pop_back();
-    put(log::make_record(RecordKind::kState, f.enter, static_cast<uint16_t>(f.cat), static_cast<int32_t>(stack.size()),
-                         0, 0, t >= f.enter ? t - f.enter : 0));
+    put(log::make_record(RecordKind::kState, f.enter, static_cast<uint16_t>(f.cat),
+                         static_cast<int32_t>(stack.size()), 0, 0, t >= f.enter ? t - f.enter : 0));
   }
-  void message(RecordKind kind, OTF2_TimeStamp time, uint32_t peer, OTF2_CommRef c, uint32_t tag, uint64_t len) {
-    put(log::make_record(kind, ticks(time), enclosing_cat(kind == RecordKind::kSend ? "MPI_Send" : "MPI_Recv"),
+  void message(RecordKind kind, OTF2_TimeStamp time, uint32_t peer, OTF2_CommRef c, uint32_t tag,
+               uint64_t len) {
+    put(log::make_record(kind, ticks(time),
+                         enclosing_cat(kind == RecordKind::kSend ? "MPI_Send" : "MPI_Recv"),
                          static_cast<int32_t>(peer), static_cast<int32_t>(tag), comm(c), len));
   }
 };
@@ -292,8 +295,9 @@ OTF2_CallbackCode ev_enter(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void
                            OTF2_RegionRef region) {
   auto* L = self(u);
   const auto it = L->m->cat_of_region.find(region);
-  const uint32_t cat = it != L->m->cat_of_region.end() ? it->second
-                                                         : L->m->category("region " + std::to_string(region), false);
+  const uint32_t cat = it != L->m->cat_of_region.end()
+                           ? it->second
+                           : L->m->category("region " + std::to_string(region), false);
   L->stack.push_back({cat, L->ticks(time)});
   return OTF2_CALLBACK_SUCCESS;
 }
@@ -308,8 +312,9 @@ OTF2_CallbackCode ev_send(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void*
   self(u)->message(RecordKind::kSend, time, receiver, c, tag, len);
   return self(u)->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
 }
-OTF2_CallbackCode ev_isend(OTF2_LocationRef l, OTF2_TimeStamp time, uint64_t p, void* u, OTF2_AttributeList* a,
-                           uint32_t receiver, OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t) {
+OTF2_CallbackCode ev_isend(OTF2_LocationRef l, OTF2_TimeStamp time, uint64_t p, void* u,
+                           OTF2_AttributeList* a, uint32_t receiver, OTF2_CommRef c, uint32_t tag,
+                           uint64_t len, uint64_t) {
   return ev_send(l, time, p, u, a, receiver, c, tag, len);
 }
 OTF2_CallbackCode ev_recv(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*,
@@ -317,18 +322,21 @@ OTF2_CallbackCode ev_recv(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void*
   self(u)->message(RecordKind::kRecv, time, sender, c, tag, len);
   return self(u)->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
 }
-OTF2_CallbackCode ev_irecv(OTF2_LocationRef l, OTF2_TimeStamp time, uint64_t p, void* u, OTF2_AttributeList* a,
-                           uint32_t sender, OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t) {
+OTF2_CallbackCode ev_irecv(OTF2_LocationRef l, OTF2_TimeStamp time, uint64_t p, void* u,
+                           OTF2_AttributeList* a, uint32_t sender, OTF2_CommRef c, uint32_t tag, uint64_t len,
+                           uint64_t) {
   return ev_recv(l, time, p, u, a, sender, c, tag, len);
 }
-OTF2_CallbackCode ev_coll_begin(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*) {
+OTF2_CallbackCode ev_coll_begin(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u,
+                                OTF2_AttributeList*) {
   auto* L = self(u);
   L->collective_begin = L->ticks(time);
   L->in_collective = true;
   return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*,
-                              OTF2_CollectiveOp op, OTF2_CommRef c, uint32_t root, uint64_t sent, uint64_t received) {
+                              OTF2_CollectiveOp op, OTF2_CommRef c, uint32_t root, uint64_t sent,
+                              uint64_t received) {
   auto* L = self(u);
   const uint64_t t = L->ticks(time);
   const uint64_t begin = L->in_collective ? L->collective_begin : t;
@@ -338,12 +346,13 @@ OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, v
                           static_cast<int32_t>(std::min<uint64_t>(received, INT32_MAX)), L->comm(c), sent));
   return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
 }
-OTF2_CallbackCode ev_comm_create(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*,
-                                 OTF2_CommRef c) {
+OTF2_CallbackCode ev_comm_create(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u,
+                                 OTF2_AttributeList*, OTF2_CommRef c) {
   auto* L = self(u);
   const auto size = L->m->comm_size.find(c);
   L->put(log::make_record(RecordKind::kCommCreate, L->ticks(time), 0,
-                          size == L->m->comm_size.end() ? 0 : static_cast<int32_t>(size->second), 0, L->comm(c), 0));
+                          size == L->m->comm_size.end() ? 0 : static_cast<int32_t>(size->second), 0,
+                          L->comm(c), 0));
   return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
 }
 
@@ -378,8 +387,8 @@ OTF2_CallbackCode on_marker(void* u, OTF2_TimeStamp time, OTF2_TimeStamp, OTF2_M
   Record r;
   if (def->second.first == "MPI" && def->second.second == "MPI_Pcontrol") {
     const auto level = static_cast<int32_t>(number_after(text, "level="));
-    r = log::make_record(RecordKind::kMarker, t, static_cast<uint16_t>(M->m->category("MPI_Pcontrol", true)), level,
-                         level != 0 ? 1 : 0);
+    r = log::make_record(RecordKind::kMarker, t, static_cast<uint16_t>(M->m->category("MPI_Pcontrol", true)),
+                         level, level != 0 ? 1 : 0);
   } else {
     const uint32_t cat = M->m->category(def->second.second, false, log::CategoryKind::kEvent);
     r = log::make_record(RecordKind::kUserEvent, t, static_cast<uint16_t>(cat), 0, 0, 0,
@@ -424,10 +433,12 @@ struct ReaderGuard {
 Status otf2_to_mpelog(const std::string& otf2_path, const std::string& out_path) {
   detail::capture_otf2_errors();
   const std::string anchor = otf2_anchor(otf2_path);
-  if (anchor.empty()) return Status(StatusCode::kInvalidArgument, otf2_path + ": not an OTF2 archive (no *.otf2 anchor)");
+  if (anchor.empty())
+    return Status(StatusCode::kInvalidArgument, otf2_path + ": not an OTF2 archive (no *.otf2 anchor)");
   ReaderGuard G;
   G.reader = OTF2_Reader_Open(anchor.c_str());
-  if (!G.reader) return detail::otf2_error(anchor + ": cannot open the OTF2 archive", OTF2_ERROR_FILE_INTERACTION);
+  if (!G.reader)
+    return detail::otf2_error(anchor + ": cannot open the OTF2 archive", OTF2_ERROR_FILE_INTERACTION);
   OTF2_ErrorCode e = OTF2_Reader_SetSerialCollectiveCallbacks(G.reader);
   if (e != OTF2_SUCCESS) return detail::otf2_error(anchor, e);
 
@@ -467,7 +478,8 @@ Status otf2_to_mpelog(const std::string& otf2_path, const std::string& out_path)
     }
   }
   const bool has_defs = OTF2_Reader_OpenDefFiles(G.reader) == OTF2_SUCCESS;
-  if ((e = OTF2_Reader_OpenEvtFiles(G.reader)) != OTF2_SUCCESS) return detail::otf2_error(anchor + ": opening the event files", e);
+  if ((e = OTF2_Reader_OpenEvtFiles(G.reader)) != OTF2_SUCCESS)
+    return detail::otf2_error(anchor + ": opening the event files", e);
 
   G.events = OTF2_EvtReaderCallbacks_New();
   OTF2_EvtReaderCallbacks_SetEnterCallback(G.events, ev_enter);
@@ -490,7 +502,9 @@ Status otf2_to_mpelog(const std::string& otf2_path, const std::string& out_path)
       // The event reader first, so that the local definitions' mapping tables (Score-P writes
       // local ids) are attached to it.
       OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(G.reader, loc);
-      if (!er) return detail::otf2_error(anchor + ": no events for location " + std::to_string(loc), OTF2_ERROR_FILE_INTERACTION);
+      if (!er)
+        return detail::otf2_error(anchor + ": no events for location " + std::to_string(loc),
+                                  OTF2_ERROR_FILE_INTERACTION);
       if (has_defs)
         if (OTF2_DefReader* dr = OTF2_Reader_GetDefReader(G.reader, loc)) {
           uint64_t n = 0;

@@ -23,7 +23,7 @@ uint64_t hash64(const void* data, size_t n) {
     h = ((h << 27) | (h >> 37)) * 5 + 0x52DCE729;
   }
   uint64_t tail = 0;
-  std::memcpy(&tail, p + i, n - i);
+  if (n > i) std::memcpy(&tail, p + i, n - i);  // not with a null p and n == 0
   h ^= tail * 0x87C37B91114253D5ull;
   h ^= h >> 33;
   h *= 0xFF51AFD7ED558CCDull;
@@ -336,7 +336,8 @@ bool is_constant(const char* p, uint32_t n) {
   const __m128i first = _mm_set1_epi8(p[0]);
   uint32_t i = 0;
   for (; i + 16 <= n; i += 16)
-    if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), first)) != 0xFFFF)
+    if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), first)) !=
+        0xFFFF)
       return false;
   for (; i < n; ++i)
     if (p[i] != p[0]) return false;
@@ -469,8 +470,8 @@ Status check_chunk_header(const ChunkHeader& h, uint64_t avail, uint64_t offset)
     return corrupt("chunk record count and size disagree" + at);
   if (!(h.flags & (kChunkZstd | kChunkPlanes)) && h.payload_size != h.raw_size)
     return corrupt("stored chunk has a bad size" + at);
-  if ((h.flags & kChunkPlanes) && (h.kind != static_cast<uint16_t>(ChunkKind::kEvents) ||
-                                   !(h.flags & kChunkShuffled) || h.nrecords == 0))
+  if ((h.flags & kChunkPlanes) &&
+      (h.kind != static_cast<uint16_t>(ChunkKind::kEvents) || !(h.flags & kChunkShuffled) || h.nrecords == 0))
     return corrupt("chunk flags disagree" + at);
   if (h.raw_size > (1u << 30)) return corrupt("chunk larger than 1 GiB" + at);
   if (avail - sizeof(ChunkHeader) < h.payload_size)

@@ -54,8 +54,8 @@ RankPlacement place_rank(std::vector<ChunkSource> chunks, uint64_t events_before
 
 Status copy_chunks(int source_fd, const RankPlacement& placed, int out_fd, std::string* buffer) {
   for (size_t i = 0; i < placed.chunks.size(); ++i)
-    MPE_RETURN_IF_ERROR(io::copy_range(source_fd, placed.chunks[i].source_offset, out_fd, placed.file_offsets[i],
-                                       placed.chunks[i].bytes(), buffer));
+    MPE_RETURN_IF_ERROR(io::copy_range(source_fd, placed.chunks[i].source_offset, out_fd,
+                                       placed.file_offsets[i], placed.chunks[i].bytes(), buffer));
   return Status();
 }
 
@@ -85,14 +85,15 @@ std::string build_tail(const Definitions& defs, const std::vector<IndexEntry>& i
   return out;
 }
 
-StatusOr<uint64_t> write_tail_and_header(int out_fd, const Definitions& defs, const std::vector<IndexEntry>& index,
-                                         uint64_t events_total) {
+StatusOr<uint64_t> write_tail_and_header(int out_fd, const Definitions& defs,
+                                         const std::vector<IndexEntry>& index, uint64_t events_total) {
   const uint64_t tail_at = kEventsStart + events_total;
   const std::string tail = build_tail(defs, index, tail_at);
   MPE_RETURN_IF_ERROR(io::pwrite_all(out_fd, tail.data(), tail.size(), tail_at));
   const uint64_t size = tail_at + tail.size();
   if (::ftruncate(out_fd, static_cast<off_t>(size)) != 0)
-    return Status(StatusCode::kIoError, std::string("cannot set the logfile's size: ") + std::strerror(errno));
+    return Status(StatusCode::kIoError,
+                  std::string("cannot set the logfile's size: ") + std::strerror(errno));
   // The header goes last: a file with a valid header is complete.
   const std::string head = build_file_header();
   MPE_RETURN_IF_ERROR(io::pwrite_all(out_fd, head.data(), head.size(), 0));

@@ -1,8 +1,6 @@
 // The logfile reader: validates every length, offset and checksum, then builds the model.
 #include "mpe/log_reader.h"
 
-#include "mpe/file_io.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +11,8 @@
 #include <cstring>
 #include <map>
 #include <tuple>
+
+#include "mpe/file_io.h"
 
 namespace mpe::log {
 
@@ -89,7 +89,8 @@ StatusOr<LogFile> LogFile::open(const std::string& path) {
 
   f.index_.resize(ft.index_count);
   if (ft.index_count)
-    MPE_RETURN_IF_ERROR(io::pread_all(fd, f.index_.data(), ft.index_count * sizeof(IndexEntry), ft.index_offset));
+    MPE_RETURN_IF_ERROR(
+        io::pread_all(fd, f.index_.data(), ft.index_count * sizeof(IndexEntry), ft.index_offset));
   if (hash64(f.index_.data(), ft.index_count * sizeof(IndexEntry)) != ft.index_hash)
     return corrupt(path + ": index checksum mismatch");
   const uint64_t data_end = std::min(ft.definitions_offset, ft.index_offset);
@@ -176,9 +177,16 @@ UserStates::Fed UserStates::feed(const LogFile& file, uint32_t cat, int64_t t, C
   return Fed::kLone;
 }
 
+// a + b, clamped to int64_t: times from a damaged log must not overflow (found by the UBSan fuzz run).
+int64_t saturating_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
 void add_causality_constraint(std::map<std::pair<int32_t, int32_t>, int64_t>* need, int32_t src, int32_t dst,
                               int64_t send_time, int64_t recv_time) {
-  const int64_t w = send_time - recv_time + 1;
+  const int64_t w = saturating_add(saturating_add(send_time, -std::max(recv_time, INT64_MIN + 1)), 1);
   auto [it, fresh] = need->try_emplace({src, dst}, w);
   if (!fresh) it->second = std::max(it->second, w);
 }
@@ -192,7 +200,7 @@ std::vector<int64_t> causality_shifts(const std::map<std::pair<int32_t, int32_t>
       if (edge.first == edge.second || edge.first < 0 || edge.second < 0 ||
           static_cast<uint32_t>(edge.first) >= nranks || static_cast<uint32_t>(edge.second) >= nranks)
         continue;
-      const int64_t want = shift[static_cast<size_t>(edge.first)] + w;
+      const int64_t want = saturating_add(shift[static_cast<size_t>(edge.first)], w);
       if (shift[static_cast<size_t>(edge.second)] < want) {
         shift[static_cast<size_t>(edge.second)] = want;
         changed = true;
@@ -230,14 +238,14 @@ void enforce_causality(Trace* tr, uint32_t nranks) {
   const std::vector<int64_t> shift = causality_shifts(need, nranks);
   auto tl_rank = [&](uint32_t tl) { return tr->timelines[tl].rank; };
   for (auto& m : tr->messages) {
-    m.send_time += shift[tl_rank(m.send_timeline)];
-    m.recv_time += shift[tl_rank(m.recv_timeline)];
+    m.send_time = saturating_add(m.send_time, shift[tl_rank(m.send_timeline)]);
+    m.recv_time = saturating_add(m.recv_time, shift[tl_rank(m.recv_timeline)]);
   }
   bool any = false;
   for (auto& T : tr->timelines) {
     const int64_t d = shift[T.rank];
-    for (auto& st : T.states) st.start += d, st.end += d;
-    for (auto& e : T.events) e.time += d;
+    for (auto& st : T.states) st.start = saturating_add(st.start, d), st.end = saturating_add(st.end, d);
+    for (auto& e : T.events) e.time = saturating_add(e.time, d);
     for (const auto& st : T.states) {
       if (!any || st.start < tr->t_begin) tr->t_begin = st.start;
       if (!any || st.end > tr->t_end) tr->t_end = st.end;

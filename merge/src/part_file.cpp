@@ -78,7 +78,8 @@ StatusOr<PartFile> read_part(const std::string& path) {
   }
   if (p.header.version > kCurrentVersion || p.header.version < kMinSupportedVersion) {
     ::close(fd);
-    return Status(StatusCode::kUnsupportedVersion, path + ": spill file version " + std::to_string(p.header.version));
+    return Status(StatusCode::kUnsupportedVersion,
+                  path + ": spill file version " + std::to_string(p.header.version));
   }
   if (p.header.header_hash != hash64(&p.header, offsetof(PartHeader, header_hash)) ||
       p.header.rank >= p.header.size) {

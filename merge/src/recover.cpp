@@ -18,8 +18,8 @@ namespace {
 
 // The run's definitions from what the parts hold: rank 0's base, every rank's meta (defaults for
 // missing ones), the union of the user categories.
-Definitions recovered_definitions(Definitions defs, const std::map<uint32_t, PartFile>& by_rank, uint32_t world,
-                                  RecoverReport* report) {
+Definitions recovered_definitions(Definitions defs, const std::map<uint32_t, PartFile>& by_rank,
+                                  uint32_t world, RecoverReport* report) {
   defs.world_size = world;
   defs.recovered = true;
   defs.ranks.assign(world, RankMeta{});
@@ -97,7 +97,8 @@ Status recover(const std::vector<std::string>& parts, const std::string& out, Re
   const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Status(StatusCode::kIoError, out + ": cannot create: " + std::strerror(errno));
   Status s = write_recovered(by_rank, defs, fd, report);
-  if (::close(fd) != 0 && s.ok()) s = Status(StatusCode::kIoError, out + ": close failed: " + std::strerror(errno));
+  if (::close(fd) != 0 && s.ok())
+    s = Status(StatusCode::kIoError, out + ": close failed: " + std::strerror(errno));
   if (!s.ok()) ::unlink(out.c_str());  // no partial file that could pass for a logfile
   return s;
 }

@@ -23,11 +23,13 @@ void on_enter(mpe::Call& call) noexcept {
 void write_counts() noexcept {
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const std::string path = mpe::config::output_dir() + "/count." COUNT_TOOL_NAME "." + std::to_string(rank) + ".txt";
+  const std::string path =
+      mpe::config::output_dir() + "/count." COUNT_TOOL_NAME "." + std::to_string(rank) + ".txt";
   FILE* f = std::fopen(path.c_str(), "w");
   if (!f) return;
   for (int i = 0; i < mpe::kFnCount; ++i)
-    if (uint64_t n = g_counts[i].load()) std::fprintf(f, "%s %llu\n", mpe::kFnInfo[i].name, (unsigned long long)n);
+    if (uint64_t n = g_counts[i].load())
+      std::fprintf(f, "%s %llu\n", mpe::kFnInfo[i].name, (unsigned long long)n);
   std::fprintf(f, "nested %llu\n", (unsigned long long)g_nested.load());
   std::fclose(f);
 }

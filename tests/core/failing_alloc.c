@@ -8,8 +8,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 

@@ -24,7 +24,8 @@ std::string temp_path(const std::string& name) {
   return ::testing::TempDir() + "interop_test_" + std::to_string(getpid()) + "_" + name;
 }
 
-Record rec(RecordKind k, uint64_t t, uint16_t cat, int32_t a = 0, int32_t b = 0, uint32_t comm = 0, uint64_t c = 0) {
+Record rec(RecordKind k, uint64_t t, uint16_t cat, int32_t a = 0, int32_t b = 0, uint32_t comm = 0,
+           uint64_t c = 0) {
   return make_record(k, t, cat, a, b, comm, c);
 }
 
@@ -58,12 +59,12 @@ std::string write_log() {
       rec(RecordKind::kCollective, 100, kBarrier, -1, 0, 0, 0),
       rec(RecordKind::kState, 100, kBarrier, 0, 0, 0, 200),  // [100, 300]
       rec(RecordKind::kSend, 300, kSend, 1, 7, 0, 4),
-      rec(RecordKind::kState, 300, kSend, 0, 0, 0, 0),       // [300, 300], starts where the barrier ends
+      rec(RecordKind::kState, 300, kSend, 0, 0, 0, 0),  // [300, 300], starts where the barrier ends
       rec(RecordKind::kRecv, 500, kRecv, 1, 8, 0, 16),
-      rec(RecordKind::kState, 400, kRecv, 0, 0, 0, 100),     // [400, 500], receive at its exit
-      rec(RecordKind::kState, 600, kRecv, 1, 0, 0, 100),     // [600, 700] depth 1: its parent's span
-      rec(RecordKind::kState, 700, kRecv, 1, 0, 0, 0),       // [700, 700] depth 1, at its parent's end
-      rec(RecordKind::kState, 600, kSend, 0, 0, 0, 100),     // [600, 700] depth 0
+      rec(RecordKind::kState, 400, kRecv, 0, 0, 0, 100),  // [400, 500], receive at its exit
+      rec(RecordKind::kState, 600, kRecv, 1, 0, 0, 100),  // [600, 700] depth 1: its parent's span
+      rec(RecordKind::kState, 700, kRecv, 1, 0, 0, 0),    // [700, 700] depth 1, at its parent's end
+      rec(RecordKind::kState, 600, kSend, 0, 0, 0, 100),  // [600, 700] depth 0
       rec(RecordKind::kMarker, 800, kPcontrol, 0, 0),
       rec(RecordKind::kUserEvent, 850, kUserCategoryBase + 5, 0, 0, 0, 42),
   };
@@ -88,12 +89,14 @@ std::string write_log() {
   return path;
 }
 
-using StateKey = std::tuple<uint32_t, int64_t, int64_t, std::string, uint32_t>;  // rank, start, end, name, depth
+using StateKey =
+    std::tuple<uint32_t, int64_t, int64_t, std::string, uint32_t>;  // rank, start, end, name, depth
 
 std::vector<StateKey> states(const LogFile& f, const Trace& t) {
   std::vector<StateKey> out;
   for (const auto& tl : t.timelines)
-    for (const auto& s : tl.states) out.emplace_back(tl.rank, s.start, s.end, f.category_name(s.cat), s.depth);
+    for (const auto& s : tl.states)
+      out.emplace_back(tl.rank, s.start, s.end, f.category_name(s.cat), s.depth);
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -13,23 +13,20 @@
 #include <string.h>
 #include <time.h>
 
-int main(int argc, char **argv)
-{
-    MPI_Init(&argc, &argv);
-    int rank, one = 1, sum = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    long ms = argc > 1 ? atol(argv[1]) : 1000;
-    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (argc > 2 && strcmp(argv[2], "reset") == 0)
-        MPI_Pcontrol(2);
-    if (rank == 1) {
-        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-        while (nanosleep(&ts, &ts) != 0) {
-        }
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, one = 1, sum = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  long ms = argc > 1 ? atol(argv[1]) : 1000;
+  MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (argc > 2 && strcmp(argv[2], "reset") == 0) MPI_Pcontrol(2);
+  if (rank == 1) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
     }
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0)
-        printf("sleep_barrier: ranks=%d slept=%ldms\n", sum, ms);
-    MPI_Finalize();
-    return 0;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) printf("sleep_barrier: ranks=%d slept=%ldms\n", sum, ms);
+  MPI_Finalize();
+  return 0;
 }

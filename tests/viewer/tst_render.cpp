@@ -1,11 +1,11 @@
 // Image tests of upshot: a small known log renders the expected colours at the expected pixels,
 // arrows join the right rows, folds mark dense runs, and `upshot --export` works headless.
 #include <QImage>
-#include <map>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
 #include <QtTest>
+#include <map>
 
 #include "renderer.h"
 #include "svgexport.h"

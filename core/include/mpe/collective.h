@@ -22,7 +22,7 @@ bool all_ok(bool ok, MPI_Comm comm) noexcept MPE_HIDDEN;
 // buffer included) cannot allocate, or the total exceeds what MPI_Gatherv can address, all return
 // an error and no collective is left half done. Cost: one allreduce, one gather of ints, one
 // broadcast of a flag, one gatherv.
-StatusOr<std::vector<std::string>> gather_to_root(const std::string& mine, int root, MPI_Comm comm) noexcept
-    MPE_HIDDEN;
+StatusOr<std::vector<std::string>> gather_to_root(const std::string& mine, int root,
+                                                  MPI_Comm comm) noexcept MPE_HIDDEN;
 
 }  // namespace mpe::collective

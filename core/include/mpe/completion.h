@@ -8,13 +8,11 @@ namespace mpe {
 
 // The Wait and Test families, the calls that complete requests, as a Tool::enter_classes mask.
 inline constexpr uint64_t kCompletingClasses =
-    classes(CallClass::kWait, CallClass::kWaitall, CallClass::kWaitany, CallClass::kWaitsome, CallClass::kTest,
-            CallClass::kTestall, CallClass::kTestany, CallClass::kTestsome);
+    classes(CallClass::kWait, CallClass::kWaitall, CallClass::kWaitany, CallClass::kWaitsome,
+            CallClass::kTest, CallClass::kTestall, CallClass::kTestany, CallClass::kTestsome);
 
 // True for the Wait and Test families.
-constexpr bool completes_requests(CallClass cls) {
-  return (kCompletingClasses >> static_cast<int>(cls)) & 1;
-}
+constexpr bool completes_requests(CallClass cls) { return (kCompletingClasses >> static_cast<int>(cls)) & 1; }
 
 // Calls f(index, status) for each request that the Wait/Test-family call `c` completed, in the
 // leave hook: index into c.requests as the application passed them, status its completion

@@ -29,9 +29,9 @@ inline constexpr uint64_t kEveryClass = 0;  // the default: the hook sees every 
 struct Tool {
   const char* name;
   uint32_t needs;
-  Hook enter;                       // may be null
-  Hook leave;                       // may be null
-  void (*after_init)() noexcept;    // MPI is up; may be null
+  Hook enter;                          // may be null
+  Hook leave;                          // may be null
+  void (*after_init)() noexcept;       // MPI is up; may be null
   void (*before_finalize)() noexcept;  // last chance for MPI traffic; may be null
   // The classes of calls each hook is called for; a call of another class skips the hook at no
   // cost. kEveryClass (0, so a tool that leaves these out sees everything) for all.

@@ -52,12 +52,13 @@ Status mpelog_to_otf2(const std::string& log_path, const std::string& out_dir);
 
 // .mpelog -> Chrome/Perfetto JSON, streamed chunk by chunk: memory does not grow with the log.
 struct ChromeCounts {
-  uint64_t slices = 0;        // "X" events (states)
-  uint64_t flow_starts = 0;   // "s" (sends)
-  uint64_t flow_ends = 0;     // "f" (receives)
-  uint64_t instants = 0;      // "i" (collectives, markers, user events, communicator creations)
+  uint64_t slices = 0;       // "X" events (states)
+  uint64_t flow_starts = 0;  // "s" (sends)
+  uint64_t flow_ends = 0;    // "f" (receives)
+  uint64_t instants = 0;     // "i" (collectives, markers, user events, communicator creations)
 };
-Status mpelog_to_chrome(const std::string& log_path, const std::string& out_json, ChromeCounts* counts = nullptr);
+Status mpelog_to_chrome(const std::string& log_path, const std::string& out_json,
+                        ChromeCounts* counts = nullptr);
 
 // A terminal progress line on stderr ("mpe: <what> 42%"), shown only when stderr is a terminal.
 class Progress {

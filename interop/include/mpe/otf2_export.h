@@ -32,9 +32,9 @@ class Otf2Export {
   // Creates the archive `dir/traces.otf2` (+ `dir/traces/`): local, so that the ranks can agree
   // it worked everywhere before the first collective step.
   Status create(const std::string& dir);
-  Status set_collectives(const CollectiveSetup& setup);  // collective when `setup` is
+  Status set_collectives(const CollectiveSetup& setup);               // collective when `setup` is
   Status open(const std::string& dir, const CollectiveSetup& setup);  // both
-  Status open_event_files();  // collective
+  Status open_event_files();                                          // collective
   // Writes the events of every thread of `rank` (local). Errors are kept; keep calling the
   // collective phases anyway so that no rank is left waiting.
   Status write_rank_events(uint32_t rank, Progress* progress);
@@ -50,7 +50,7 @@ class Otf2Export {
   std::string region_table() const;
   // Collective: the local definition files, one per location written here, with the mapping.
   Status write_local_definitions(const std::string& region_table);
-  Status close();                    // collective
+  Status close();  // collective
 
  private:
   struct Impl;

@@ -29,8 +29,8 @@ enum class RecordKind : uint8_t {
   kSendCancel = 8,  // a send recorded earlier was cancelled: same a, b, comm as its kSend
   // Nonblocking requests (v2), so that OTF2's MpiIsend/MpiIsendComplete/MpiIrecvRequest/MpiIrecv
   // can be written: a = the request's serial on its thread (1, 2, ...), b = RequestWhat.
-  kRequestPost = 9,  // posted: for a send, the kSend just before it (same time) is its message
-  kRequestDone = 10, // completed: for a receive, the kRecv just after it (same time) is its message
+  kRequestPost = 9,   // posted: for a send, the kSend just before it (same time) is its message
+  kRequestDone = 10,  // completed: for a receive, the kRecv just after it (same time) is its message
 };
 
 enum class RequestWhat : int32_t {

@@ -33,7 +33,7 @@ struct ChunkSource {
 
 // One rank's chunks placed in the logfile.
 struct RankPlacement {
-  std::vector<ChunkSource> chunks;  // in file order
+  std::vector<ChunkSource> chunks;     // in file order
   std::vector<uint64_t> file_offsets;  // where each chunk goes
   std::vector<IndexEntry> index;       // their index entries, same order
   uint64_t bytes = 0;                  // all of them together
@@ -54,8 +54,8 @@ IndexEntry index_entry(const ChunkHeader& h, uint64_t offset);
 Status copy_chunks(int source_fd, const RankPlacement& placed, int out_fd, std::string* buffer);
 // Ends a logfile whose events chunks total `events_total` bytes: writes the definitions, index
 // and footer, trims the file to its size, and writes the header last. Returns the file size.
-StatusOr<uint64_t> write_tail_and_header(int out_fd, const Definitions& defs, const std::vector<IndexEntry>& index,
-                                         uint64_t events_total);
+StatusOr<uint64_t> write_tail_and_header(int out_fd, const Definitions& defs,
+                                         const std::vector<IndexEntry>& index, uint64_t events_total);
 
 // The FileHeader bytes.
 std::string build_file_header();

@@ -172,7 +172,8 @@ void interpret_records(const LogFile& file, const IndexEntry& e, const Record* r
           sink.event(as_event);
           break;
         }
-        sink.message_end(send, send ? MessageKey{gid, me, peer, r.b} : MessageKey{gid, peer, me, r.b}, t, r.c);
+        sink.message_end(send, send ? MessageKey{gid, me, peer, r.b} : MessageKey{gid, peer, me, r.b}, t,
+                         r.c);
         break;
       }
       case RecordKind::kSendCancel: {

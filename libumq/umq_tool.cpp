@@ -88,8 +88,9 @@ void report_call_sites() noexcept {
   PMPI_Comm_free(&priv);
   char line[512];
   if (!gathered.ok()) {
-    std::snprintf(line, sizeof line, "umq: no report (%s: %s)",
-                  mpe::status_code_name(gathered.status().code()), gathered.status().message().c_str());
+    const Status& status = gathered.status();
+    std::snprintf(line, sizeof line, "umq: no report (%s%s%s)", mpe::status_code_name(status.code()),
+                  status.message().empty() ? "" : ": ", status.message().c_str());
     mpe::config::warn(line);
   } else if (rank == 0) {
     try {

@@ -381,6 +381,7 @@ void finalize() {
   try {
     base = mpe::config::output_path(".mpetime");
   } catch (const std::bad_alloc&) {
+    // An empty contribution: rank 0 then names this rank as the one without a profile.
   }
   if (!base.empty()) mine = contribution(end, rank, size, base);
 

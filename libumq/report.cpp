@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +12,7 @@
 #include <set>
 #include <utility>
 
+#include "mpe/byte_codec.h"
 #include "mpe/config.h"
 
 namespace mpe::libumq {
@@ -59,98 +59,38 @@ struct Merged {
   std::vector<Frame> stack;
 };
 
-// The gather encoding. Each site is its fields in a fixed order: mpi_function, communicator,
-// occurrences, sum, max, the peer count and (peer, times, max) per peer, the frame count and
-// (function, file, line, module) per frame. A number is written as its decimal digits and a space,
-// a text as its length, a colon and its bytes (any bytes). Not JSON: nlohmann's parser cannot
-// fail safely on a rank short of memory (see EmptiedOnExit).
-void put_number(uint64_t value, std::string* out) {
-  *out += std::to_string(value);
-  *out += ' ';
-}
-
-void put_text(const std::string& text, std::string* out) {
-  *out += std::to_string(text.size());
-  *out += ':';
-  *out += text;
-}
-
-// Reads what put_number and put_text wrote; after anything else, ok() is false for good.
-class Decoder {
- public:
-  explicit Decoder(const std::string& bytes) : bytes_(bytes) {}
-  bool ok() const { return ok_; }
-  bool done() const { return !ok_ || pos_ >= bytes_.size(); }
-
-  uint64_t number() { return number_until(' '); }
-
-  std::string text() {
-    const uint64_t size = number_until(':');
-    if (!ok_ || size > bytes_.size() - pos_) return fail_text();
-    pos_ += size;
-    return bytes_.substr(pos_ - size, size);
-  }
-
-  // A count of items that each take at least 2 bytes: bounded by what is left, so a bad count
-  // cannot ask for a huge allocation.
-  uint64_t count() {
-    const uint64_t n = number();
-    if (n > (bytes_.size() - pos_) / 2) ok_ = false;
-    return ok_ ? n : 0;
-  }
-
- private:
-  uint64_t number_until(char end) {
-    uint64_t value = 0;
-    const char* first = bytes_.data() + pos_;
-    const char* last = bytes_.data() + bytes_.size();
-    const auto [stop, error] = std::from_chars(first, last, value);
-    if (!ok_ || error != std::errc() || stop == last || *stop != end) {
-      ok_ = false;
-      return 0;
-    }
-    pos_ = static_cast<size_t>(stop - bytes_.data()) + 1;
-    return value;
-  }
-
-  std::string fail_text() {
-    ok_ = false;
-    return {};
-  }
-
-  const std::string& bytes_;
-  size_t pos_ = 0;
-  bool ok_ = true;
-};
+// The gather encoding (mpe::ByteWriter): each site is its fields in a fixed order: mpi_function,
+// communicator, occurrences, sum, max, the peer count and (peer, times, max) per peer, the frame
+// count and (function, file, line, module) per frame. Not JSON: nlohmann's parser cannot fail
+// safely on a rank short of memory (see EmptiedOnExit).
 
 // Decodes one rank's sites; false on bytes encode_sites did not write.
 bool decode_sites(const std::string& bytes, std::vector<SiteRecord>* out) {
-  Decoder in(bytes);
-  while (!in.done()) {
+  ByteReader in(bytes.data(), bytes.size());
+  while (in.left() > 0) {
     SiteRecord r;
-    r.mpi_function = in.text();
-    r.communicator = in.text();
-    r.occurrences = in.number();
-    r.sum_length = in.number();
-    r.max_length = in.number();
-    for (uint64_t n = in.count(); n > 0 && in.ok(); --n) {
+    uint32_t npeers = 0, nframes = 0;
+    if (!in.str(&r.mpi_function) || !in.str(&r.communicator) || !in.u64(&r.occurrences) ||
+        !in.u64(&r.sum_length) || !in.u64(&r.max_length) || !in.count(&npeers, 20))
+      return false;
+    for (uint32_t i = 0; i < npeers; ++i) {
       PeerCount p;
-      p.peer = static_cast<int>(in.number());
-      p.times_top = in.number();
-      p.max_queued = in.number();
+      int64_t peer = 0;
+      if (!in.i64(&peer) || !in.u64(&p.times_top) || !in.u64(&p.max_queued)) return false;
+      p.peer = static_cast<int>(peer);
       r.peers.push_back(p);
     }
-    for (uint64_t n = in.count(); n > 0 && in.ok(); --n) {
+    if (!in.count(&nframes, 20)) return false;
+    for (uint32_t i = 0; i < nframes; ++i) {
       Frame f;
-      f.function = in.text();
-      f.file = in.text();
-      f.line = static_cast<int>(in.number());
-      f.module = in.text();
+      int64_t line = 0;
+      if (!in.str(&f.function) || !in.str(&f.file) || !in.i64(&line) || !in.str(&f.module)) return false;
+      f.line = static_cast<int>(line);
       r.stack.push_back(std::move(f));
     }
-    if (in.ok()) out->push_back(std::move(r));
+    out->push_back(std::move(r));
   }
-  return in.ok();
+  return true;
 }
 
 // Adds one rank's sites to the merge, keyed by MPI function and stack (module by file name, so
@@ -298,28 +238,28 @@ void write_json(const std::vector<const Merged*>& sites, const VariableInfo& var
 }  // namespace
 
 std::string encode_sites(const std::vector<SiteRecord>& sites) {
-  std::string out;
+  ByteWriter out;
   for (const SiteRecord& s : sites) {
-    put_text(s.mpi_function, &out);
-    put_text(s.communicator, &out);
-    put_number(s.occurrences, &out);
-    put_number(s.sum_length, &out);
-    put_number(s.max_length, &out);
-    put_number(s.peers.size(), &out);
+    out.str(s.mpi_function);
+    out.str(s.communicator);
+    out.u64(s.occurrences);
+    out.u64(s.sum_length);
+    out.u64(s.max_length);
+    out.u32(static_cast<uint32_t>(s.peers.size()));
     for (const PeerCount& p : s.peers) {
-      put_number(static_cast<uint64_t>(p.peer), &out);
-      put_number(p.times_top, &out);
-      put_number(p.max_queued, &out);
+      out.i64(p.peer);
+      out.u64(p.times_top);
+      out.u64(p.max_queued);
     }
-    put_number(s.stack.size(), &out);
+    out.u32(static_cast<uint32_t>(s.stack.size()));
     for (const Frame& f : s.stack) {
-      put_text(f.function, &out);
-      put_text(f.file, &out);
-      put_number(static_cast<uint64_t>(f.line), &out);
-      put_text(f.module, &out);
+      out.str(f.function);
+      out.str(f.file);
+      out.i64(f.line);
+      out.str(f.module);
     }
   }
-  return out;
+  return std::move(out.data());
 }
 
 void write_report(const std::vector<std::string>& encoded, const VariableInfo& variable) {

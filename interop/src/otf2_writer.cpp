@@ -401,7 +401,7 @@ Status Otf2Export::close_event_files() {
 }
 
 std::string Otf2Export::summary() const {
-  log::ByteWriter w;
+  ByteWriter w;
   w.u32(static_cast<uint32_t>(impl_->locations.size()));
   for (const auto& l : impl_->locations) {
     w.u32(l.rank);
@@ -426,7 +426,7 @@ namespace {
 
 Status parse_summary(const std::string& s, std::vector<LocationSummary>* locs, std::set<uint32_t>* cats,
                      std::vector<MarkerRecord>* markers) {
-  log::ByteReader r(s.data(), s.size());
+  ByteReader r(s.data(), s.size());
   const Status bad(StatusCode::kCorrupt, "a malformed OTF2 export summary");
   uint32_t n = 0;
   if (!r.u32(&n) || n > r.left() / 24) return bad;
@@ -604,14 +604,14 @@ Status Otf2Export::write_global_definitions(const std::vector<std::string>& summ
 }
 
 std::string Otf2Export::region_table() const {
-  log::ByteWriter w;
+  ByteWriter w;
   w.u32(static_cast<uint32_t>(impl_->region_cats.size()));
   for (uint32_t c : impl_->region_cats) w.u32(c);
   return std::move(w.data());
 }
 
 Status Otf2Export::write_local_definitions(const std::string& region_table) {
-  log::ByteReader r(region_table.data(), region_table.size());
+  ByteReader r(region_table.data(), region_table.size());
   uint32_t n = 0;
   if (!r.u32(&n) || n > r.left() / 4) return Status(StatusCode::kCorrupt, "a malformed OTF2 region table");
   OTF2_IdMap* regions = OTF2_IdMap_Create(OTF2_ID_MAP_SPARSE, n ? n : 1);

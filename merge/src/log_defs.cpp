@@ -46,21 +46,6 @@ double ClockSync::correct(uint64_t t) const {
   return static_cast<double>(t);
 }
 
-bool ByteReader::raw(void* out, size_t n) {
-  if (left() < n) return false;
-  std::memcpy(out, p_, n);
-  p_ += n;
-  return true;
-}
-
-bool ByteReader::str(std::string* s) {
-  uint32_t n;
-  if (!u32(&n) || left() < n) return false;
-  s->assign(p_, n);
-  p_ += n;
-  return true;
-}
-
 namespace {
 
 constexpr uint32_t kMaxItems = 1u << 24;  // sanity bound on every serialized count
@@ -116,7 +101,7 @@ void put_rank(ByteWriter& w, const RankMeta& m) {
 }
 
 bool get_count(ByteReader& r, uint32_t* n, size_t min_item_bytes) {
-  return r.u32(n) && *n <= kMaxItems && static_cast<size_t>(*n) * min_item_bytes <= r.left();
+  return r.count(n, min_item_bytes) && *n <= kMaxItems;
 }
 
 bool get_rank(ByteReader& r, RankMeta* m) {

@@ -177,13 +177,6 @@ UserStates::Fed UserStates::feed(const LogFile& file, uint32_t cat, int64_t t, C
   return Fed::kLone;
 }
 
-// a + b, clamped to int64_t: times from a damaged log must not overflow (found by the UBSan fuzz run).
-int64_t saturating_add(int64_t a, int64_t b) {
-  int64_t r;
-  if (!__builtin_add_overflow(a, b, &r)) return r;
-  return b > 0 ? INT64_MAX : INT64_MIN;
-}
-
 void add_causality_constraint(std::map<std::pair<int32_t, int32_t>, int64_t>* need, int32_t src, int32_t dst,
                               int64_t send_time, int64_t recv_time) {
   const int64_t w = saturating_add(saturating_add(send_time, -std::max(recv_time, INT64_MIN + 1)), 1);

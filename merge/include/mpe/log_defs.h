@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "mpe/byte_codec.h"
 #include "mpe/log_format.h"
 #include "mpe/status.h"
 
@@ -68,42 +69,6 @@ struct Definitions {
   bool recovered = false;            // built by `mpe merge --recover`
   std::vector<Category> categories;  // MPI functions and user categories
   std::vector<RankMeta> ranks;       // indexed by rank
-};
-
-// Bounds-checked little-endian serialization.
-class ByteWriter {
- public:
-  void u8(uint8_t v) { buf_.push_back(static_cast<char>(v)); }
-  void u32(uint32_t v) { raw(&v, 4); }
-  void u64(uint64_t v) { raw(&v, 8); }
-  void i64(int64_t v) { raw(&v, 8); }
-  void f64(double v) { raw(&v, 8); }
-  void str(const std::string& s) {
-    u32(static_cast<uint32_t>(s.size()));
-    raw(s.data(), s.size());
-  }
-  void raw(const void* p, size_t n) { buf_.append(static_cast<const char*>(p), n); }
-  std::string& data() { return buf_; }
-
- private:
-  std::string buf_;
-};
-
-class ByteReader {
- public:
-  ByteReader(const char* p, size_t n) : p_(p), end_(p + n) {}
-  bool u8(uint8_t* v) { return raw(v, 1); }
-  bool u32(uint32_t* v) { return raw(v, 4); }
-  bool u64(uint64_t* v) { return raw(v, 8); }
-  bool i64(int64_t* v) { return raw(v, 8); }
-  bool f64(double* v) { return raw(v, 8); }
-  bool str(std::string* s);
-  bool raw(void* out, size_t n);
-  size_t left() const { return static_cast<size_t>(end_ - p_); }
-
- private:
-  const char* p_;
-  const char* end_;
 };
 
 std::string serialize_rank_meta(const RankMeta& m);

@@ -16,6 +16,14 @@
 
 namespace mpe::log {
 
+// a + b clamped to int64_t: times read from a damaged log must not overflow (UB the sanitized fuzz
+// run found in the reader's time arithmetic).
+inline int64_t saturating_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
 // An open logfile: header, footer, definitions and index are read and checked; chunks are read
 // on demand, so a viewer can draw coarse previews from the index summaries alone.
 class LogFile {
@@ -159,8 +167,7 @@ void interpret_records(const LogFile& file, const IndexEntry& e, const Record* r
     const Event as_event{t, kind, r.cat, r.a, r.b, r.comm, r.c};
     switch (kind) {
       case RecordKind::kState:
-        // Saturating: a damaged duration must not overflow (the fuzzer's UBSan run found it).
-        if (__builtin_add_overflow(t, file.duration_ns(e.rank, r.c), &end)) end = INT64_MAX;
+        end = saturating_add(t, file.duration_ns(e.rank, r.c));
         sink.state(t, end, r.cat, static_cast<uint32_t>(r.a));
         break;
       case RecordKind::kSend:

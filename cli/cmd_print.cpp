@@ -75,6 +75,8 @@ void add_print_command(CLI::App& app) {
     };
     std::vector<Line> lines;
     char buf[512];
+    // " at callsites.c:44 (main)", or nothing for a log without call sites.
+    auto at_site = [&](uint32_t site) { return site ? " at " + file->callsite_text(site) : std::string(); };
     for (uint32_t i = 0; i < tr->timelines.size(); ++i) {
       const auto& T = tr->timelines[i];
       for (const auto& s : T.states)
@@ -82,7 +84,7 @@ void add_print_command(CLI::App& app) {
           std::snprintf(buf, sizeof buf, "%lld r%u.t%u state %s dur=%lld depth=%u",
                         static_cast<long long>(s.start), T.rank, T.thread, file->category_name(s.cat).c_str(),
                         static_cast<long long>(s.end - s.start), s.depth);
-          lines.push_back({s.start, i, buf});
+          lines.push_back({s.start, i, buf + at_site(s.site)});
         }
       for (const auto& e : T.events) {
         const char* k = kind_name(e.kind);
@@ -100,9 +102,9 @@ void add_print_command(CLI::App& app) {
                           file->category_name(e.cat).c_str(), e.a, e.b ? "on" : "off");
             break;
           case log::RecordKind::kUserEvent:
-            std::snprintf(buf, sizeof buf, "%lld r%u.t%u event %s data=%llu", static_cast<long long>(e.time),
+            std::snprintf(buf, sizeof buf, "%lld r%u.t%u event %s data=%llu%s", static_cast<long long>(e.time),
                           T.rank, T.thread, file->category_name(e.cat).c_str(),
-                          static_cast<unsigned long long>(e.c));
+                          static_cast<unsigned long long>(e.c), at_site(e.site).c_str());
             break;
           case log::RecordKind::kCommCreate:
             std::snprintf(buf, sizeof buf, "%lld r%u.t%u comm index=%u size=%d",

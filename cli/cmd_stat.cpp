@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -17,6 +18,55 @@ struct StateStat {
   uint64_t count = 0;
   int64_t time = 0;
 };
+
+// One call site's calls of one routine (mpiP's "Callsite Time statistics", from the log).
+struct SiteStat {
+  uint64_t count = 0;
+  int64_t time = 0;
+  uint64_t sent = 0;      // bytes of the messages and collectives its calls sent
+  uint64_t received = 0;  // and received
+  std::set<uint32_t> ranks;
+};
+using SiteKey = std::pair<uint32_t, uint32_t>;  // (run-wide call site, category)
+
+// Time, calls and bytes per call site and routine, in one more pass over the chunks. A message or
+// collective record belongs to the state written just before it on its timeline: liblog writes
+// a call's state, then what the call moved (a Waitall's receives included).
+StatusOr<std::map<SiteKey, SiteStat>> callsite_stats(const log::LogFile& file) {
+  std::map<SiteKey, SiteStat> out;
+  std::map<std::pair<uint32_t, uint32_t>, log::UserStates> user_states;
+  struct Sink {
+    std::map<SiteKey, SiteStat>& out;
+    uint32_t rank;
+    SiteStat* last = nullptr;  // the stat of the latest MPI state of this chunk
+    void state(int64_t start, int64_t end, uint32_t cat, uint32_t, uint32_t site) {
+      SiteStat& s = out[{site, cat}];
+      ++s.count;
+      s.time += end - start;
+      s.ranks.insert(rank);
+      last = cat < log::kUserCategoryBase ? &s : nullptr;
+    }
+    void event(const log::Event& e) {
+      if (e.kind == log::RecordKind::kCollective && last) {
+        last->sent += e.c;
+        last->received += e.b > 0 ? static_cast<uint64_t>(e.b) : 0;
+      }
+    }
+    void message_end(bool send, const log::MessageKey&, int64_t, uint64_t bytes) {
+      if (last) (send ? last->sent : last->received) += bytes;
+    }
+    void cancel_send(const log::MessageKey&) {}
+    void span(int64_t, int64_t) {}
+  };
+  for (size_t i = 0; i < file.index().size(); ++i) {
+    const log::IndexEntry& e = file.index()[i];
+    auto recs = file.read_chunk(i);
+    if (!recs.ok()) return recs.status();
+    Sink sink{out, e.rank};
+    log::interpret_records(file, e, recs->data(), recs->size(), &user_states[{e.rank, e.thread}], sink);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -56,6 +106,14 @@ void add_stat_command(CLI::App& app) {
       }
     }
     for (const auto& m : tr->messages) bytes += m.bytes;
+    const auto site_stats = callsite_stats(*file);
+    if (!site_stats.ok()) return site_stats.status();
+    // Call sites by total time, the way mpiP ranks them; only for logs that have call sites.
+    std::vector<std::pair<SiteKey, SiteStat>> sites;
+    for (const auto& [key, s] : site_stats.value())
+      if (key.first != 0) sites.emplace_back(key, s);
+    std::stable_sort(sites.begin(), sites.end(),
+                     [](const auto& a, const auto& b) { return a.second.time > b.second.time; });
     const double tick_ns = 1e9 / d.ticks_per_second;
     if (opts->json) {
       using Json = nlohmann::ordered_json;  // keeps the keys in the order written
@@ -103,6 +161,22 @@ void add_stat_command(CLI::App& app) {
                         {"rtt_init_ns", static_cast<int64_t>(s.rtt_init * tick_ns)}});
       }
       o["causality_shift_ns"] = tr->causality_shift_ns;
+      Json& site_list = o["callsites"] = Json::array();
+      for (const auto& [key, s] : sites) {
+        const log::CallSite& cs = file->callsites()[key.first - 1];
+        Json frames = Json::array();
+        for (const Frame& f : cs.frames)
+          frames.push_back({{"function", f.function}, {"file", f.file}, {"line", f.line}, {"module", f.module}});
+        site_list.push_back({{"site", cs.text},
+                             {"id", cs.id},
+                             {"state", file->category_name(key.second)},
+                             {"count", s.count},
+                             {"time_ns", s.time},
+                             {"bytes_sent", s.sent},
+                             {"bytes_received", s.received},
+                             {"ranks", s.ranks.size()},
+                             {"frames", frames}});
+      }
       // Bytes that are not UTF-8 (a program or state name) become U+FFFD instead of an exception.
       const std::string text = o.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
       std::fwrite(text.data(), 1, text.size(), stdout);
@@ -154,6 +228,16 @@ void add_stat_command(CLI::App& app) {
     for (const auto& [name, s] : v)
       std::printf("%-32s %12llu %16.6f %14.3f\n", name.c_str(), static_cast<unsigned long long>(s.count),
                   s.time * 1e-9, s.count ? s.time * 1e-3 / static_cast<double>(s.count) : 0.0);
+    if (!sites.empty()) {
+      std::printf("\ncall sites, by total time:\n%-24s %12s %16s %14s %14s %14s %6s  %s\n", "state", "count",
+                  "total time (s)", "mean (us)", "bytes sent", "bytes recv", "ranks", "call site");
+      for (const auto& [key, s] : sites)
+        std::printf("%-24s %12llu %16.6f %14.3f %14llu %14llu %6zu  %s\n", file->category_name(key.second).c_str(),
+                    static_cast<unsigned long long>(s.count), s.time * 1e-9,
+                    s.count ? s.time * 1e-3 / static_cast<double>(s.count) : 0.0,
+                    static_cast<unsigned long long>(s.sent), static_cast<unsigned long long>(s.received),
+                    s.ranks.size(), file->callsite_text(key.first).c_str());
+    }
     return Status();
   });
 }

@@ -18,6 +18,7 @@
 #include "communicators.h"
 #include "finalize_merge.h"
 #include "log_state.h"
+#include "mpe/callsite.h"
 #include "mpe/config.h"
 #include "mpe/core.h"
 #include "mpe/log_layout.h"
@@ -111,6 +112,22 @@ void after_init() noexcept {
   g_active.store(true);
 }
 
+// Symbolizes this rank's call sites into its definitions, against its own memory map, before the
+// last rank-meta chunk and the merge carry them. Without names the records keep their ids, and
+// readers show the sites as unknown.
+void name_callsites() noexcept {
+  try {
+    std::vector<SiteFrames> sites = symbolize_callsites();
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_meta.callsites.clear();
+    for (SiteFrames& s : sites) g_meta.callsites.push_back(log::CallSiteDef{s.id, std::move(s.frames)});
+  } catch (const std::bad_alloc&) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_meta.callsites.clear();
+    config::warn("liblog: out of memory while naming the call sites; the log shows them as unknown", false);
+  }
+}
+
 // Merges, converts to OTF2 when asked, removes what is no longer needed, and says what happened.
 void finish_log() {
   const std::string out = final_path();
@@ -139,10 +156,11 @@ void before_finalize() noexcept {
   ThreadLog* me = thread_log();
   const uint64_t entered = g_finalize_enter.load(std::memory_order_relaxed);
   if (me && g_logging.load() && entered)
-    put(me, log::make_record(log::RecordKind::kState, entered, static_cast<uint16_t>(Fn::MPI_Finalize), 0, 0,
-                             0, mpe_clock_now() - entered));
+    put(me, log::make_record(log::RecordKind::kState, entered, static_cast<uint16_t>(Fn::MPI_Finalize), 0,
+                             static_cast<int32_t>(g_finalize_site.load()), 0, mpe_clock_now() - entered));
   sync_clocks(true);
   g_active.store(false);
+  name_callsites();
   if (config::env_bool("MPE_LOG_SIGNALS", true)) remove_signal_flush();
   spill_all();
   try {

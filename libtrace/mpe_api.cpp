@@ -9,6 +9,7 @@
 #include <string>
 
 #include "log_tool.h"
+#include "mpe/callsite.h"
 #include "mpe/clock.h"
 #include "mpe/tool.h"
 #include "mpe_log.h"
@@ -57,16 +58,30 @@ uint32_t parse_color(const char* c) {
   return 0xBEBEBE;
 }
 
-int log_event(int event, uint64_t data) {
+// The return address of the MPE entry point the application called: its call site.
+#define MPE_CALLER() reinterpret_cast<uintptr_t>(__builtin_return_address(0))
+
+int log_event(int event, uint64_t data, uintptr_t caller) {
   if (!mpe::liblog::active()) return MPE_LOG_NOT_INITIALIZED;
   if (!mpe::liblog::logging()) return MPE_LOG_OK;
   Record r{};
   r.time = mpe_clock_now();
   r.kind = static_cast<uint8_t>(RecordKind::kUserEvent);
   r.cat = category(event);
+  r.b = static_cast<int32_t>(mpe::core::callsite_of(caller));
   r.c = data;
   mpe::liblog::put_record(r);
   return MPE_LOG_OK;
+}
+
+// MPE_Log_event's data: the integer, or the first 8 bytes of the string when there is one.
+int log_text_event(int event, int data, const char* bytebuf, uintptr_t caller) {
+  uint64_t v = static_cast<uint32_t>(data);
+  if (bytebuf) {
+    v = 0;
+    std::memcpy(&v, bytebuf, strnlen(bytebuf, sizeof v));
+  }
+  return log_event(event, v, caller);
 }
 
 int log_message(RecordKind kind, int other, int tag, int size) {
@@ -184,18 +199,13 @@ MPE_EXPORT int MPE_Describe_event(int event, const char* name, const char* color
 }
 
 MPE_EXPORT int MPE_Log_event(int event, int data, const char* bytebuf) {
-  uint64_t v = static_cast<uint32_t>(data);
-  if (bytebuf) {  // a string here: copy at most its first 8 bytes
-    v = 0;
-    std::memcpy(&v, bytebuf, strnlen(bytebuf, sizeof v));
-  }
-  return log_event(event, v);
+  return log_text_event(event, data, bytebuf, MPE_CALLER());
 }
 
-MPE_EXPORT int MPE_Log_bare_event(int event) { return log_event(event, 0); }
+MPE_EXPORT int MPE_Log_bare_event(int event) { return log_event(event, 0, MPE_CALLER()); }
 
 MPE_EXPORT int MPE_Log_info_event(int event, const char* bytebuf) {
-  return log_event(event, first8(bytebuf));
+  return log_event(event, first8(bytebuf), MPE_CALLER());
 }
 
 MPE_EXPORT int MPE_Log_pack(MPE_LOG_BYTES bytebuf, int* position, char tokentype, int count,
@@ -264,12 +274,13 @@ MPE_EXPORT void mpe_describe_event_(int* event, const char* name, const char* co
   });
 }
 MPE_EXPORT void mpe_log_event_(int* event, int* data, const char* text, int* ierr, int text_len) {
+  const uintptr_t caller = MPE_CALLER();
   *ierr = guarded([&] {
     const std::string t = fstring(text, text_len);
-    return MPE_Log_event(*event, *data, t.empty() ? nullptr : t.c_str());
+    return log_text_event(*event, *data, t.empty() ? nullptr : t.c_str(), caller);
   });
 }
-MPE_EXPORT void mpe_log_bare_event_(int* event, int* ierr) { *ierr = MPE_Log_bare_event(*event); }
+MPE_EXPORT void mpe_log_bare_event_(int* event, int* ierr) { *ierr = log_event(*event, 0, MPE_CALLER()); }
 MPE_EXPORT void mpe_log_send_(int* other, int* tag, int* size, int* ierr) {
   *ierr = MPE_Log_send(*other, *tag, *size);
 }

@@ -9,6 +9,7 @@
 #include "communicators.h"
 #include "log_tool.h"
 #include "mpe/bytes.h"
+#include "mpe/callsite.h"
 #include "mpe/clock.h"
 #include "mpe/completion.h"
 #include "mpe/config.h"
@@ -23,6 +24,7 @@ using mpe::Mode;
 namespace role = mpe::role;
 
 std::atomic<uint64_t> g_finalize_enter{0};
+std::atomic<uint32_t> g_finalize_site{0};
 
 namespace {
 
@@ -148,6 +150,7 @@ void on_enter(Call& c) noexcept {
         if (ThreadLog* t = thread_log()) t->requests.erase(*c.requests);
       return;
     case CallClass::kFinalize:
+      g_finalize_site.store(core::callsite(c), std::memory_order_relaxed);
       g_finalize_enter.store(mpe_clock_now(), std::memory_order_relaxed);
       return;
     case CallClass::kAbort:
@@ -167,7 +170,8 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
     case CallClass::kPcontrol: {
       const bool on = c.level != 0;
       g_logging.store(on, std::memory_order_relaxed);
-      put(t, make_record(RecordKind::kState, c.t_enter, cat, c.depth, 0, 0, c.t_leave - c.t_enter));
+      put(t, make_record(RecordKind::kState, c.t_enter, cat, c.depth, static_cast<int32_t>(core::callsite(c)), 0,
+                         c.t_leave - c.t_enter));
       put(t, make_record(RecordKind::kMarker, c.t_enter, cat, c.level, on ? 1 : 0, 0, 0));
       return;
     }
@@ -309,8 +313,8 @@ void on_leave(Call& c) noexcept {
   if (!t) return;
   const bool logging = g_logging.load(std::memory_order_relaxed);
   if (logging && c.cls != CallClass::kPcontrol)
-    put(t, make_record(RecordKind::kState, c.t_enter, static_cast<uint16_t>(c.fn), c.depth, 0, 0,
-                       c.t_leave - c.t_enter));
+    put(t, make_record(RecordKind::kState, c.t_enter, static_cast<uint16_t>(c.fn), c.depth,
+                       static_cast<int32_t>(core::callsite(c)), 0, c.t_leave - c.t_enter));
   if (c.cls != CallClass::kOther && c.cls != CallClass::kProbe) on_leave_slow(t, c, logging);
 }
 

@@ -12,6 +12,7 @@ namespace mpe::liblog {
 
 // Clock ticks when MPI_Finalize was entered: its state is written before the merge.
 extern std::atomic<uint64_t> g_finalize_enter MPE_HIDDEN;
+extern std::atomic<uint32_t> g_finalize_site MPE_HIDDEN;  // and its call site
 
 // Before the calls of kEnterClasses: snapshots the requests a Wait/Test is given, forgets freed
 // requests, notes MPI_Finalize's entry, flushes before MPI_Abort.

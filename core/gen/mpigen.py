@@ -253,6 +253,7 @@ def emit_header(out, roles, protos, rows, classes):
     w("  uint64_t roles;       // role bits\n")
     w("  uint64_t t_enter;     // clock ticks around the PMPI call, when a tool asked for time\n")
     w("  uint64_t t_leave;\n")
+    w("  uintptr_t caller;     // return address into the code that called MPI: the call site\n")
     for r, kind in roles.items():
         w("  %s %s;\n" % (ROLE_KIND_CTYPE[kind], r))
     w("  bool has(uint64_t bits) const { return (roles & bits) == bits; }\n")
@@ -351,6 +352,7 @@ def emit_c_wrappers(out, protos, rows, roles):
         w("  call.mode = Mode::%s;\n" % (MODES[row.mode] if row else "kBlocking"))
         w("  call.flags = %s;\n" % ("kLargeCount" if large else "0"))
         w("  call.roles = %s;\n" % role_bits(rmap))
+        w("  call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));\n")
         for line in emit_role_assignments(proto, rmap, roles):
             w(line + "\n")
         cls = row.cls if row else "other"
@@ -475,6 +477,7 @@ def emit_fortran_wrappers(out, protos, rows, roles, fortran_names):
                 post.append("  else call.roles &= ~role::status;")
                 known[role] = idx
         w("  call.roles = %s;\n" % role_bits(known))
+        w("  call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));\n")
         for line in pre:
             w(line + "\n")
         w("  core::enter(ts, call, CallClass::%s);\n" % class_enumerator(cls))

@@ -109,24 +109,4 @@ Frame Symbolizer::lookup(uintptr_t pc) {
   return frame;
 }
 
-std::string frame_text(const Frame& frame) noexcept {
-  try {
-    std::string text = frame.function;
-    if (!frame.file.empty()) text += " at " + frame.file + ":" + std::to_string(frame.line);
-    if (!frame.module.empty()) {
-      text += " (";
-      text += base_name(frame.module);
-      text += ")";
-    }
-    return text;
-  } catch (const std::bad_alloc&) {
-    return {};
-  }
-}
-
-std::string_view base_name(std::string_view path) noexcept {
-  const size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 }  // namespace mpe

@@ -82,7 +82,12 @@ struct ChromeSink {
     events.write(i);
     ++counts.instants;
   }
-  void state(int64_t start, int64_t end, uint32_t cat, uint32_t /*depth*/) {
+  void state(int64_t start, int64_t end, uint32_t cat, uint32_t /*depth*/, uint32_t site) {
+    // Perfetto shows a slice's args when it is selected: the call site, as the viewer does.
+    if (site)
+      slice["args"]["callsite"] = log.callsite_text(site);
+    else if (slice.contains("args"))
+      slice.erase("args");
     slice["pid"] = rank;
     slice["tid"] = thread;
     slice["ts"] = micros(start);

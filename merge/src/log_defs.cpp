@@ -98,13 +98,35 @@ void put_rank(ByteWriter& w, const RankMeta& m) {
   }
   w.u32(static_cast<uint32_t>(m.user_categories.size()));
   for (const auto& c : m.user_categories) put_category(w, c);
+  w.u32(static_cast<uint32_t>(m.callsites.size()));
+  for (const auto& site : m.callsites) {
+    w.u32(site.id);
+    w.u32(static_cast<uint32_t>(site.frames.size()));
+    for (const Frame& f : site.frames) {
+      w.str(f.function);
+      w.str(f.file);
+      w.u32(static_cast<uint32_t>(f.line));
+      w.str(f.module);
+      w.u64(f.offset);
+    }
+  }
 }
 
 bool get_count(ByteReader& r, uint32_t* n, size_t min_item_bytes) {
   return r.count(n, min_item_bytes) && *n <= kMaxItems;
 }
 
-bool get_rank(ByteReader& r, RankMeta* m) {
+bool get_frame(ByteReader& r, Frame* f) {
+  uint32_t line;
+  uint64_t offset;
+  if (!r.str(&f->function) || !r.str(&f->file) || !r.u32(&line) || !r.str(&f->module) || !r.u64(&offset))
+    return false;
+  f->line = static_cast<int>(line);
+  f->offset = static_cast<uintptr_t>(offset);
+  return true;
+}
+
+bool get_rank(ByteReader& r, RankMeta* m, uint16_t version) {
   uint8_t flag;
   uint32_t n;
   if (!r.u32(&m->rank) || !r.u32(&m->world_size) || !r.i64(&m->pid) || !r.str(&m->host) ||
@@ -138,6 +160,16 @@ bool get_rank(ByteReader& r, RankMeta* m) {
   m->user_categories.resize(n);
   for (auto& c : m->user_categories)
     if (!get_category(r, &c)) return false;
+  if (version < kFirstCallsiteVersion) return true;
+  if (!get_count(r, &n, 8)) return false;
+  m->callsites.resize(n);
+  for (auto& site : m->callsites) {
+    uint32_t k;
+    if (!r.u32(&site.id) || site.id == 0 || site.id > n || !get_count(r, &k, 24)) return false;  // ids 1..n
+    site.frames.resize(k);
+    for (auto& f : site.frames)
+      if (!get_frame(r, &f)) return false;
+  }
   return true;
 }
 
@@ -271,9 +303,9 @@ std::string serialize_rank_meta(const RankMeta& m) {
   return std::move(w.data());
 }
 
-Status parse_rank_meta(const char* p, size_t n, RankMeta* out) {
+Status parse_rank_meta(const char* p, size_t n, RankMeta* out, uint16_t version) {
   ByteReader r(p, n);
-  if (!get_rank(r, out)) return corrupt("rank definitions are malformed");
+  if (!get_rank(r, out, version)) return corrupt("rank definitions are malformed");
   return Status();
 }
 
@@ -291,7 +323,7 @@ std::string serialize_definitions(const Definitions& d) {
   return std::move(w.data());
 }
 
-Status parse_definitions(const char* p, size_t n, Definitions* out) {
+Status parse_definitions(const char* p, size_t n, Definitions* out, uint16_t version) {
   ByteReader r(p, n);
   uint8_t rec;
   uint32_t k;
@@ -307,7 +339,7 @@ Status parse_definitions(const char* p, size_t n, Definitions* out) {
   if (!get_count(r, &k, 40)) return corrupt("rank count is malformed");
   out->ranks.resize(k);
   for (auto& m : out->ranks)
-    if (!get_rank(r, &m)) return corrupt("rank definitions are malformed");
+    if (!get_rank(r, &m, version)) return corrupt("rank definitions are malformed");
   for (size_t i = 0; i < out->ranks.size(); ++i)
     if (out->ranks[i].rank != i) return corrupt("rank definitions are out of order");
   if (out->world_size != out->ranks.size()) return corrupt("world size does not match the rank definitions");

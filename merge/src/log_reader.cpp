@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "mpe/file_io.h"
 
@@ -84,7 +85,7 @@ StatusOr<LogFile> LogFile::open(const std::string& path) {
   std::string blob;
   s = decode_blob(dh, payload.data(), &blob);
   if (!s.ok()) return Status(StatusCode::kCorrupt, path + ": definitions: " + s.message());
-  s = parse_definitions(blob.data(), blob.size(), &f.defs_);
+  s = parse_definitions(blob.data(), blob.size(), &f.defs_, h.version);
   if (!s.ok()) return Status(StatusCode::kCorrupt, path + ": " + s.message());
 
   f.index_.resize(ft.index_count);
@@ -103,6 +104,8 @@ StatusOr<LogFile> LogFile::open(const std::string& path) {
       return corrupt(path + ": index entry " + std::to_string(i) + " names rank " + std::to_string(e.rank));
   }
 
+  f.version_ = h.version;
+  f.unify_callsites();
   f.category_slot_.assign(0x10000, -1);
   for (size_t i = 0; i < f.defs_.categories.size(); ++i)
     if (f.defs_.categories[i].id < 0x10000)
@@ -115,6 +118,27 @@ StatusOr<LogFile> LogFile::open(const std::string& path) {
     first = false;
   }
   return f;
+}
+
+// Sites of all ranks with the same key become one run-wide site, numbered in order of first
+// appearance (rank 0's first, in its id order).
+void LogFile::unify_callsites() {
+  std::unordered_map<std::string, uint32_t> by_key;
+  site_of_.assign(defs_.ranks.size(), {});
+  for (size_t rank = 0; rank < defs_.ranks.size(); ++rank) {
+    for (const CallSiteDef& def : defs_.ranks[rank].callsites) {
+      auto [it, fresh] = by_key.try_emplace(callsite_key(def.frames), static_cast<uint32_t>(callsites_.size() + 1));
+      if (fresh) callsites_.push_back(CallSite{it->second, def.frames, mpe::callsite_text(def.frames)});
+      std::vector<uint32_t>& map = site_of_[rank];
+      if (def.id >= map.size()) map.resize(def.id + 1, 0);
+      map[def.id] = it->second;
+    }
+  }
+}
+
+const std::string& LogFile::callsite_text(uint32_t id) const {
+  static const std::string kNone;
+  return id >= 1 && id <= callsites_.size() ? callsites_[id - 1].text : kNone;
 }
 
 StatusOr<std::vector<Record>> LogFile::read_chunk(size_t i) const {
@@ -160,17 +184,19 @@ int Trace::timeline_of(uint32_t rank, uint32_t thread) const {
   return -1;
 }
 
-UserStates::Fed UserStates::feed(const LogFile& file, uint32_t cat, int64_t t, Closed* closed) {
+UserStates::Fed UserStates::feed(const LogFile& file, uint32_t cat, int64_t t, uint32_t site, Closed* closed) {
   const Category* c = file.category(cat);
   if (c && c->kind == CategoryKind::kState && c->id == cat) {
     open_.push_back({cat, t});
+    open_sites_.push_back(site);
     return Fed::kBegan;
   }
   for (size_t k = open_.size(); k-- > 0;) {
     const Category* sc = file.category(open_[k].first);
     if (sc && sc->end_id == cat) {
-      *closed = Closed{open_[k].first, open_[k].second, static_cast<uint32_t>(k)};
+      *closed = Closed{open_[k].first, open_[k].second, static_cast<uint32_t>(k), open_sites_[k]};
       open_.erase(open_.begin() + static_cast<long>(k));
+      open_sites_.erase(open_sites_.begin() + static_cast<long>(k));
       return Fed::kEnded;
     }
   }
@@ -283,8 +309,8 @@ StatusOr<Trace> load_trace(const LogFile& file) {
       uint32_t tl;
       uint64_t& seq;
       bool& any;
-      void state(int64_t start, int64_t end, uint32_t cat, uint32_t depth) {
-        T.states.push_back(State{start, end, cat, depth});
+      void state(int64_t start, int64_t end, uint32_t cat, uint32_t depth, uint32_t site) {
+        T.states.push_back(State{start, end, cat, depth, site});
       }
       void event(const Event& ev) {
         if (ev.kind == RecordKind::kSend) ++tr.unmatched_sends;

@@ -49,12 +49,12 @@ Status read_chunk(int fd, uint64_t off, uint64_t avail, PartFile* p, uint64_t* s
   MPE_RETURN_IF_ERROR(decode_blob(h, payload.data(), &blob));
   if (h.kind == static_cast<uint16_t>(ChunkKind::kRankMeta)) {
     RankMeta m;
-    MPE_RETURN_IF_ERROR(parse_rank_meta(blob.data(), blob.size(), &m));
+    MPE_RETURN_IF_ERROR(parse_rank_meta(blob.data(), blob.size(), &m, p->header.version));
     p->meta = std::move(m);
     p->has_meta = true;
   } else {
     Definitions d;
-    MPE_RETURN_IF_ERROR(parse_definitions(blob.data(), blob.size(), &d));
+    MPE_RETURN_IF_ERROR(parse_definitions(blob.data(), blob.size(), &d, p->header.version));
     p->base = std::move(d);
     p->has_base = true;
   }

@@ -3,24 +3,13 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-#include <string_view>
 
+#include "mpe/frame.h"
 #include "mpe/tool.h"
 
 struct Dwfl;  // libdw's session (elfutils/libdwfl.h), kept out of the tools' includes
 
 namespace mpe {
-
-// One symbolized code address. What is unknown stays empty (or 0), except the function, which
-// falls back to "0x<offset in module>" without a symbol and "0x<address>" outside every module.
-struct Frame {
-  std::string function;  // demangled
-  std::string file;      // source file from the line table (needs debug information)
-  int line = 0;
-  std::string module;    // path of the executable or shared library
-  uintptr_t offset = 0;  // the address relative to the module's load address (PIE and libraries alike)
-};
 
 // Symbolizes addresses of the calling process. Works for PIE executables and shared libraries
 // because each process reads its own map: symbolize on the rank that captured the address, never
@@ -58,12 +47,5 @@ class MPE_HIDDEN Symbolizer {
   bool map_read_ = false;  // first read done (successful or not)
   bool reread_ = false;    // the one re-read after a miss done
 };
-
-// Returns "function at file:line (module file name)", leaving out what is unknown; empty when
-// out of memory.
-std::string frame_text(const Frame& frame) noexcept MPE_HIDDEN;
-
-// Returns the last component of a path ("flood.c" for "/src/samples/flood.c").
-std::string_view base_name(std::string_view path) noexcept MPE_HIDDEN;
 
 }  // namespace mpe

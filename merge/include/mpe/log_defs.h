@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mpe/byte_codec.h"
+#include "mpe/frame.h"
 #include "mpe/log_format.h"
 #include "mpe/status.h"
 
@@ -48,6 +49,14 @@ struct ClockSync {
   double correct(uint64_t t) const;
 };
 
+// A call site of one rank (v3): the id its state and user-event records carry (Record::b), and
+// its frames, innermost first, symbolized on that rank. Ids are per rank; the reader unifies the
+// sites of all ranks by callsite_key() (mpe/frame.h).
+struct CallSiteDef {
+  uint32_t id = 0;
+  std::vector<Frame> frames;
+};
+
 struct RankMeta {
   uint32_t rank = 0;
   uint32_t world_size = 0;
@@ -59,6 +68,7 @@ struct RankMeta {
   std::vector<ThreadDef> threads;
   std::vector<CommDef> comms;
   std::vector<Category> user_categories;  // MPE API descriptions made on this rank
+  std::vector<CallSiteDef> callsites;     // v3
 };
 
 struct Definitions {
@@ -72,9 +82,10 @@ struct Definitions {
 };
 
 std::string serialize_rank_meta(const RankMeta& m);
-Status parse_rank_meta(const char* p, size_t n, RankMeta* out);
+// `version` is the file's (or spill file's) format version: fields added later are absent before.
+Status parse_rank_meta(const char* p, size_t n, RankMeta* out, uint16_t version = kCurrentVersion);
 std::string serialize_definitions(const Definitions& d);
-Status parse_definitions(const char* p, size_t n, Definitions* out);
+Status parse_definitions(const char* p, size_t n, Definitions* out, uint16_t version = kCurrentVersion);
 
 // Encodes records into one chunk (header + payload) appended to out. Costs ~2-4 ns per record
 // (delta, shuffle, zstd level 1). Also fills the header's time range and summary.

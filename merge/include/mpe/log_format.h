@@ -8,7 +8,8 @@
 namespace mpe::log {
 
 // Versions: a reader accepts kMinSupportedVersion..kCurrentVersion of the same major.
-inline constexpr uint16_t kCurrentVersion = 2;  // 2: constant-plane elision (kChunkPlanes)
+inline constexpr uint16_t kCurrentVersion = 3;  // 2: constant-plane elision (kChunkPlanes); 3: call sites
+inline constexpr uint16_t kFirstCallsiteVersion = 3;
 inline constexpr uint16_t kMinSupportedVersion = 1;
 
 inline constexpr char kFileMagic[8] = {'M', 'P', 'E', 'L', 'O', 'G', '\r', '\n'};
@@ -18,13 +19,13 @@ inline constexpr uint32_t kChunkMagic = 0x4B4E4843;  // "CHNK"
 
 // What a record says. Fixed-size records; fields a..c mean different things per kind.
 enum class RecordKind : uint8_t {
-  kState = 1,       // an MPI call or user state: time=start, c=duration, cat, a=depth
+  kState = 1,       // an MPI call or user state: time=start, c=duration, cat, a=depth, b=call site (v3)
   kSend = 2,        // a message left: time=send call entry, a=dest (rank in comm), b=tag, comm, c=bytes
   kRecv = 3,        // a message arrived: time=completion, a=source (rank in comm), b=tag, comm, c=bytes
   kCollective = 4,  // time=call entry, cat=function, a=root (rank in comm, -1 none), comm, c=bytes sent,
                     // b=bytes received (v2; saturates at 2^31-1)
   kMarker = 5,      // MPI_Pcontrol: time, a=level, b=1 when logging was on after the call
-  kUserEvent = 6,   // MPE_Log_event: time, cat=event id, c=up to 8 bytes of data
+  kUserEvent = 6,   // MPE_Log_event: time, cat=event id, c=up to 8 bytes of data, b=call site (v3)
   kCommCreate = 7,  // time, comm=new per-rank comm index, a=size (recorded even when paused)
   kSendCancel = 8,  // a send recorded earlier was cancelled: same a, b, comm as its kSend
   // Nonblocking requests (v2), so that OTF2's MpiIsend/MpiIsendComplete/MpiIrecvRequest/MpiIrecv

@@ -24,6 +24,13 @@ inline int64_t saturating_add(int64_t a, int64_t b) {
   return b > 0 ? INT64_MAX : INT64_MIN;
 }
 
+// A call site of the run: the sites of every rank that have the same callsite_key() are one.
+struct CallSite {
+  uint32_t id = 0;            // 1, 2, ...: index + 1 in LogFile::callsites()
+  std::vector<Frame> frames;  // innermost first
+  std::string text;           // callsite_text(frames): "halo.c:42 (exchange)"
+};
+
 // An open logfile: header, footer, definitions and index are read and checked; chunks are read
 // on demand, so a viewer can draw coarse previews from the index summaries alone.
 class LogFile {
@@ -44,14 +51,29 @@ class LogFile {
   // Name of a category ("MPI_Send", a user state name, or "cat<N>").
   std::string category_name(uint32_t cat) const;
   const Category* category(uint32_t cat) const;
+  uint16_t version() const { return version_; }
+  // The run's call sites (v3), unified across ranks; empty for older files.
+  const std::vector<CallSite>& callsites() const { return callsites_; }
+  // The run-wide id of `rank`'s call site `local` (what a v3 record's b holds); 0 when unknown.
+  uint32_t callsite(uint32_t rank, uint32_t local) const {
+    if (rank >= site_of_.size() || local >= site_of_[rank].size()) return 0;
+    return site_of_[rank][local];
+  }
+  // The text of run-wide call site `id`, or "" for 0 or an unknown id.
+  const std::string& callsite_text(uint32_t id) const;
 
  private:
+  void unify_callsites();
+
   std::shared_ptr<int> fd_;
   uint64_t file_size_ = 0;
   Definitions defs_;
   std::vector<IndexEntry> index_;
   std::vector<int32_t> category_slot_;  // category id -> index in defs_.categories, for ids < 0x10000
   double origin_ = 0;                   // corrected ticks of the earliest chunk start
+  uint16_t version_ = 0;
+  std::vector<CallSite> callsites_;
+  std::vector<std::vector<uint32_t>> site_of_;  // [rank][local id] -> run-wide id
 };
 
 // A state (MPI call or user state) on a timeline; times in ns since the start of the run.
@@ -60,6 +82,7 @@ struct State {
   int64_t end;
   uint32_t cat;
   uint32_t depth;
+  uint32_t site;  // run-wide call site (LogFile::callsites()), 0 when unknown
 };
 
 // A point event: collective, Pcontrol marker, user event, communicator creation, or an
@@ -72,6 +95,7 @@ struct Event {
   int32_t b;
   uint32_t comm;
   uint64_t c;
+  uint32_t site;  // user events: run-wide call site of the MPE_Log_event call, else 0
 };
 
 // One message: its send and its receive (or only one side when unmatched).
@@ -127,20 +151,25 @@ class UserStates {
     uint32_t cat;    // the state's category (its start id)
     int64_t start;   // ns
     uint32_t depth;  // among the timeline's open user states
+    uint32_t site;   // call site of the start event
   };
   enum class Fed { kBegan, kEnded, kLone };
 
   // Takes the user event `cat` at time t: begins a state, ends one (*closed), or stands alone.
-  Fed feed(const LogFile& file, uint32_t cat, int64_t t, Closed* closed);
+  Fed feed(const LogFile& file, uint32_t cat, int64_t t, uint32_t site, Closed* closed);
   // Returns the states begun and never ended, (category, start), oldest first, and forgets them.
-  std::vector<std::pair<uint32_t, int64_t>> take_open() { return std::exchange(open_, {}); }
+  std::vector<std::pair<uint32_t, int64_t>> take_open() {
+    open_sites_.clear();
+    return std::exchange(open_, {});
+  }
 
  private:
   std::vector<std::pair<uint32_t, int64_t>> open_;  // (start id, start time in ns)
+  std::vector<uint32_t> open_sites_;                // call site of each open state
 };
 
 // Interprets n records of chunk e in logged order, exactly as load_trace() does, and tells sink:
-//   sink.state(start, end, cat, depth)    an MPI call, or a user state whose end event came;
+//   sink.state(start, end, cat, depth, site)  an MPI call, or a user state whose end event came;
 //   sink.event(const Event&)              everything else that is kept as a point;
 //   sink.message_end(send, key, time, bytes)   a send or receive whose peer is known;
 //   sink.cancel_send(key)                 drop the latest send of key;
@@ -159,16 +188,19 @@ void interpret_records(const LogFile& file, const IndexEntry& e, const Record* r
     return true;
   };
   const int32_t me = static_cast<int32_t>(e.rank);
+  const bool has_sites = file.version() >= kFirstCallsiteVersion;
   for (size_t i = 0; i < n; ++i) {
     const Record& r = recs[i];
     const int64_t t = file.to_ns(e.rank, r.time);
     int64_t end = t;
     const auto kind = static_cast<RecordKind>(r.kind);
-    const Event as_event{t, kind, r.cat, r.a, r.b, r.comm, r.c};
+    const bool sited = has_sites && (kind == RecordKind::kState || kind == RecordKind::kUserEvent);
+    const uint32_t site = sited ? file.callsite(e.rank, static_cast<uint32_t>(r.b)) : 0;
+    const Event as_event{t, kind, r.cat, r.a, r.b, r.comm, r.c, site};
     switch (kind) {
       case RecordKind::kState:
         end = saturating_add(t, file.duration_ns(e.rank, r.c));
-        sink.state(t, end, r.cat, static_cast<uint32_t>(r.a));
+        sink.state(t, end, r.cat, static_cast<uint32_t>(r.a), site);
         break;
       case RecordKind::kSend:
       case RecordKind::kRecv: {
@@ -191,8 +223,8 @@ void interpret_records(const LogFile& file, const IndexEntry& e, const Record* r
       }
       case RecordKind::kUserEvent: {
         UserStates::Closed c;
-        const UserStates::Fed fed = user_states->feed(file, r.cat, t, &c);
-        if (fed == UserStates::Fed::kEnded) sink.state(c.start, t, c.cat, c.depth);
+        const UserStates::Fed fed = user_states->feed(file, r.cat, t, site, &c);
+        if (fed == UserStates::Fed::kEnded) sink.state(c.start, t, c.cat, c.depth, c.site);
         if (fed == UserStates::Fed::kLone) sink.event(as_event);
         break;
       }

@@ -63,6 +63,7 @@ struct Call {
   uint64_t roles;       // role bits
   uint64_t t_enter;     // clock ticks around the PMPI call, when a tool asked for time
   uint64_t t_leave;
+  uintptr_t caller;     // return address into the code that called MPI: the call site
   const void* sendbuf;
   const void* recvbuf;
   int64_t sendcount;

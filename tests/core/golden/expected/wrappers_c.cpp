@@ -12,6 +12,7 @@ extern "C" MPE_EXPORT int MPI_Pcontrol(const int level, ...) {
   call.mode = Mode::kBlocking;
   call.flags = 0;
   call.roles = role::level;
+  call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   call.level = level;
   core::enter(ts, call, CallClass::kPcontrol);
   call.rc = PMPI_Pcontrol((std::remove_cv_t<decltype(level)>)(call.level));
@@ -30,6 +31,7 @@ extern "C" MPE_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype datatype, 
   call.mode = Mode::kBlocking;
   call.flags = 0;
   call.roles = role::recvbuf | role::recvcount | role::recvtype | role::source | role::tag | role::comm | role::status;
+  call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   call.recvbuf = static_cast<const void*>(buf);
   call.recvcount = static_cast<int64_t>(count);
   call.recvtype = datatype;
@@ -52,6 +54,7 @@ extern "C" MPE_EXPORT int MPI_Send(const void *buf, int count, MPI_Datatype data
   call.mode = Mode::kBlocking;
   call.flags = 0;
   call.roles = role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm;
+  call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   call.sendbuf = static_cast<const void*>(buf);
   call.sendcount = static_cast<int64_t>(count);
   call.sendtype = datatype;
@@ -73,6 +76,7 @@ extern "C" MPE_EXPORT int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datat
   call.mode = Mode::kBlocking;
   call.flags = kLargeCount;
   call.roles = role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm;
+  call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   call.sendbuf = static_cast<const void*>(buf);
   call.sendcount = static_cast<int64_t>(count);
   call.sendtype = datatype;
@@ -95,6 +99,7 @@ extern "C" MPE_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[]
   call.mode = Mode::kBlocking;
   call.flags = 0;
   call.roles = role::nrequests | role::requests | role::statuses;
+  call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   call.nrequests = count;
   call.requests = array_of_requests;
   call.statuses = array_of_statuses;
@@ -113,6 +118,7 @@ extern "C" MPE_EXPORT double MPI_Wtime(void) {
   call.mode = Mode::kBlocking;
   call.flags = 0;
   call.roles = 0;
+  call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   core::enter(ts, call, CallClass::kOther);
   double result = PMPI_Wtime();
   call.rc = MPI_SUCCESS;

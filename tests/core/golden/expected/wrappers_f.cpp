@@ -20,6 +20,7 @@ extern "C" MPE_EXPORT void mpi_recv_(void* a0, void* a1, void* a2, void* a3, voi
   call.mode = Mode::kBlocking;
   call.flags = kFortran;
   call.roles = role::recvbuf | role::recvcount | role::recvtype | role::source | role::tag | role::comm | role::status;
+  call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   call.recvbuf = static_cast<const void*>(a0);
   call.recvcount = static_cast<int64_t>(*static_cast<MPI_Fint*>(a1));
   call.recvtype = PMPI_Type_f2c(*static_cast<MPI_Fint*>(a2));
@@ -54,6 +55,7 @@ extern "C" MPE_EXPORT void mpi_send_(void* a0, void* a1, void* a2, void* a3, voi
   call.mode = Mode::kBlocking;
   call.flags = kFortran;
   call.roles = role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm;
+  call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   call.sendbuf = static_cast<const void*>(a0);
   call.sendcount = static_cast<int64_t>(*static_cast<MPI_Fint*>(a1));
   call.sendtype = PMPI_Type_f2c(*static_cast<MPI_Fint*>(a2));
@@ -78,6 +80,7 @@ extern "C" MPE_EXPORT double mpi_wtime_(void) {
   call.mode = Mode::kBlocking;
   call.flags = kFortran;
   call.roles = 0;
+  call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   core::enter(ts, call, CallClass::kOther);
   core::suppress(ts);
   double result = pmpi_wtime_();

@@ -1,0 +1,221 @@
+// The call-site table: the miss path behind callsite_of() (mpe/callsite.h), the process-wide
+// registry of sites, and their symbolization at finalize.
+#define UNW_LOCAL_ONLY
+#include "mpe/callsite.h"
+
+#include <libunwind.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "mpe/config.h"
+
+namespace mpe::core {
+
+__thread SiteSlot* t_site_cache;
+
+// The return addresses of one site, innermost first.
+struct SiteEntry {
+  int n;
+  uintptr_t pcs[kMaxCallsiteDepth];
+};
+
+namespace {
+
+uint64_t hash_pcs(const uintptr_t* pcs, int n) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the addresses
+  for (int i = 0; i < n; ++i) h = (h ^ pcs[i]) * 1099511628211ull;
+  return h ? h : 1;  // 0 marks an empty slot
+}
+
+// An open-addressed map from a 64-bit key (an address, or a stack's hash) to a site id, grown by
+// doubling at half load. calloc'd: the hooks run without exceptions.
+struct IdMap {
+  struct Slot {
+    uint64_t key;
+    uint32_t id;
+  };
+  Slot* slots = nullptr;
+  uint32_t mask = 0;  // capacity - 1
+  uint32_t used = 0;
+
+  uint32_t find(uint64_t key) const {
+    if (!slots) return 0;
+    for (uint32_t i = static_cast<uint32_t>(key * 0x9E3779B97F4A7C15ull >> 32) & mask;; i = (i + 1) & mask) {
+      if (slots[i].key == key) return slots[i].id;
+      if (slots[i].key == 0) return 0;
+    }
+  }
+  // False when out of memory.
+  bool insert(uint64_t key, uint32_t id) {
+    if (2 * (used + 1) > mask + 1 && !grow()) return false;
+    for (uint32_t i = static_cast<uint32_t>(key * 0x9E3779B97F4A7C15ull >> 32) & mask;; i = (i + 1) & mask)
+      if (slots[i].key == 0) {
+        slots[i] = Slot{key, id};
+        ++used;
+        return true;
+      }
+  }
+  bool grow() {
+    const uint32_t capacity = slots ? 2 * (mask + 1) : 64;
+    auto* fresh = static_cast<Slot*>(std::calloc(capacity, sizeof(Slot)));
+    if (!fresh) return false;
+    IdMap bigger;
+    bigger.slots = fresh;
+    bigger.mask = capacity - 1;
+    for (uint32_t i = 0; slots && i <= mask; ++i)
+      if (slots[i].key) bigger.insert(slots[i].key, slots[i].id);
+    std::free(slots);
+    *this = bigger;
+    return true;
+  }
+};
+
+// A thread's cache and map; never freed, since a site id may be asked for until the thread ends.
+struct ThreadSites {
+  SiteSlot cache[1 << kSiteCacheBits];
+  IdMap map;
+};
+__thread ThreadSites* t_sites __attribute__((tls_model("initial-exec")));
+
+// The process-wide registry: sites by id (entry id - 1), and a map from a stack's hash to id.
+// Only the first-loaded tool library's copy is used (see mpe_core_site_id below).
+std::mutex g_mutex;
+SiteEntry* g_entries = nullptr;
+uint32_t g_count = 0, g_capacity = 0;
+IdMap g_by_hash;
+int g_depth = 0;  // 0 until read
+
+// The frames from `caller` outwards, at most `depth`: our own frames come first (this file, the
+// tool's hook, the wrapper), and the site starts at the wrapper's return address. Just the
+// caller when it is not on the stack (a tail call).
+SiteEntry unwind_from(uintptr_t caller, int depth) {
+  SiteEntry e;
+  e.n = 1;
+  e.pcs[0] = caller;
+  void* raw[64];
+  const int got = unw_backtrace(raw, 64);
+  for (int i = 0; i < got; ++i)
+    if (reinterpret_cast<uintptr_t>(raw[i]) == caller) {
+      e.n = got - i < depth ? got - i : depth;
+      for (int k = 0; k < e.n; ++k) e.pcs[k] = reinterpret_cast<uintptr_t>(raw[i + k]);
+      break;
+    }
+  return e;
+}
+
+ThreadSites* thread_sites() {
+  if (!t_sites) t_sites = static_cast<ThreadSites*>(std::calloc(1, sizeof(ThreadSites)));
+  return t_sites;
+}
+
+}  // namespace
+
+int callsite_depth() noexcept {
+  if (!g_depth) g_depth = static_cast<int>(config::env_int("MPE_CALLSITE_DEPTH", 1, 1, kMaxCallsiteDepth));
+  return g_depth;
+}
+
+uint32_t callsite_miss(uintptr_t& caller) noexcept {
+  if (caller & kResolvedSite) return static_cast<uint32_t>((caller & ~kResolvedSite) >> kTaggedIdShift);
+  ThreadSites* t = thread_sites();
+  if (!t) return 0;
+  const int depth = callsite_depth();
+  SiteEntry e;
+  uint64_t key = caller;  // depth 1: the address itself keys the thread's map
+  if (depth > 1) {
+    e = unwind_from(caller, depth);
+    key = hash_pcs(e.pcs, e.n);
+  } else {
+    e.n = 1;
+    e.pcs[0] = caller;
+  }
+  uint32_t id = t->map.find(key);
+  if (!id) {
+    id = mpe_core_site_id(e.pcs, e.n, hash_pcs(e.pcs, e.n));
+    if (!id || !t->map.insert(key, id)) return id;  // out of memory: asked again next time
+  }
+  if (depth > 1) {
+    if (id <= kMaxTaggedId) caller |= kResolvedSite | (uintptr_t{id} << kTaggedIdShift);
+  } else {
+    t->cache[cache_slot(caller)] = SiteSlot{caller, id};
+    t_site_cache = t->cache;
+  }
+  return id;
+}
+
+uint32_t callsite_deep(uintptr_t caller, int depth) noexcept {
+  if (depth > kMaxCallsiteDepth) depth = kMaxCallsiteDepth;
+  const SiteEntry e = unwind_from(caller & kCallerAddress, depth < 1 ? 1 : depth);
+  return mpe_core_site_id(e.pcs, e.n, hash_pcs(e.pcs, e.n));
+}
+
+std::vector<SiteAddresses> callsite_table() {
+  std::vector<SiteAddresses> out;
+  const uint32_t count = mpe_core_site_count();
+  out.reserve(count);
+  for (uint32_t id = 1; id <= count; ++id) {
+    uintptr_t pcs[kMaxCallsiteDepth];
+    const int n = mpe_core_site_pcs(id, pcs, kMaxCallsiteDepth);
+    if (n > 0) out.push_back(SiteAddresses{id, std::vector<uintptr_t>(pcs, pcs + n)});
+  }
+  return out;
+}
+
+}  // namespace mpe::core
+
+using mpe::core::g_by_hash;
+using mpe::core::g_capacity;
+using mpe::core::g_count;
+using mpe::core::g_entries;
+using mpe::core::g_mutex;
+
+extern "C" uint32_t mpe_core_site_id(const uintptr_t* pcs, int n, uint64_t hash) {
+  if (n < 1 || n > mpe::core::kMaxCallsiteDepth) return 0;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (const uint32_t id = g_by_hash.find(hash)) return id;  // a 64-bit hash: collisions are ignored
+  if (g_count == g_capacity) {
+    const uint32_t capacity = g_capacity ? 2 * g_capacity : 256;
+    auto* grown = static_cast<mpe::core::SiteEntry*>(std::realloc(g_entries, capacity * sizeof *g_entries));
+    if (!grown) return 0;
+    g_entries = grown;
+    g_capacity = capacity;
+  }
+  const uint32_t id = g_count + 1;
+  if (!g_by_hash.insert(hash, id)) return 0;
+  mpe::core::SiteEntry& e = g_entries[g_count++];
+  e.n = n;
+  std::memcpy(e.pcs, pcs, sizeof(uintptr_t) * static_cast<size_t>(n));
+  return id;
+}
+
+extern "C" uint32_t mpe_core_site_count() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_count;
+}
+
+extern "C" int mpe_core_site_pcs(uint32_t id, uintptr_t* out, int max) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (id < 1 || id > g_count) return 0;
+  const mpe::core::SiteEntry& e = g_entries[id - 1];
+  const int n = e.n < max ? e.n : max;
+  std::memcpy(out, e.pcs, sizeof(uintptr_t) * static_cast<size_t>(n));
+  return n;
+}
+
+namespace mpe {
+
+std::vector<SiteFrames> symbolize_callsites() {
+  std::vector<SiteFrames> out;
+  Symbolizer symbolizer;
+  for (const core::SiteAddresses& s : core::callsite_table()) {
+    SiteFrames f;
+    f.id = s.id;
+    for (uintptr_t pc : s.pcs) f.frames.push_back(symbolizer.symbolize(pc, true));
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace mpe

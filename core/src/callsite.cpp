@@ -13,7 +13,7 @@
 
 namespace mpe::core {
 
-__thread SiteSlot* t_site_cache;
+__thread SiteCache* t_site_cache;
 
 // The return addresses of one site, innermost first.
 struct SiteEntry {
@@ -74,7 +74,7 @@ struct IdMap {
 
 // A thread's cache and map; never freed, since a site id may be asked for until the thread ends.
 struct ThreadSites {
-  SiteSlot cache[1 << kSiteCacheBits];
+  SiteCache cache;
   IdMap map;
 };
 __thread ThreadSites* t_sites __attribute__((tls_model("initial-exec")));
@@ -139,8 +139,10 @@ uint32_t callsite_miss(uintptr_t& caller) noexcept {
   if (depth > 1) {
     if (id <= kMaxTaggedId) caller |= kResolvedSite | (uintptr_t{id} << kTaggedIdShift);
   } else {
-    t->cache[cache_slot(caller)] = SiteSlot{caller, id};
-    t_site_cache = t->cache;
+    const uint32_t slot = cache_slot(caller);
+    t->cache.pc[slot] = caller;
+    t->cache.id[slot] = id;
+    t_site_cache = &t->cache;
   }
   return id;
 }

@@ -1,12 +1,14 @@
 """liblog integration tests: real programs under mpiexec, checked through `mpe stat --json` and
 `mpe print`. LIBLOG_TEST selects a group: samples, pcontrol, threads, api, fortran_api, crash,
-errors."""
+errors, callsites."""
 import json
 import os
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "callsites"))
+import callsites as samples_of_sites  # noqa: E402
 import mpitest  # noqa: E402
 
 MPE = os.path.join(mpitest.BUILD, "bin", "mpe")
@@ -163,8 +165,18 @@ def api():
         mpitest.expect_eq(c.get("io", 0), 2, "rank %d: io states" % rank)
     mpitest.expect_eq(st["user_events"], 2, "tick events")
     expect_clean_messages(st, "MPE_Log_send/receive", 1)
+    # A user state's call site is its start event's MPE_Log_event line; a lone event has its own.
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mpe_api_prog.c")
+    lines = open(source).read().splitlines()
+    line = lambda text: next(i + 1 for i, l in enumerate(lines) if text in l)  # noqa: E731
+    sites = {(s["state"], s["site"].split(" ")[0]): s["count"] for s in st["callsites"]}
+    mpitest.expect_eq(sites.get(("compute", "mpe_api_prog.c:%d" % line("MPE_Log_event(cs, i"))), 6, "compute site")
+    mpitest.expect_eq(sites.get(("io", "mpe_api_prog.c:%d" % line("MPE_Log_bare_event(is)"))), 4, "io site")
+    ticks = [l for l in mpe("print", "--kind", "event", path).stdout.splitlines() if " tick " in l]
+    want = "at mpe_api_prog.c:%d (main)" % line("MPE_Log_event(tick")
+    mpitest.expect(len(ticks) == 2 and all(l.endswith(want) for l in ticks), "tick events %r, want %r" % (ticks, want))
     mpitest.cleanup(r)
-    print("api: MPE user states with their names and colours")
+    print("api: MPE user states with their names, colours and call sites")
 
 
 def fortran_api():
@@ -232,4 +244,52 @@ def errors():
     print("errors: one clear line each")
 
 
-{"samples": samples, "pcontrol": pcontrol, "threads": threads, "api": api, "fortran_api": fortran_api, "crash": crash, "errors": errors}[GROUP]()
+def callsite_rows(st):
+    """`mpe stat --json`'s call sites by (routine, "file:line")."""
+    return {(s["state"], s["site"].split(" ")[0]): s for s in st["callsites"]}
+
+
+def expect_sites(st, table, nprocs, what):
+    """Every site of a sample's table has its exact calls and bytes, summed over the ranks."""
+    rows = callsite_rows(st)
+    for site, (source, routine, calls, nbytes) in table.items():
+        _, line = samples_of_sites.line_of(site, source)
+        ranks = samples_of_sites.ranks_making(site, nprocs)
+        row = rows.get((routine, "%s:%d" % (source, line)))
+        mpitest.expect(row is not None, "%s: no %s site at %s:%d in %r" % (what, routine, source, line, sorted(rows)))
+        mpitest.expect_eq(row["count"], calls * len(ranks), "%s %s: calls" % (what, site))
+        mpitest.expect_eq(row["ranks"], len(ranks), "%s %s: ranks" % (what, site))
+        moved = row["bytes_received"] if routine == "MPI_Recv" else row["bytes_sent"]
+        mpitest.expect_eq(moved, calls * nbytes * len(ranks), "%s %s: bytes" % (what, site))
+    return rows
+
+
+def callsites():
+    np = 4
+    r, path, st = logged(np, "callsites")
+    rows = expect_sites(st, samples_of_sites.C_SITES, np, "C")
+    _, line = samples_of_sites.line_of("lib_barrier")
+    barrier = rows[("MPI_Barrier", "csite.c:%d" % line)]
+    mpitest.expect(barrier["frames"][0]["module"].endswith("libcsite.so"), "barrier module %r" % barrier["frames"])
+    mpitest.expect_eq(barrier["frames"][0]["function"], "csite_barriers", "barrier function")
+    printed = [l for l in mpe("print", "--kind", "state", path).stdout.splitlines() if "MPI_Send" in l]
+    mpitest.expect(len(printed) == 16 and all(" at callsites.c:" in l for l in printed), "print: %r" % printed[:3])
+    mpitest.cleanup(r)
+
+    r, path, st = logged(2, "callsites_f")
+    expect_sites(st, samples_of_sites.F_SITES, 2, "Fortran")
+    mpitest.cleanup(r)
+
+    # Three frames through the two wrapper layers of the sample.
+    r, path, st = logged(np, "callsites", env={"MPE_CALLSITE_DEPTH": "3"})
+    deep = [s for s in st["callsites"] if s["state"] == "MPI_Allreduce"]
+    mpitest.expect_eq(len(deep), 1, "depth 3: one Allreduce site")
+    got = [(f["file"].split("/")[-1], f["line"]) for f in deep[0]["frames"]]
+    want = [samples_of_sites.line_of(m) for m in ("deep_allreduce", "deep_layer_one", "deep_main")]
+    mpitest.expect_eq(got, want, "depth 3: frames")
+    mpitest.expect_eq(deep[0]["count"], 4 * np, "depth 3: calls")
+    mpitest.cleanup(r)
+    print("callsites: C (PIE and a shared library) and Fortran sites with exact calls and bytes; 3 frames")
+
+
+{"samples": samples, "pcontrol": pcontrol, "threads": threads, "api": api, "fortran_api": fortran_api, "crash": crash, "errors": errors, "callsites": callsites}[GROUP]()

@@ -5,12 +5,14 @@
 #include <QApplication>
 #include <QColorDialog>
 #include <QComboBox>
+#include <QCompleter>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -28,6 +30,12 @@
 #include "timelinewidget.h"
 
 namespace upshot {
+
+namespace {
+// Search list entries: a category index (Qt::UserRole, -1 = any searchable) or a call site id.
+constexpr int kSiteRole = Qt::UserRole + 1;
+constexpr int kMaxSiteEntries = 500; // the rest is found by typing
+} // namespace
 
 MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
 {
@@ -57,6 +65,7 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     addDockWidget(Qt::RightDockWidgetArea, histDock);
 
     m_details = new QPlainTextEdit(this);
+    m_details->setObjectName("details");
     m_details->setReadOnly(true);
     m_details->setMaximumBlockCount(200);
     auto *detailsDock = new QDockWidget(tr("Details"), this);
@@ -129,7 +138,16 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     sb->setObjectName("search");
     m_searchCat = new QComboBox(this);
     m_searchCat->setObjectName("searchCategory");
-    m_searchCat->setMinimumContentsLength(16);
+    m_searchCat->setMinimumContentsLength(24);
+    m_searchCat->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    // Editable, to type a call site ("halo.c:42", a function); typing adds no entry, and the
+    // completer offers the entries containing what is typed instead of replacing it.
+    m_searchCat->setEditable(true);
+    m_searchCat->setInsertPolicy(QComboBox::NoInsert);
+    m_searchCat->completer()->setCompletionMode(QCompleter::PopupCompletion);
+    m_searchCat->completer()->setFilterMode(Qt::MatchContains);
+    m_searchCat->lineEdit()->setPlaceholderText(tr("category, or call site (file:line, function)"));
+    connect(m_searchCat->lineEdit(), &QLineEdit::returnPressed, this, [this] { search(true); });
     sb->addWidget(new QLabel(tr(" Find "), this));
     sb->addWidget(m_searchCat);
     QAction *prev = sb->addAction(tr("◀ Previous"), this, [this] { search(false); });
@@ -144,7 +162,8 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
                "Click: zoom ×2 (Shift: ×½) and show details; double-click a state: zoom to it\n"
                "Drag: pan; Ctrl+drag or right-drag: zoom to the band; Shift+drag: duration ruler\n"
                "+/-: zoom; arrows: pan; Home/F: fit all; Backspace, Alt+Left/Right: zoom history\n"
-               "F3 / Shift+F3: next / previous instance of the searched category"));
+               "F3 / Shift+F3: next / previous instance of the searched category or call site\n"
+               "(pick one from the Find list, or type file:line or a function name)"));
     });
 
     connect(m_loader, &TraceLoader::progress, this, [this](int p, const QString &stage) {
@@ -189,6 +208,17 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
         if (c.isValid()) m_legend->setData(i, c, Qt::DecorationRole);
     });
     connect(m_histogram, &HistogramWidget::highlightRequested, m_timeline, &TimelineWidget::setHighlight);
+    // A call site double-clicked in the statistics: search for it and show its durations.
+    connect(m_stats, &StatsWidget::callSiteActivated, this, [this, histDock](uint32_t site) {
+        if (!m_model) return;
+        const int i = m_searchCat->findData(site, kSiteRole);
+        if (i >= 0)
+            m_searchCat->setCurrentIndex(i);
+        else
+            m_searchCat->setEditText(m_model->callSiteText(site));
+        histDock->show();
+        m_histogram->setCallSite(site);
+    });
 }
 
 MainWindow::~MainWindow() = default;
@@ -227,6 +257,19 @@ void MainWindow::setModel(std::shared_ptr<TraceModel> model, const QString &path
     for (int c = 0; c < m_model->categoryCount(); ++c)
         if (m_model->categoryInfo(c).isState && m_model->categoryInfo(c).count > 0)
             m_searchCat->addItem(m_model->categoryInfo(c).name, c);
+    // Then the call sites with states, most time first.
+    std::vector<uint32_t> sites;
+    for (int k = 1; k <= m_model->callSiteCount(); ++k)
+        if (m_model->callSite(k).count > 0) sites.push_back(static_cast<uint32_t>(k));
+    std::stable_sort(sites.begin(), sites.end(),
+        [&](uint32_t a, uint32_t b) { return m_model->callSite(a).inclusiveNs > m_model->callSite(b).inclusiveNs; });
+    if (sites.size() > kMaxSiteEntries) sites.resize(kMaxSiteEntries);
+    for (uint32_t id : sites) {
+        m_searchCat->addItem(m_model->callSite(id).text);
+        m_searchCat->setItemData(m_searchCat->count() - 1, id, kSiteRole);
+        m_searchCat->setItemData(m_searchCat->count() - 1, m_model->describeCallSite(id), Qt::ToolTipRole);
+    }
+    m_searchCat->setCurrentIndex(0);
     setWindowTitle(QStringLiteral("%1 — upshot").arg(QFileInfo(path).fileName()));
     m_hover->setText(tr("%1: %2 ranks, %3 timelines, %4 records, %5")
                          .arg(QFileInfo(path).fileName())
@@ -238,18 +281,49 @@ void MainWindow::setModel(std::shared_ptr<TraceModel> model, const QString &path
     emit fileLoaded(path);
 }
 
-void MainWindow::search(bool forward)
+bool MainWindow::search(bool forward)
 {
-    if (!m_model) return;
+    if (!m_model) return false;
     double t = m_timeline->cursorTime();
     if (t < 0) t = forward ? m_timeline->view().scale.t0() : m_timeline->view().scale.t1();
-    const int cat = m_searchCat->currentData().isValid() ? m_searchCat->currentData().toInt() : -1;
-    const StateRef s = m_model->find(t, forward, cat, m_timeline->selectedRows());
+    const QString text = m_searchCat->currentText().trimmed();
+    const int entry = m_searchCat->findText(text);
+    StateRef s;
+    if (entry >= 0 && m_searchCat->itemData(entry, kSiteRole).isValid()) {
+        std::vector<bool> sites(static_cast<size_t>(m_model->callSiteCount()) + 1, false);
+        const uint32_t id = m_searchCat->itemData(entry, kSiteRole).toUInt();
+        if (id < sites.size()) sites[id] = true;
+        s = m_model->findSite(t, forward, sites, m_timeline->selectedRows());
+    } else if (entry >= 0) {
+        s = m_model->find(t, forward, m_searchCat->itemData(entry).toInt(), m_timeline->selectedRows());
+    } else {
+        const std::vector<bool> sites = m_model->matchCallSites(text);
+        if (std::find(sites.begin(), sites.end(), true) != sites.end()) {
+            s = m_model->findSite(t, forward, sites, m_timeline->selectedRows());
+        } else {
+            const int cat = m_searchCat->findText(text, Qt::MatchFixedString); // a category, any case
+            if (cat < 0 || m_searchCat->itemData(cat, kSiteRole).isValid()) {
+                statusBar()->showMessage(tr("No category or call site matches \"%1\"").arg(text), 3000);
+                return false;
+            }
+            s = m_model->find(t, forward, m_searchCat->itemData(cat).toInt(), m_timeline->selectedRows());
+        }
+    }
     if (!s.valid()) {
         statusBar()->showMessage(forward ? tr("No later instance") : tr("No earlier instance"), 3000);
-        return;
+        return false;
     }
     m_timeline->showState(s);
+    return true;
+}
+
+void MainWindow::setSearchText(const QString &text)
+{
+    const int entry = m_searchCat->findText(text);
+    if (entry >= 0)
+        m_searchCat->setCurrentIndex(entry);
+    else
+        m_searchCat->setEditText(text);
 }
 
 QStringList MainWindow::recentFiles()

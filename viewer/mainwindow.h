@@ -38,8 +38,13 @@ public:
     StatsWidget *stats() const { return m_stats; }
     TraceLoader *loader() const { return m_loader; }
     std::shared_ptr<TraceModel> model() const { return m_model; }
-    // Finds the next (or previous) instance of the category chosen in the search box.
-    void search(bool forward);
+    // Finds the next (or previous) instance of what the search box names: a category or call
+    // site picked from its list, or typed text naming call sites (TraceModel::matchCallSites():
+    // "file:line", a function, a part of a site's text) or, failing that, a category by name.
+    // Returns false (and says so in the status bar) when there is none.
+    bool search(bool forward);
+    // Puts text in the search box: the list entry it names, else a call-site query.
+    void setSearchText(const QString &text);
     static QStringList recentFiles();
 
 signals:

@@ -121,12 +121,22 @@ HistogramWidget::HistogramWidget(QWidget *parent) : QWidget(parent)
     top->addWidget(m_bins);
     top->addWidget(m_logX);
     top->addWidget(m_logY);
+    m_sites = new QComboBox(this);
+    m_sites->setObjectName("histogramCallSite");
+    m_sites->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_sites->setMinimumContentsLength(16);
+    m_sites->hide();
     auto *lay = new QVBoxLayout(this);
     lay->addLayout(top);
+    lay->addWidget(m_sites);
     lay->addStretch(1);
     setMinimumSize(260, 180);
     connect(m_cats, &QComboBox::currentIndexChanged, this, [this](int i) {
         m_category = m_cats->itemData(i).isValid() ? m_cats->itemData(i).toInt() : -1;
+        recompute();
+    });
+    connect(m_sites, &QComboBox::currentIndexChanged, this, [this](int i) {
+        m_site = m_sites->itemData(i).isValid() ? m_sites->itemData(i).toLongLong() : -1;
         recompute();
     });
     connect(m_bins, &QSpinBox::valueChanged, this, [this] { recompute(); });
@@ -147,6 +157,24 @@ void HistogramWidget::setModel(std::shared_ptr<TraceModel> model)
         m_t0 = m_model->tBegin(), m_t1 = m_model->tEnd();
     }
     m_category = -1;
+    {
+        // Sites with states, most time first.
+        QSignalBlocker bs(m_sites);
+        m_sites->clear();
+        m_sites->addItem(tr("all call sites"), qlonglong(-1));
+        std::vector<uint32_t> ids;
+        for (int k = 1; m_model && k <= m_model->callSiteCount(); ++k)
+            if (m_model->callSite(k).count > 0) ids.push_back(static_cast<uint32_t>(k));
+        std::stable_sort(ids.begin(), ids.end(), [&](uint32_t a, uint32_t b) {
+            return m_model->callSite(a).inclusiveNs > m_model->callSite(b).inclusiveNs;
+        });
+        for (uint32_t id : ids) {
+            m_sites->addItem(m_model->callSite(id).text, qlonglong(id));
+            m_sites->setItemData(m_sites->count() - 1, m_model->describeCallSite(id), Qt::ToolTipRole);
+        }
+        m_sites->setVisible(!ids.empty());
+    }
+    m_site = -1;
     recompute();
 }
 
@@ -161,6 +189,15 @@ void HistogramWidget::setCategory(int category)
     const int i = m_cats->findData(category);
     if (i >= 0) m_cats->setCurrentIndex(i);
     m_category = category;
+    recompute();
+}
+
+void HistogramWidget::setCallSite(int64_t site)
+{
+    const int i = m_sites->findData(qlonglong(site));
+    QSignalBlocker b(m_sites);
+    m_sites->setCurrentIndex(std::max(i, 0));
+    m_site = site;
     recompute();
 }
 
@@ -195,7 +232,7 @@ void HistogramWidget::recompute()
 {
     m_selectedBar = -1;
     if (m_model)
-        m_hist = m_model->histogram(selection(), m_t0, m_t1, m_bins->value(), m_logX->isChecked());
+        m_hist = m_model->histogram(selection(), m_t0, m_t1, m_bins->value(), m_logX->isChecked(), m_site);
     else
         m_hist = {};
     update();
@@ -203,7 +240,7 @@ void HistogramWidget::recompute()
 
 QRect HistogramWidget::chartRect() const
 {
-    const int top = m_cats->geometry().bottom() + 8;
+    const int top = (m_sites->isHidden() ? m_cats : m_sites)->geometry().bottom() + 8;
     return QRect(44, top, width() - 52, height() - top - 24);
 }
 
@@ -223,6 +260,7 @@ void HistogramWidget::selectBar(int i)
         h.categories = selection();
         auto [lo, hi] = m_hist.binRange(i);
         h.lo = lo, h.hi = hi;
+        h.site = m_site;
     }
     update();
     emit highlightRequested(h);
@@ -275,23 +313,102 @@ StatsWidget::StatsWidget(QWidget *parent) : QWidget(parent)
     m_tabs = new QTabWidget(this);
     m_load = new QTableWidget(this);
     m_matrix = new QTableWidget(this);
+    m_sitePage = new QWidget(this);
+    m_wholeRun = new QCheckBox(tr("whole run (else the visible window)"), m_sitePage);
+    m_wholeRun->setObjectName("callSitesWholeRun");
+    m_sites = new QTableWidget(m_sitePage);
+    m_sites->setObjectName("callSiteTable");
+    m_sites->setColumnCount(SiteColumnCount);
+    m_sites->setHorizontalHeaderLabels({ tr("Call site"), tr("Routine"), tr("Calls"), tr("Time") });
+    m_sites->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_sites->verticalHeader()->hide();
+    m_sites->setWordWrap(false);
+    m_sites->setTextElideMode(Qt::ElideMiddle); // a deep site's text is long; the tooltip has it all
+    m_sites->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_sites->horizontalHeader()->setSectionResizeMode(SiteTextColumn, QHeaderView::Stretch);
+    auto *siteLay = new QVBoxLayout(m_sitePage);
+    siteLay->setContentsMargins(2, 2, 2, 2);
+    siteLay->addWidget(m_wholeRun);
+    siteLay->addWidget(m_sites);
     m_tabs->addTab(m_load, tr("Time per category"));
+    m_tabs->addTab(m_sitePage, tr("Time per call site"));
     m_tabs->addTab(m_matrix, tr("Bytes sent (row → column)"));
     auto *lay = new QVBoxLayout(this);
     lay->setContentsMargins(0, 0, 0, 0);
     lay->addWidget(m_tabs);
-    for (auto *t : { m_load, m_matrix })
+    for (auto *t : { m_load, m_matrix, m_sites })
         t->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
+        if (m_sitesStale && m_tabs->currentWidget() == m_sitePage) updateCallSites();
+    });
+    connect(m_wholeRun, &QCheckBox::toggled, this, [this] { updateCallSites(); });
+    connect(m_sites, &QTableWidget::cellDoubleClicked, this, [this](int row, int) {
+        const QTableWidgetItem *it = m_sites->item(row, SiteTextColumn);
+        if (it && it->data(Qt::UserRole).toUInt() != 0) emit callSiteActivated(it->data(Qt::UserRole).toUInt());
+    });
 }
 
 void StatsWidget::setModel(std::shared_ptr<TraceModel> model)
 {
     m_model = std::move(model);
+    m_runSites.clear();
+    m_sitesStale = true;
     if (m_model) setRange(m_model->tBegin(), m_model->tEnd());
+}
+
+void StatsWidget::showEvent(QShowEvent *e)
+{
+    QWidget::showEvent(e);
+    if (m_sitesStale && m_tabs->currentWidget() == m_sitePage) updateCallSites();
+}
+
+void StatsWidget::showCallSites(bool wholeRun)
+{
+    m_tabs->setCurrentWidget(m_sitePage);
+    QSignalBlocker b(m_wholeRun);
+    m_wholeRun->setChecked(wholeRun);
+    updateCallSites();
+}
+
+void StatsWidget::updateCallSites()
+{
+    m_sitesStale = false;
+    m_sites->clearContents();
+    m_sites->setRowCount(0);
+    if (!m_model) return;
+    const bool run = m_wholeRun->isChecked();
+    if (run && m_runSites.empty()) m_runSites = m_model->timePerCallSite(m_model->tBegin(), m_model->tEnd());
+    const std::vector<SiteTime> window = run ? std::vector<SiteTime>() : m_model->timePerCallSite(m_t0, m_t1);
+    const std::vector<SiteTime> &rows = run ? m_runSites : window;
+    const int n = static_cast<int>(std::min<size_t>(rows.size(), kMaxSiteRows));
+    m_sites->setRowCount(n);
+    for (int k = 0; k < n; ++k) {
+        const SiteTime &st = rows[static_cast<size_t>(k)];
+        auto *site = new QTableWidgetItem(st.site != 0 ? m_model->callSiteText(st.site) : tr("(unknown)"));
+        site->setData(Qt::UserRole, st.site);
+        if (st.site != 0) site->setToolTip(m_model->describeCallSite(st.site));
+        const CategoryInfo &cat = m_model->categoryInfo(st.category);
+        auto *routine = new QTableWidgetItem(cat.name);
+        routine->setForeground(cat.color.darker(130));
+        routine->setData(Qt::UserRole, st.category);
+        auto *calls = new QTableWidgetItem(QString::number(st.count));
+        calls->setData(Qt::UserRole, QVariant::fromValue<qulonglong>(st.count));
+        calls->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        auto *time = new QTableWidgetItem(formatDuration(st.ns));
+        time->setData(Qt::UserRole, st.ns);
+        time->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        m_sites->setItem(k, SiteTextColumn, site);
+        m_sites->setItem(k, SiteRoutineColumn, routine);
+        m_sites->setItem(k, SiteCallsColumn, calls);
+        m_sites->setItem(k, SiteTimeColumn, time);
+    }
 }
 
 void StatsWidget::setRange(double t0, double t1)
 {
+    m_t0 = t0, m_t1 = t1;
+    m_sitesStale = true;
+    if (m_model && isVisible() && m_tabs->currentWidget() == m_sitePage && !m_wholeRun->isChecked()) updateCallSites();
     if (!m_model || (!isVisible() && m_load->rowCount() > 0)) return;
     const auto per = m_model->timePerCategory(t0, t1);
     // Columns: categories with time in the window, largest first (at most 12).

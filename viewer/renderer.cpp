@@ -328,7 +328,8 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
                 const bool highlighted = v.highlight.active() && !b.folded
                     && static_cast<size_t>(b.category) < v.highlight.categories.size()
                     && v.highlight.categories[b.category] && model.duration(r, b.first) >= v.highlight.lo
-                    && model.duration(r, b.first) < v.highlight.hi;
+                    && model.duration(r, b.first) < v.highlight.hi
+                    && (v.highlight.site < 0 || model.site(r, b.first) == v.highlight.site);
                 const bool plain = b.folded || xb - xa < 6;
                 if (b.folded)
                     ++st.folds;

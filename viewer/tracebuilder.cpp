@@ -115,7 +115,7 @@ size_t rowOf(const std::vector<std::pair<uint32_t, uint32_t>> &timelines, uint32
 // (see log_reader.cpp), but packing states into 12-byte PackedStates per lane as they come.
 //
 // Invariant: after finish(), the model holds exactly load_trace()'s states (same start, end,
-// category and depth), events, matched messages, t_begin and t_end. Memory while building: the
+// category, depth and call site), events, matched messages, t_begin and t_end. Memory while building: the
 // packed lanes, the events, and one 24-byte entry per message end until the ends are matched,
 // queue by queue (each queue is freed once matched).
 class ModelBuilder
@@ -129,6 +129,8 @@ public:
             m_model.m_rows[r].rank = m_timelines[r].first;
             m_model.m_rows[r].thread = m_timelines[r].second;
         }
+        for (const mpe::log::CallSite &site : file.callsites())
+            m_model.m_sites.push_back({ site.id, QString::fromStdString(site.text), site.frames });
     }
 
     // See buildPreview().
@@ -173,9 +175,9 @@ public:
             TimelineBuild &T;
             std::vector<Event> &events;
             uint32_t tl;
-            void state(int64_t start, int64_t end, uint32_t cat, uint32_t depth)
+            void state(int64_t start, int64_t end, uint32_t cat, uint32_t depth, uint32_t site)
             {
-                addState(T, depth, start, end - start, b.m_model.ensureCategory(cat, true));
+                addState(T, depth, start, end - start, b.m_model.ensureCategory(cat, true), site);
             }
             void event(const Event &ev) { events.push_back(ev); }
             void message_end(bool send, const mpe::log::MessageKey &key, int64_t t, uint64_t bytes)
@@ -254,6 +256,9 @@ private:
     {
         std::vector<PackedState> states;
         std::vector<std::pair<size_t, int64_t>> longDurations; // (index in the lane, ns)
+        // Call site per state, from the first state with a known one on (earlier ones are 0):
+        // logs without call sites cost nothing.
+        std::vector<uint32_t> sites;
     };
     struct TimelineBuild
     {
@@ -270,7 +275,8 @@ private:
     // Depths beyond this come only from damaged logs; they are drawn in the deepest lane.
     static constexpr uint32_t kMaxDepth = 255;
 
-    static void addState(TimelineBuild &T, uint32_t depth, int64_t start, int64_t duration, int category)
+    static void addState(
+        TimelineBuild &T, uint32_t depth, int64_t start, int64_t duration, int category, uint32_t site = 0)
     {
         depth = std::min(depth, kMaxDepth);
         if (T.lanes.size() <= depth) T.lanes.resize(depth + 1);
@@ -283,6 +289,10 @@ private:
         } else {
             s.duration = PackedState::kLongDuration;
             L.longDurations.emplace_back(L.states.size(), duration);
+        }
+        if (site != 0 || !L.sites.empty()) {
+            L.sites.resize(L.states.size(), 0);
+            L.sites.push_back(site);
         }
         L.states.push_back(s);
     }
@@ -360,25 +370,34 @@ private:
         TraceModel::Row &row = m_model.m_rows[r];
         std::vector<Lane> &lanes = m_build[r].lanes;
         size_t total = 0;
-        for (const Lane &L : lanes)
+        bool sited = false;
+        for (const Lane &L : lanes) {
             total += L.states.size();
+            sited |= !L.sites.empty();
+        }
         row.states.reserve(total);
+        if (sited) row.sites.reserve(total);
         row.lanes.assign(1, 0);
         for (Lane &L : lanes) {
             sortLane(L);
             const size_t base = row.states.size();
             row.states.insert(row.states.end(), L.states.begin(), L.states.end());
+            if (sited) {
+                row.sites.insert(row.sites.end(), L.sites.begin(), L.sites.end());
+                row.sites.resize(row.states.size(), 0);
+            }
             for (const auto &[i, d] : L.longDurations)
                 row.longDurations.emplace_back(base + i, d);
             row.lanes.push_back(row.states.size());
             Lane().states.swap(L.states);
+            std::vector<uint32_t>().swap(L.sites);
         }
         std::vector<Lane>().swap(lanes);
     }
 
     // Records come in logged order, which within one depth is start order in every log we know
     // of; a lane that is not gets a stable sort by start (load_trace's order), carrying its long
-    // durations along.
+    // durations and call sites along.
     static void sortLane(Lane &L)
     {
         auto byStart = [](const PackedState &a, const PackedState &b) { return a.start() < b.start(); };
@@ -394,6 +413,13 @@ private:
             where[order[k]] = static_cast<uint32_t>(k);
         }
         L.states.swap(sorted);
+        if (!L.sites.empty()) {
+            L.sites.resize(L.states.size(), 0);
+            std::vector<uint32_t> sites(L.sites.size());
+            for (size_t k = 0; k < order.size(); ++k)
+                sites[k] = L.sites[order[k]];
+            L.sites.swap(sites);
+        }
         for (auto &[i, d] : L.longDurations)
             i = where[i];
         std::sort(L.longDurations.begin(), L.longDurations.end());

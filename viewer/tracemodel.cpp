@@ -2,6 +2,7 @@
 #include "tracemodel.h"
 
 #include <QFileInfo>
+#include <QRegularExpression>
 
 #include <algorithm>
 #include <cmath>
@@ -88,13 +89,16 @@ int TraceModel::depth(int row, size_t i) const
 mpe::log::State TraceModel::state(int row, size_t i) const
 {
     const int64_t s = startNs(row, i);
-    return State { s, s + durationNs(row, i), m_categories[category(row, i)].id, static_cast<uint32_t>(depth(row, i)) };
+    return State { s, s + durationNs(row, i), m_categories[category(row, i)].id, static_cast<uint32_t>(depth(row, i)),
+        site(row, i) };
 }
 
 void TraceModel::finishRows()
 {
     for (auto &c : m_categories)
         c.count = 0, c.inclusiveNs = 0, c.exclusiveNs = 0;
+    for (auto &site : m_sites)
+        site.count = 0, site.inclusiveNs = 0;
     for (int r = 0; r < rowCount(); ++r) {
         Row &row = m_rows[r];
         // Inclusive and exclusive time: a state's time leaves its parent's exclusive time when
@@ -109,6 +113,10 @@ void TraceModel::finishRows()
                 ++info.count;
                 info.inclusiveNs += dur;
                 info.exclusiveNs += dur;
+                if (const uint32_t s = site(r, i); s >= 1 && s <= m_sites.size()) {
+                    ++m_sites[s - 1].count;
+                    m_sites[s - 1].inclusiveNs += dur;
+                }
                 if (d == 0) continue;
                 while (parent + 1 < parentEnd && startNs(r, parent + 1) <= startNs(r, i))
                     ++parent;
@@ -257,10 +265,82 @@ QString TraceModel::describeState(StateRef s) const
 {
     if (!s.valid()) return {};
     const State st = state(s.row, s.index);
-    return QStringLiteral("%1 on %2\nstart %3\nduration %4\ndepth %5")
-        .arg(m_categories[categoryIndex(st.cat)].name, rowLabel(s.row),
-            formatDuration(static_cast<double>(st.start), 6), formatDuration(static_cast<double>(st.end - st.start), 4))
-        .arg(st.depth);
+    QString text = QStringLiteral("%1 on %2\nstart %3\nduration %4\ndepth %5")
+                       .arg(m_categories[categoryIndex(st.cat)].name, rowLabel(s.row),
+                           formatDuration(static_cast<double>(st.start), 6),
+                           formatDuration(static_cast<double>(st.end - st.start), 4))
+                       .arg(st.depth);
+    if (st.site != 0) text += QLatin1Char('\n') + describeCallSite(st.site);
+    return text;
+}
+
+QString TraceModel::callSiteText(uint32_t id) const
+{
+    return id >= 1 && id <= m_sites.size() ? m_sites[id - 1].text : QString();
+}
+
+namespace {
+
+// A module whose file name says it is a shared library ("libcsite.so", "libmpi.so.12"): a frame
+// in one is not in the program's own code, so the details name the library; frames in the
+// executable need no module.
+bool isSharedLibrary(std::string_view module)
+{
+    static const QRegularExpression so(QStringLiteral("\\.so(\\.[0-9.]+)?$"));
+    return so.match(QString::fromUtf8(mpe::base_name(module))).hasMatch();
+}
+
+// One frame as mpe::callsite_text() writes it ("csite.c:12 (csite_send)", or
+// "libcsite.so+0x1a2b (csite_send)" without a line), and " in libcsite.so" for a shared library.
+QString frameText(const mpe::Frame &f)
+{
+    const QString function = QString::fromStdString(f.function);
+    const QString module = QString::fromUtf8(mpe::base_name(f.module));
+    if (f.file.empty())
+        return QStringLiteral("%1+0x%2 (%3)")
+            .arg(module, QString::number(static_cast<qulonglong>(f.offset), 16), function);
+    QString text
+        = QStringLiteral("%1:%2 (%3)").arg(QString::fromUtf8(mpe::base_name(f.file))).arg(f.line).arg(function);
+    if (isSharedLibrary(f.module)) text += QStringLiteral(" in ") + module;
+    return text;
+}
+
+} // namespace
+
+QString TraceModel::describeCallSite(uint32_t id) const
+{
+    if (id < 1 || id > m_sites.size()) return {};
+    const CallSiteInfo &site = m_sites[id - 1];
+    if (site.frames.empty()) return QStringLiteral("call site ") + site.text;
+    QString text = QStringLiteral("call site ") + frameText(site.frames[0]);
+    for (size_t k = 1; k < site.frames.size(); ++k)
+        text += QStringLiteral("\n  <- ") + frameText(site.frames[k]);
+    return text;
+}
+
+std::vector<bool> TraceModel::matchCallSites(const QString &query) const
+{
+    std::vector<bool> out(m_sites.size() + 1, false);
+    const QString q = query.trimmed();
+    if (q.isEmpty()) return out;
+    static const QRegularExpression fileLine(QStringLiteral("^([^\\s()]+):(\\d+)$"));
+    const QRegularExpressionMatch m = fileLine.match(q);
+    const std::string file = m.hasMatch() ? m.captured(1).toStdString() : std::string();
+    const int line = m.hasMatch() ? m.captured(2).toInt() : 0;
+    for (const CallSiteInfo &site : m_sites) {
+        bool hit = false;
+        if (m.hasMatch()) {
+            // Exact: "halo.c:4" must not find the calls at halo.c:42.
+            for (const mpe::Frame &f : site.frames)
+                hit |= f.line == line && !f.file.empty()
+                    && (mpe::base_name(f.file) == file || f.file == file
+                        || (f.file.size() > file.size() && f.file.ends_with("/" + file)));
+        } else {
+            hit = site.text.contains(q, Qt::CaseInsensitive);
+        }
+        out[site.id] = hit;
+    }
+    return out;
 }
 
 QString TraceModel::describeMessage(size_t i) const
@@ -286,7 +366,8 @@ QString TraceModel::describeEvent(int row, size_t i) const
             .arg(e.a)
             .arg(rowLabel(row), at, e.b ? "on" : "off");
     case RecordKind::kUserEvent:
-        return QStringLiteral("event %1 on %2 at %3, data %4").arg(name, rowLabel(row), at).arg(e.c);
+        return QStringLiteral("event %1 on %2 at %3, data %4").arg(name, rowLabel(row), at).arg(e.c)
+            + (e.site != 0 ? QLatin1Char('\n') + describeCallSite(e.site) : QString());
     case RecordKind::kCollective:
         return QStringLiteral("%1 on %2 at %3, root %4, %5 bytes").arg(name, rowLabel(row), at).arg(e.a).arg(e.c);
     case RecordKind::kCommCreate:
@@ -337,18 +418,18 @@ QString TraceModel::describeFold(int row, const FoldSummary &f) const
     return s;
 }
 
-StateRef TraceModel::find(double t, bool forward, int cat, const std::vector<int> &rows) const
+template<class Match>
+StateRef TraceModel::findWhere(double t, bool forward, const std::vector<int> &rows, Match match) const
 {
     StateRef best;
     double bestT = forward ? 1e300 : -1e300;
-    auto matches = [&](int c) { return cat >= 0 ? c == cat : (m_categories[c].searchable && m_categories[c].visible); };
     auto scanRow = [&](int row) {
         for (int d = 0; d < laneCount(row); ++d) {
             auto [b, e] = lane(row, d);
             if (forward) {
                 for (size_t i = partitionIndex(b, e, [&](size_t k) { return start(row, k) <= t; }); i < e; ++i) {
                     if (start(row, i) >= bestT) break;
-                    if (matches(category(row, i))) {
+                    if (match(row, i)) {
                         bestT = start(row, i);
                         best = { row, i };
                         break;
@@ -358,7 +439,7 @@ StateRef TraceModel::find(double t, bool forward, int cat, const std::vector<int
                 for (size_t i = partitionIndex(b, e, [&](size_t k) { return start(row, k) < t; }); i > b;) {
                     --i;
                     if (start(row, i) <= bestT) break;
-                    if (matches(category(row, i))) {
+                    if (match(row, i)) {
                         bestT = start(row, i);
                         best = { row, i };
                         break;
@@ -376,7 +457,26 @@ StateRef TraceModel::find(double t, bool forward, int cat, const std::vector<int
     return best;
 }
 
-Histogram TraceModel::histogram(const std::vector<bool> &cats, double t0, double t1, int bins, bool logBins) const
+StateRef TraceModel::find(double t, bool forward, int cat, const std::vector<int> &rows) const
+{
+    return findWhere(t, forward, rows, [&](int row, size_t i) {
+        const int c = category(row, i);
+        return cat >= 0 ? c == cat : (m_categories[c].searchable && m_categories[c].visible);
+    });
+}
+
+StateRef TraceModel::findSite(
+    double t, bool forward, const std::vector<bool> &sites, const std::vector<int> &rows) const
+{
+    if (std::find(sites.begin(), sites.end(), true) == sites.end()) return {};
+    return findWhere(t, forward, rows, [&](int row, size_t i) {
+        const uint32_t s = site(row, i);
+        return s != 0 && s < sites.size() && sites[s] && m_categories[category(row, i)].visible;
+    });
+}
+
+Histogram TraceModel::histogram(
+    const std::vector<bool> &cats, double t0, double t1, int bins, bool logBins, int64_t site) const
 {
     Histogram h;
     h.logBins = logBins;
@@ -391,7 +491,7 @@ Histogram TraceModel::histogram(const std::vector<bool> &cats, double t0, double
             auto [b, e] = lane(r, d);
             for (size_t i = partitionIndex(b, e, [&](size_t k) { return start(r, k) < t0; });
                  i < e && start(r, i) <= t1; ++i)
-                if (selected(category(r, i))) durs.push_back(duration(r, i));
+                if (selected(category(r, i)) && (site < 0 || this->site(r, i) == site)) durs.push_back(duration(r, i));
         }
     }
     if (durs.empty()) return h;
@@ -424,6 +524,44 @@ std::vector<std::vector<double>> TraceModel::timePerCategory(double t0, double t
     return out;
 }
 
+std::vector<SiteTime> TraceModel::timePerCallSite(double t0, double t1) const
+{
+    // One slot per site for its first category, a map for further ones (a site calls one
+    // routine, unless the log merges several under one stack): one array access per state.
+    std::vector<SiteTime> first(m_sites.size() + 1);
+    std::map<std::pair<uint32_t, int>, SiteTime> more;
+    for (int r = 0; r < rowCount(); ++r) {
+        for (int d = 0; d < laneCount(r); ++d) {
+            auto [b, e] = visibleStates(r, d, t0, t1);
+            for (size_t i = b; i < e; ++i) {
+                const double ns = std::max(0.0, std::min(end(r, i), t1) - std::max(start(r, i), t0));
+                if (ns == 0 && durationNs(r, i) > 0) continue; // touches the window only
+                const uint32_t s = site(r, i) <= m_sites.size() ? site(r, i) : 0;
+                const int c = category(r, i);
+                SiteTime *acc = &first[s];
+                if (acc->category < 0) acc->site = s, acc->category = c;
+                if (acc->category != c) {
+                    acc = &more[{ s, c }];
+                    acc->site = s, acc->category = c;
+                }
+                ++acc->count;
+                acc->ns += ns;
+            }
+        }
+    }
+    std::vector<SiteTime> out;
+    for (const SiteTime &st : first)
+        if (st.count > 0) out.push_back(st);
+    for (const auto &[key, st] : more)
+        out.push_back(st);
+    std::sort(out.begin(), out.end(), [](const SiteTime &a, const SiteTime &b) {
+        if (a.ns != b.ns) return a.ns > b.ns;
+        if (a.count != b.count) return a.count > b.count;
+        return std::pair(a.site, a.category) < std::pair(b.site, b.category);
+    });
+    return out;
+}
+
 std::vector<uint64_t> TraceModel::commMatrix(double t0, double t1) const
 {
     const size_t n = static_cast<size_t>(std::max(m_worldSize, 1));
@@ -441,9 +579,10 @@ size_t TraceModel::memoryBytes() const
 {
     size_t b = m_messages.capacity() * sizeof(Message) + m_catIndex.capacity() * sizeof(int32_t);
     for (const Row &T : m_rows) {
-        b += sizeof(T) + T.states.capacity() * sizeof(PackedState) + T.events.capacity() * sizeof(Event)
-            + T.lanes.capacity() * sizeof(size_t) + T.longDurations.capacity() * sizeof(T.longDurations[0])
-            + T.markers.capacity() * sizeof(Marker) + T.ticks.capacity() * sizeof(EventTick);
+        b += sizeof(T) + T.states.capacity() * sizeof(PackedState) + T.sites.capacity() * sizeof(uint32_t)
+            + T.events.capacity() * sizeof(Event) + T.lanes.capacity() * sizeof(size_t)
+            + T.longDurations.capacity() * sizeof(T.longDurations[0]) + T.markers.capacity() * sizeof(Marker)
+            + T.ticks.capacity() * sizeof(EventTick);
         for (int level = 0; level < kBlockLevels; ++level)
             b += T.blocks[level].capacity() * sizeof(Block) + T.blockOffsets[level].capacity() * sizeof(size_t);
     }

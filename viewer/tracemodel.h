@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "mpe/frame.h"
 #include "mpe/log_reader.h"
 #include "mpe/status.h"
 
@@ -61,12 +62,35 @@ struct FoldSummary
     std::vector<std::pair<int, double>> timePerCategory; // (category index, ns), largest first
 };
 
-// States whose duration falls in [lo, hi) and whose category is selected are highlighted.
+// States whose duration falls in [lo, hi), whose category is selected and (when site >= 0) whose
+// call site is site are highlighted.
 struct Highlight
 {
     std::vector<bool> categories; // by category index; empty = none
     double lo = 0, hi = 0;
+    int64_t site = -1; // run-wide call site id, -1 = any
     bool active() const { return !categories.empty(); }
+};
+
+// A call site of the run (mpe::log::LogFile::callsites()): the stack a call was made from.
+struct CallSiteInfo
+{
+    uint32_t id = 0; // 1, 2, ...: index + 1 in the model's table
+    QString text; // mpe::callsite_text(): "callsites.c:42 (main)", then " <- " and the outer frames
+    std::vector<mpe::Frame> frames; // innermost first
+    uint64_t count = 0; // states of the site, whole run
+    double inclusiveNs = 0; // their summed durations
+};
+
+// The states of one call site and one category (a site normally calls one routine) and their
+// time: a row of the statistics window's call-site table.
+struct SiteTime
+{
+    uint32_t site = 0; // 0 = states without a known call site
+    int category = -1; // category index
+    uint64_t count = 0; // states overlapping the window
+    double ns = 0; // their time, clipped to the window
+    bool operator==(const SiteTime &) const = default;
 };
 
 struct Histogram
@@ -157,6 +181,12 @@ public:
     double duration(int row, size_t i) const { return static_cast<double>(durationNs(row, i)); }
     int category(int row, size_t i) const { return m_rows[row].states[i].category; }
     int depth(int row, size_t i) const;
+    // The run-wide call site of a state (callSite()), 0 when unknown.
+    uint32_t site(int row, size_t i) const
+    {
+        const auto &S = m_rows[row].sites;
+        return S.empty() ? 0 : S[i];
+    }
     // One row's states for inner loops (the folder's): the accessors above without looking the
     // row up on every call.
     struct RowStates
@@ -252,6 +282,21 @@ public:
     }
     int findCategory(const QString &name) const;
 
+    // Call sites: ids 1..callSiteCount(); none for logs before format version 3 and for previews
+    // of them.
+    int callSiteCount() const { return static_cast<int>(m_sites.size()); }
+    const CallSiteInfo &callSite(uint32_t id) const { return m_sites[id - 1]; }
+    // The site's one-line text, or "" for 0 or an unknown id.
+    QString callSiteText(uint32_t id) const;
+    // The site for the details pane: "call site csite.c:12 (csite_send) in libcsite.so", then a
+    // line "  <- callsites.c:50 (main)" per outer frame; the module is named for frames in a
+    // shared library. "" for 0 or an unknown id.
+    QString describeCallSite(uint32_t id) const;
+    // The call sites a search query names, by id (index 0, "unknown", never matches): "file:line"
+    // matches the sites with a frame at that line of that file (file name or path); any other
+    // query matches the sites whose text contains it, ignoring case ("exchange", "halo.c").
+    std::vector<bool> matchCallSites(const QString &query) const;
+
     // Hit-testing: the deepest state on row containing t (within tolerance ns), or invalid.
     StateRef stateAt(int row, double t, double tolerance = 0) const;
     // The message whose arrow passes nearest (x, y) on the screen is found by the painter; this
@@ -265,12 +310,20 @@ public:
     // Search: the next (forward) or previous state after/before time t, over rows (empty = all),
     // of category cat (-1 = any searchable category).
     StateRef find(double t, bool forward, int cat, const std::vector<int> &rows = {}) const;
+    // The same for the states of the call sites selected in sites (by id, as matchCallSites()
+    // gives them) whose category is visible.
+    StateRef findSite(double t, bool forward, const std::vector<bool> &sites, const std::vector<int> &rows = {}) const;
 
     // Histogram of the durations of states of the selected categories (empty = all visible)
-    // starting inside [t0, t1].
-    Histogram histogram(const std::vector<bool> &cats, double t0, double t1, int bins, bool logBins) const;
+    // starting inside [t0, t1], of call site `site` only when site >= 0.
+    Histogram histogram(
+        const std::vector<bool> &cats, double t0, double t1, int bins, bool logBins, int64_t site = -1) const;
     // Time per category per row inside [t0, t1] (depth-0 states, clipped): [row][category] ns.
     std::vector<std::vector<double>> timePerCategory(double t0, double t1) const;
+    // Time per (call site, category) inside [t0, t1]: the states of every depth overlapping the
+    // window (not merely touching its edge), their time clipped to it; most time first (then most calls, then by site
+    // and category). [tBegin(), tEnd()] gives the whole run.
+    std::vector<SiteTime> timePerCallSite(double t0, double t1) const;
     // Bytes sent between ranks by messages sent inside [t0, t1]: [src * worldSize + dst].
     std::vector<uint64_t> commMatrix(double t0, double t1) const;
 
@@ -285,6 +338,7 @@ private:
         uint32_t rank = 0;
         uint32_t thread = 0;
         std::vector<PackedState> states; // lane-major
+        std::vector<uint32_t> sites; // call site per state (same index); empty when none is known
         std::vector<size_t> lanes { 0 }; // lane start offsets, plus the end
         std::vector<std::pair<size_t, int64_t>> longDurations; // (state index, ns), by index
         std::vector<mpe::log::Event> events; // by time
@@ -295,6 +349,8 @@ private:
     };
 
     int categoryIndexSlow(uint32_t id) const;
+    // The first state after (forward) or before t, over rows, for which match(row, i) holds.
+    template<class Match> StateRef findWhere(double t, bool forward, const std::vector<int> &rows, Match match) const;
     // The index of category id, added with a fallback name and colour when the log did not define it.
     int ensureCategory(uint32_t id, bool isState);
     int64_t longDuration(int row, size_t i) const;
@@ -309,6 +365,7 @@ private:
     std::vector<ArrowSample> m_arrowSample;
     size_t m_arrowSampleStride = 1;
     std::vector<CategoryInfo> m_categories;
+    std::vector<CallSiteInfo> m_sites; // by id - 1
     std::vector<int32_t> m_catIndex; // category id (< 0x10000) -> index
     int64_t m_maxLatency = 0;
     int64_t m_tBegin = 0, m_tEnd = 0;

@@ -61,8 +61,8 @@ inline std::vector<std::vector<Record>> knownRecords()
     return { r0, r1 };
 }
 
-// Writes per-rank records as a logfile; returns true on success.
-inline bool writeLog(const std::string &path, const std::vector<std::vector<Record>> &ranks)
+// Writes per-rank records as a logfile with definitions d; returns true on success.
+inline bool writeLog(const std::string &path, const std::vector<std::vector<Record>> &ranks, const Definitions &d)
 {
     LogWriter w;
     if (!w.open(path).ok()) return false;
@@ -71,7 +71,12 @@ inline bool writeLog(const std::string &path, const std::vector<std::vector<Reco
         encode_events(ranks[r].data(), static_cast<uint32_t>(ranks[r].size()), static_cast<uint32_t>(r), 0, 1, &chunk);
         if (!w.add_events_chunk(chunk).ok()) return false;
     }
-    return w.finish(defs(static_cast<uint32_t>(ranks.size()))).ok();
+    return w.finish(d).ok();
+}
+
+inline bool writeLog(const std::string &path, const std::vector<std::vector<Record>> &ranks)
+{
+    return writeLog(path, ranks, defs(static_cast<uint32_t>(ranks.size())));
 }
 
 inline bool writeKnownLog(const std::string &path)
@@ -87,6 +92,69 @@ inline std::vector<std::vector<Record>> denseRecords(int n)
         r.push_back(rec(RecordKind::kState, 20ull * i, static_cast<uint16_t>(i % 2), 0, 0, 0, 10));
     r.push_back(rec(RecordKind::kState, 20ull * n, 2, 0, 0, 0, 20ull * n));
     return { r };
+}
+
+// A two-rank run with call sites. The run-wide sites, numbered as the reader unifies them (rank
+// 0's in its id order, then rank 1's new ones):
+//   1 callsites.c:42 (main)                        rank 0 id 1, rank 1 id 3
+//   2 csite.c:12 (csite_send) in libcsite.so, called from callsites.c:50 (main)
+//                                                  rank 0 id 2, rank 1 id 4
+//   3 callsites.c:60 (main)                        rank 0 id 3, rank 1 id 1
+//   4 callsites.c:30 (main), the MPE_Log_event starting "compute"   rank 0 id 4
+//   5 callsites.c:70 (worker)                      rank 1 id 2
+// The ranks' executables load at different addresses (PIE): their frames' offsets differ, their
+// lines do not.
+inline Definitions callsiteDefs()
+{
+    Definitions d = defs(2);
+    const std::string src = "/src/tests/callsites/", exe = "/build/bin/callsites", so = "/build/lib/libcsite.so";
+    auto frame = [&](const char *fn, const char *file, int line, bool lib, uintptr_t off) {
+        return mpe::Frame { fn, src + file, line, lib ? so : exe, off };
+    };
+    for (uint32_t r = 0; r < 2; ++r) {
+        const uintptr_t o = 0x1000 * r;
+        const std::vector<mpe::Frame> a = { frame("main", "callsites.c", 42, false, 0x1234 + o) };
+        const std::vector<mpe::Frame> deep = { frame("csite_send", "csite.c", 12, true, 0x520 + o),
+            frame("main", "callsites.c", 50, false, 0x1280 + o) };
+        const std::vector<mpe::Frame> b = { frame("main", "callsites.c", 60, false, 0x1300 + o) };
+        if (r == 0)
+            d.ranks[r].callsites = { CallSiteDef { 1, a }, CallSiteDef { 2, deep }, CallSiteDef { 3, b },
+                CallSiteDef { 4, { frame("main", "callsites.c", 30, false, 0x1100) } } };
+        else
+            d.ranks[r].callsites
+                = { CallSiteDef { 1, b }, CallSiteDef { 2, { frame("worker", "callsites.c", 70, false, 0x2400) } },
+                      CallSiteDef { 3, a }, CallSiteDef { 4, deep } };
+    }
+    return d;
+}
+
+// Records of the call-site run (b = the rank's own site id; times in ns):
+// rank 0: compute [0,400] (site 4) holding MPI_Barrier [100,200] (site 1) at depth 1;
+//         MPI_Send [500,600] and [700,730] (site 2) sending 64 bytes (tag 7) and 16 (tag 8) to
+//         rank 1; MPI_Barrier [900,1000] (site 3).
+// rank 1: MPI_Barrier [200,210] with no site; MPI_Recv [300,800] and [810,850] (site 5);
+//         MPI_Barrier [860,1000] (site 3); MPI_Send [1100,1120] (site 2), logged before
+//         MPI_Barrier [1010,1050] (site 1): the lane needs sorting.
+inline std::vector<std::vector<Record>> callsiteRecords()
+{
+    const uint16_t U = kUserCategoryBase;
+    const uint16_t kSend = 0, kRecv = 1, kBarrier = 2;
+    std::vector<Record> r0
+        = { rec(RecordKind::kUserEvent, 0, U, 0, 4), rec(RecordKind::kState, 100, kBarrier, 1, 1, 0, 100),
+              rec(RecordKind::kUserEvent, 400, U + 1), rec(RecordKind::kState, 500, kSend, 0, 2, 0, 100),
+              rec(RecordKind::kSend, 500, 0, 1, 7, 0, 64), rec(RecordKind::kState, 700, kSend, 0, 2, 0, 30),
+              rec(RecordKind::kSend, 700, 0, 1, 8, 0, 16), rec(RecordKind::kState, 900, kBarrier, 0, 3, 0, 100) };
+    std::vector<Record> r1
+        = { rec(RecordKind::kState, 200, kBarrier, 0, 0, 0, 10), rec(RecordKind::kState, 300, kRecv, 0, 2, 0, 500),
+              rec(RecordKind::kRecv, 800, 1, 0, 7, 0, 64), rec(RecordKind::kState, 810, kRecv, 0, 2, 0, 40),
+              rec(RecordKind::kRecv, 850, 1, 0, 8, 0, 16), rec(RecordKind::kState, 860, kBarrier, 0, 1, 0, 140),
+              rec(RecordKind::kState, 1100, kSend, 0, 4, 0, 20), rec(RecordKind::kState, 1010, kBarrier, 0, 3, 0, 40) };
+    return { r0, r1 };
+}
+
+inline bool writeCallsiteLog(const std::string &path)
+{
+    return writeLog(path, callsiteRecords(), callsiteDefs());
 }
 
 } // namespace testlog

@@ -1,6 +1,9 @@
 // Interaction tests of upshot: zoom about the mouse, zoom history, rubber-band zoom, click and
-// key zoom, double-click to a state, panning, background loading and the corrupt-file dialog.
+// key zoom, double-click to a state, panning, background loading, call sites in the details
+// pane and the search box, and the corrupt-file dialog.
+#include <QComboBox>
 #include <QMessageBox>
+#include <QPlainTextEdit>
 #include <QScrollBar>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -284,6 +287,66 @@ private slots:
         t->setCursorTime(0);
         win.search(true);
         QCOMPARE(t->view().selected.row, 1);
+        QCOMPARE(t->model()->start(1, t->view().selected.index), 300.0);
+    }
+
+    // A clicked state's call site shows in the details pane; Find steps through a call site's
+    // states, typed as file:line or picked from the list.
+    void detailsAndSearchShowCallSites()
+    {
+        const QString path = m_dir.filePath("callsites.mpelog");
+        QVERIFY(testlog::writeCallsiteLog(path.toStdString()));
+        MainWindow win;
+        win.show();
+        QVERIFY(openAndWait(win, path).loaded);
+        auto *details = win.findChild<QPlainTextEdit *>("details");
+        QVERIFY(details);
+        TimelineWidget *t = win.timeline();
+        t->setClickZooms(false);
+        // Rank 1's receive [300, 800], from callsites.c:70 in worker().
+        const QPointF pos(t->view().xOf(600), t->view().rowCenter(1));
+        mouse(t->viewport(), QEvent::MouseButtonPress, pos, Qt::LeftButton, Qt::LeftButton);
+        mouse(t->viewport(), QEvent::MouseButtonRelease, pos, Qt::LeftButton, Qt::NoButton);
+        QVERIFY(t->describeAt(pos).endsWith("\ncall site callsites.c:70 (worker)")); // the tooltip
+        const StateRef clicked = t->view().selected;
+        QCOMPARE(clicked.row, 1);
+        QCOMPARE(t->model()->start(1, clicked.index), 300.0);
+        QVERIFY2(details->toPlainText().endsWith("MPI_Recv on rank 1\nstart 300 ns\nduration 500 ns\ndepth 0\n"
+                                                 "call site callsites.c:70 (worker)"),
+            qPrintable(details->toPlainText()));
+        // Typed: the library frame's file:line finds rank 0's two sends, then rank 1's.
+        win.setSearchText("csite.c:12");
+        t->setCursorTime(0);
+        QVERIFY(win.search(true));
+        QCOMPARE(t->view().selected.row, 0);
+        QCOMPARE(t->model()->start(0, t->view().selected.index), 500.0);
+        QVERIFY(details->toPlainText().endsWith(
+            "call site csite.c:12 (csite_send) in libcsite.so\n  <- callsites.c:50 (main)"));
+        QVERIFY(win.search(true));
+        QCOMPARE(t->model()->start(0, t->view().selected.index), 700.0);
+        QVERIFY(win.search(true));
+        QCOMPARE(t->view().selected.row, 1);
+        QCOMPARE(t->model()->start(1, t->view().selected.index), 1100.0);
+        QVERIFY(!win.search(true));
+        QVERIFY(win.search(false));
+        QCOMPARE(t->model()->start(0, t->view().selected.index), 700.0);
+        // Picked from the list: exactly that site.
+        auto *box = win.findChild<QComboBox *>("searchCategory");
+        const int entry = box->findText("callsites.c:42 (main)");
+        QVERIFY(entry > 0);
+        box->setCurrentIndex(entry);
+        t->setCursorTime(0);
+        QVERIFY(win.search(true));
+        QCOMPARE(t->model()->start(0, t->view().selected.index), 100.0); // the nested barrier
+        QVERIFY(details->toPlainText().endsWith("depth 1\ncall site callsites.c:42 (main)"));
+        // Nothing matches: the search says so and keeps the selection.
+        win.setSearchText("halo.c:1");
+        QVERIFY(!win.search(true));
+        QCOMPARE(t->model()->start(0, t->view().selected.index), 100.0);
+        // A category typed by name still works.
+        win.setSearchText("mpi_recv");
+        t->setCursorTime(0);
+        QVERIFY(win.search(true));
         QCOMPARE(t->model()->start(1, t->view().selected.index), 300.0);
     }
 

@@ -102,9 +102,10 @@ void add_print_command(CLI::App& app) {
                           file->category_name(e.cat).c_str(), e.a, e.b ? "on" : "off");
             break;
           case log::RecordKind::kUserEvent:
-            std::snprintf(buf, sizeof buf, "%lld r%u.t%u event %s data=%llu%s", static_cast<long long>(e.time),
-                          T.rank, T.thread, file->category_name(e.cat).c_str(),
-                          static_cast<unsigned long long>(e.c), at_site(e.site).c_str());
+            std::snprintf(buf, sizeof buf, "%lld r%u.t%u event %s data=%llu%s",
+                          static_cast<long long>(e.time), T.rank, T.thread,
+                          file->category_name(e.cat).c_str(), static_cast<unsigned long long>(e.c),
+                          at_site(e.site).c_str());
             break;
           case log::RecordKind::kCommCreate:
             std::snprintf(buf, sizeof buf, "%lld r%u.t%u comm index=%u size=%d",

@@ -1,25 +1,70 @@
-// `mpe report`: rebuilds libmpetime's whole-run report, or one process's, from the per-process files.
+// `mpe report`: rebuilds libmpetime's whole-run report, or one process's, from the per-process
+// files; `--callsites` prints the call-site table alone, from those files or from the JSON report.
 #include <cstdio>
 #include <memory>
 #include <vector>
 
 #include "commands.h"
+#include "mpe/file_io.h"
 #include "profile.h"
 
 namespace mpe::cli {
+
+namespace {
+
+// The run's call sites, from one JSON report (<prefix>.mpetime.json) or from per-process files.
+StatusOr<std::vector<time::SiteSummary>> load_sites(const std::vector<std::string>& files, int rank) {
+  if (files.size() == 1 && rank < 0) {
+    auto text = io::read_file(files.front());
+    if (!text.ok()) return text.status();
+    const size_t start = text->find_first_not_of(" \t\r\n");
+    if (start != std::string::npos && (*text)[start] == '{') {
+      auto sites = time::sites_from_json_report(*text);
+      if (!sites.ok()) return Status(sites.status().code(), files.front() + ": " + sites.status().message());
+      return sites;
+    }
+  }
+  std::vector<time::RankProfile> profiles;
+  for (const auto& f : files) {
+    auto p = time::load(f);
+    if (!p.ok()) return p.status();
+    if (rank < 0 || p->rank == rank) profiles.push_back(std::move(*p));
+  }
+  if (profiles.empty())
+    return Status(StatusCode::kInvalidArgument, "no file for rank " + std::to_string(rank));
+  MPE_RETURN_IF_ERROR(time::check_run(&profiles));
+  return time::summarize_sites(profiles);
+}
+
+}  // namespace
 
 void add_report_command(CLI::App& app) {
   struct Options {
     std::vector<std::string> files;
     int rank = -1;
     bool json = false;
+    bool callsites = false;
+    size_t top = 0;
   };
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("report", "Rebuild the libmpetime report from its per-process files");
-  cmd->add_option("files", opts->files, "per-process files (<prefix>.mpetime.<rank>.txt)")->required();
+  cmd->add_option("files", opts->files,
+                  "per-process files (<prefix>.mpetime.<rank>.txt); with --callsites also the JSON report")
+      ->required();
   cmd->add_option("--rank", opts->rank, "report on this rank only");
   cmd->add_flag("--json", opts->json, "print the JSON report instead of text");
+  cmd->add_flag("--callsites", opts->callsites, "print the call sites by aggregate time only");
+  cmd->add_option("--top", opts->top, "with --callsites: the first N call sites only (default: all)");
   set_action(cmd, [opts]() -> Status {
+    std::string out;
+    if (opts->callsites) {
+      auto sites = load_sites(opts->files, opts->rank);
+      if (!sites.ok()) return sites.status();
+      if (opts->top && sites->size() > opts->top) sites->resize(opts->top);
+      out = opts->json ? time::callsites_json(*sites) : time::callsite_table(*sites);
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      return Status();
+    }
     std::vector<mpe::time::RankProfile> profiles;
     for (const auto& f : opts->files) {
       auto p = mpe::time::load(f);
@@ -27,7 +72,6 @@ void add_report_command(CLI::App& app) {
       profiles.push_back(std::move(*p));
     }
     MPE_RETURN_IF_ERROR(mpe::time::check_run(&profiles));
-    std::string out;
     if (opts->rank >= 0) {
       for (const auto& p : profiles)
         if (p.rank == opts->rank) out = mpe::time::rank_report(p);

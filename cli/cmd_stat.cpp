@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <map>
 #include <memory>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "commands.h"
@@ -166,7 +166,8 @@ void add_stat_command(CLI::App& app) {
         const log::CallSite& cs = file->callsites()[key.first - 1];
         Json frames = Json::array();
         for (const Frame& f : cs.frames)
-          frames.push_back({{"function", f.function}, {"file", f.file}, {"line", f.line}, {"module", f.module}});
+          frames.push_back(
+              {{"function", f.function}, {"file", f.file}, {"line", f.line}, {"module", f.module}});
         site_list.push_back({{"site", cs.text},
                              {"id", cs.id},
                              {"state", file->category_name(key.second)},
@@ -232,9 +233,9 @@ void add_stat_command(CLI::App& app) {
       std::printf("\ncall sites, by total time:\n%-24s %12s %16s %14s %14s %14s %6s  %s\n", "state", "count",
                   "total time (s)", "mean (us)", "bytes sent", "bytes recv", "ranks", "call site");
       for (const auto& [key, s] : sites)
-        std::printf("%-24s %12llu %16.6f %14.3f %14llu %14llu %6zu  %s\n", file->category_name(key.second).c_str(),
-                    static_cast<unsigned long long>(s.count), s.time * 1e-9,
-                    s.count ? s.time * 1e-3 / static_cast<double>(s.count) : 0.0,
+        std::printf("%-24s %12llu %16.6f %14.3f %14llu %14llu %6zu  %s\n",
+                    file->category_name(key.second).c_str(), static_cast<unsigned long long>(s.count),
+                    s.time * 1e-9, s.count ? s.time * 1e-3 / static_cast<double>(s.count) : 0.0,
                     static_cast<unsigned long long>(s.sent), static_cast<unsigned long long>(s.received),
                     s.ranks.size(), file->callsite_text(key.first).c_str());
     }

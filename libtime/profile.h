@@ -6,12 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "mpe/frame.h"
 #include "mpe/status.h"
 
 namespace mpe::time {
 
 // Version of the per-process file; a reader accepts kMinSupportedVersion..kCurrentVersion.
-inline constexpr int kCurrentVersion = 1;
+// Version 2 added the call sites; a version 1 file reads as a profile without any.
+inline constexpr int kCurrentVersion = 2;
 inline constexpr int kMinSupportedVersion = 1;
 inline constexpr const char* kMagic = "mpetime";
 
@@ -22,6 +24,21 @@ struct RoutineStats {
   uint64_t incl_ns = 0;  // inclusive: wall time inside the routine
   uint64_t excl_ns = 0;  // exclusive: minus the time of MPI calls nested inside it
   uint64_t min_ns = 0;   // shortest and longest single call (inclusive)
+  uint64_t max_ns = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_recv = 0;
+};
+
+// One call site of one process: one MPI routine called from one place of the code (its frames,
+// innermost first, as MPE_CALLSITE_DEPTH asked). Times are nanoseconds, as for a routine.
+struct SiteStats {
+  uint32_t id = 0;  // the process's call-site id (mpe/callsite.h); 0: unknown call site
+  std::string routine;
+  std::vector<Frame> frames;  // empty when unknown
+  uint64_t calls = 0;
+  uint64_t incl_ns = 0;
+  uint64_t excl_ns = 0;
+  uint64_t min_ns = 0;  // shortest and longest single call (inclusive)
   uint64_t max_ns = 0;
   uint64_t bytes_sent = 0;
   uint64_t bytes_recv = 0;
@@ -39,6 +56,32 @@ struct RankProfile {
   uint64_t run_ns = 0;                 // leaving MPI_Init to entering MPI_Finalize
   uint64_t mpi_ns = 0;                 // exclusive time of all MPI calls in that span, summed over threads
   std::vector<RoutineStats> routines;  // only routines called at least once, in name order
+  std::vector<SiteStats> sites;        // call sites called at least once, by id then routine
+};
+
+// One call site over the whole run: the sites of every rank with the same routine and the same
+// callsite_key() of their frames (the same source lines), which is what makes them the same site.
+struct SiteSummary {
+  int id = 0;  // 1, 2, ... in the report's order (by exclusive time, descending)
+  std::string routine;
+  std::vector<Frame> frames;  // innermost first; empty for the unknown call site
+  std::string text;           // callsite_text(frames): "halo.c:42 (exchange) <- main.c:10 (main)"
+  uint64_t calls = 0;
+  uint64_t incl_ns = 0;
+  uint64_t excl_ns = 0;  // summed over ranks: the site's "time"
+  double mpi_pct = 0;    // excl_ns as a share of the run's MPI time
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_recv = 0;
+  uint64_t call_min_ns = 0;  // shortest and longest single call on any rank (inclusive)
+  uint64_t call_max_ns = 0;
+  // The site's exclusive time per rank, over the ranks that made its calls only.
+  int ranks = 0;
+  uint64_t rank_min_ns = 0;
+  int rank_min = 0;
+  double rank_mean_ns = 0;
+  uint64_t rank_max_ns = 0;
+  int rank_max = 0;
+  double imbalance = 0;  // rank_max_ns / rank_mean_ns, as mpiP: 1 when balanced
 };
 
 // Renders a profile as the per-process file (line-based text, integers only).
@@ -57,5 +100,16 @@ std::string text_report(const std::vector<RankProfile>& profiles);
 std::string json_report(const std::vector<RankProfile>& profiles);
 // The report for one process.
 std::string rank_report(const RankProfile& p);
+
+// The run's call sites, merged over the ranks, by exclusive time descending. Profiles must have
+// passed check_run.
+std::vector<SiteSummary> summarize_sites(const std::vector<RankProfile>& profiles);
+// The call-site table of the text reports: the first `top` sites (all for 0), one line each.
+std::string callsite_table(const std::vector<SiteSummary>& sites, size_t top = 0);
+// The sites as the JSON report's "callsites" array writes them.
+std::string callsites_json(const std::vector<SiteSummary>& sites);
+// The call sites of a JSON report (<prefix>.mpetime.json). Errors: not-a-logfile (not a
+// libmpetime JSON report), corrupt (no call sites in it: written before version 2).
+StatusOr<std::vector<SiteSummary>> sites_from_json_report(const std::string& text);
 
 }  // namespace mpe::time

@@ -1,14 +1,16 @@
-// libmpetime: time, calls and bytes per MPI routine per process; one file per process and the
-// whole-run report from rank 0 at MPI_Finalize.
+// libmpetime: time, calls and bytes per MPI call site and per MPI routine per process; one file
+// per process and the whole-run report from rank 0 at MPI_Finalize.
 //
-// Design. Each thread accumulates into its own Table (one Stat per wrapped routine), allocated
-// and linked into a global list under a mutex the first time the thread makes an MPI call; after
-// that the per-call path takes no lock and allocates nothing. At finalize the main thread sums
-// the tables. Nested calls: call.depth says how deep a call is; a per-thread array of child
-// time per depth turns inclusive time into exclusive time, so the exclusive times of a thread
-// add up to no more than its wall time. Bytes are derived from each routine's semantics
-// (bytes.cpp-like helpers below); receives take their size from the status, which the core
-// guarantees to be real because this tool asks for kNeedsStatus.
+// Design. Each thread accumulates into its own Table, allocated and linked into a global list
+// under a mutex the first time the thread makes an MPI call. A table has one Row of counters per
+// call site (mpe/callsite.h), indexed by the site's id; the per-routine figures are the sums of
+// each routine's sites, made at finalize, so the per-call path updates one row only. After a
+// thread's first calls from each site the per-call path takes no lock and allocates nothing.
+// Nested calls: call.depth says how deep a call is; a per-thread array of child time per depth
+// gives each call the time of the calls nested in it, so the exclusive times of a thread add up
+// to no more than its wall time. Bytes are derived from each routine's semantics (bytes.h);
+// receives take their size from the status, which the core guarantees to be real because this
+// tool asks for kNeedsStatus.
 #include <mpi.h>
 #include <unistd.h>
 
@@ -18,12 +20,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <new>
 #include <string>
 #include <vector>
 
 #include "mpe/bytes.h"
+#include "mpe/callsite.h"
 #include "mpe/collective.h"
 #include "mpe/completion.h"
 #include "mpe/config.h"
@@ -38,10 +42,31 @@ using mpe::CallClass;
 using mpe::Mode;
 namespace role = mpe::role;
 
-constexpr int kMaxDepth = 32;
+// One call site's counters in one thread (64 bytes). A row belongs to the first routine called
+// from its site; another routine from the same return address (a call through a function
+// pointer) gets a row of its own in Table::aliases.
+struct Row {
+  uint64_t calls, incl;
+  uint64_t nested;  // time of the calls nested inside this site's calls: exclusive = incl - nested
+  uint64_t min, max, sent, recv;
+  uint16_t fn;  // the routine (mpe::Fn), or kUnclaimed / kNeverMatches
+};
+static_assert(sizeof(Row) == 64);
+constexpr uint16_t kUnclaimed = 0xffff;     // no call has used the row yet
+constexpr uint16_t kNeverMatches = 0xfffe;  // row 0: the unknown site's calls go to Table::unknown
+static_assert(mpe::kFnCount < kNeverMatches);
+constexpr uint64_t kNoMin = ~uint64_t{0};  // min starts above every duration: no first-call test
+constexpr Row kFreshRow = {0, 0, 0, kNoMin, 0, 0, 0, kUnclaimed};
 
-struct Stat {
-  uint64_t calls, incl, excl, min, max, sent, recv;
+// A thread's rows of (site, routine) pairs whose site's row belongs to another routine: an
+// open-addressed map, rows allocated one by one so that they never move. Rare.
+struct Aliases {
+  struct Slot {
+    uint64_t key;  // (id << 16 | fn) + 1; 0 for an empty slot
+    Row* row;
+  };
+  Slot* slots = nullptr;
+  uint32_t mask = 0, used = 0;
 };
 
 constexpr int kSnapMax = 1024;  // requests per Wait/Test call whose kind is remembered
@@ -59,9 +84,23 @@ struct SnapEntry {
   Tracked kind;
 };
 
+// The core's call-site cache of a thread before its first lookup: empty slots (pc 0, id 0).
+constexpr mpe::core::SiteCache kNoCache = {};
+
 struct Table {
-  Stat stats[mpe::kFnCount];
-  uint64_t child[kMaxDepth];  // time of finished calls at each depth, not yet charged to a parent
+  // The fast path's view of the core's call-site cache: kNoCache (every lookup misses) until the
+  // core has made this thread's cache, and while some id in it may be >= capacity. Invariant:
+  // every id in *cache is < capacity, so rows[id] needs no bounds check. It holds because only
+  // leave_slow() fills this library's cache (through callsite()), and it grows the rows to cover
+  // each id it gets, or falls back to kNoCache when it cannot.
+  const mpe::core::SiteCache* cache;
+  Row* rows;            // by call-site id; rows[0] is row0 (kNeverMatches)
+  uint64_t child[257];  // by depth + 1: time of finished calls at each depth, not yet charged to a parent
+  uint32_t capacity;    // rows in `rows`
+  uint32_t max_id;      // the largest id this thread's lookups returned
+  Row row0;             // `rows` until the first site: a thread always has a row 0
+  Row unknown[mpe::kFnCount];  // site 0 ("unknown call site", out of memory) by routine
+  Aliases aliases;
   mpe::RequestTable<TrackedRequest> requests;
   SnapEntry snap[kSnapMax];
   Table* next;
@@ -77,9 +116,28 @@ std::atomic<uint64_t> g_run_start{0};     // ticks when the measured span began 
 std::atomic<uint64_t> g_pause_start{0};   // ticks when the current pause began
 std::atomic<uint64_t> g_paused_ticks{0};  // total ticks spent paused since g_run_start
 
+// Says once per process that call sites were lost to a lack of memory.
+void warn_sites_lost() noexcept {
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true))
+    mpe::config::warn(
+        "libmpetime: out of memory for the call-site table; some calls are counted under \"unknown call "
+        "site\"",
+        false);
+}
+
 Table* new_table() noexcept {
   auto* t = new (std::nothrow) Table{};
   if (!t) return nullptr;
+  t->cache = &kNoCache;
+  t->row0 = kFreshRow;
+  t->row0.fn = kNeverMatches;
+  t->rows = &t->row0;
+  t->capacity = 1;
+  for (int f = 0; f < mpe::kFnCount; ++f) {
+    t->unknown[f] = kFreshRow;
+    t->unknown[f].fn = static_cast<uint16_t>(f);
+  }
   std::lock_guard<std::mutex> lock(g_mutex);
   t->next = g_tables;
   g_tables = t;
@@ -97,7 +155,7 @@ void follow(Table* t, MPI_Request r, const TrackedRequest& what) noexcept {
 }
 
 // Bytes of request completions: the status of each completed request that was a receive.
-void completed_bytes(const Call& c, Stat& st, Table* t) noexcept {
+void completed_bytes(const Call& c, Row& st, Table* t) noexcept {
   if (c.depth != 0 || !c.has(role::requests) || !c.requests)
     return;  // the snapshot is taken for application calls only
   const int n = c.nreq() < kSnapMax ? c.nreq() : kSnapMax;
@@ -125,7 +183,7 @@ void snapshot(const Call& c, Table* t) noexcept {
 }
 
 // Adds the bytes a call moved to its routine's counters. Out of line: most cheap calls move none.
-__attribute__((noinline)) void count_bytes(const Call& c, Stat& st, Table* t) noexcept {
+__attribute__((noinline)) void count_bytes(const Call& c, Row& st, Table* t) noexcept {
   if (c.rc != MPI_SUCCESS) return;
   const bool receives = c.cls == CallClass::kRecv || c.cls == CallClass::kMrecv ||
                         c.cls == CallClass::kSendrecv || c.cls == CallClass::kFileRead;
@@ -224,17 +282,36 @@ constexpr bool moves_bytes(CallClass c) {
   }
 }
 
-struct ClassTable {
-  bool v[mpe::kCallClassCount];
-  constexpr ClassTable() : v() {
-    for (int i = 0; i < mpe::kCallClassCount; ++i) v[i] = moves_bytes(static_cast<CallClass>(i));
+// What the leave hook must know of a call's class, in one byte: one load decides both branches.
+constexpr uint8_t kMovesBytes = 1;  // count_bytes
+constexpr uint8_t kRare = 2;        // MPI_Pcontrol, MPI_Init(_thread): leave_rare
+
+struct ClassTraits {
+  uint8_t v[mpe::kCallClassCount];
+  constexpr ClassTraits() : v() {
+    for (int i = 0; i < mpe::kCallClassCount; ++i) {
+      const auto c = static_cast<CallClass>(i);
+      v[i] = static_cast<uint8_t>((moves_bytes(c) ? kMovesBytes : 0) |
+                                  (c == CallClass::kPcontrol || c == CallClass::kInit ? kRare : 0));
+    }
   }
 };
-constexpr ClassTable kMovesBytes;
+constexpr ClassTraits kTraits;
+
+// Clears a row's counters; its routine stays (the owner thread may be claiming it right now).
+void reset_row(Row& r) noexcept {
+  r.calls = r.incl = r.nested = r.max = r.sent = r.recv = 0;
+  r.min = kNoMin;
+}
 
 void reset_all() noexcept {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  for (Table* t = g_tables; t; t = t->next) std::memset(t->stats, 0, sizeof t->stats);
+  std::lock_guard<std::mutex> lock(g_mutex);  // rows and aliases grow under it
+  for (Table* t = g_tables; t; t = t->next) {
+    for (uint32_t i = 0; i < t->capacity; ++i) reset_row(t->rows[i]);
+    for (Row& r : t->unknown) reset_row(r);
+    for (uint32_t i = 0; t->aliases.slots && i <= t->aliases.mask; ++i)
+      if (t->aliases.slots[i].key) reset_row(*t->aliases.slots[i].row);
+  }
   g_run_start.store(mpe_clock_now(), std::memory_order_relaxed);
   g_paused_ticks.store(0, std::memory_order_relaxed);
   if (g_paused.load(std::memory_order_relaxed))
@@ -263,28 +340,131 @@ void on_enter(Call& call) noexcept {
     t->requests.erase(*call.requests);
 }
 
-// The per-call path. ~10 ns for a call that moves no bytes: a TLS load, one table row update.
-void on_leave(Call& call) noexcept {
-  const bool is_pcontrol = call.cls == CallClass::kPcontrol;
-  if (__builtin_expect(is_pcontrol, 0)) pcontrol(call.has(role::level) ? call.level : -1);
-  // The run starts when MPI_Init(_thread) is entered, so the init time is part of it.
-  if (__builtin_expect(call.cls == CallClass::kInit, 0))
-    g_run_start.store(call.t_enter, std::memory_order_relaxed);
-  if (g_paused.load(std::memory_order_relaxed) && !is_pcontrol) return;
-  Table* t = t_table;
-  if (__builtin_expect(t == nullptr, 0) && (t = new_table()) == nullptr) return;
+// Grows a thread's rows to cover site `id`, under the mutex that reset_all and collect take;
+// false when out of memory.
+bool grow_rows(Table* t, uint32_t id) noexcept {
+  if (id >= (1u << 24)) return false;  // 1 GiB of rows per thread: treat as out of memory
+  uint32_t capacity = t->capacity < 64 ? 64 : t->capacity;
+  while (capacity <= id) capacity *= 2;
+  auto* fresh = static_cast<Row*>(std::malloc(sizeof(Row) * capacity));
+  if (!fresh) return false;
+  for (uint32_t i = t->capacity; i < capacity; ++i) fresh[i] = kFreshRow;
+  Row* old;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    std::memcpy(fresh, t->rows, sizeof(Row) * t->capacity);
+    old = t->rows;
+    t->rows = fresh;
+    t->capacity = capacity;
+  }
+  if (old != &t->row0) std::free(old);
+  return true;
+}
+
+// The alias row of (id, fn), added when new; null when out of memory.
+Row* alias_row(Table* t, uint32_t id, uint16_t fn) noexcept {
+  Aliases& a = t->aliases;
+  const uint64_t key = (uint64_t{id} << 16 | fn) + 1;
+  auto probe = [](const Aliases& m, uint64_t k) {
+    uint32_t i = static_cast<uint32_t>(k * 0x9E3779B97F4A7C15ull >> 32) & m.mask;
+    while (m.slots[i].key && m.slots[i].key != k) i = (i + 1) & m.mask;
+    return i;
+  };
+  if (a.slots) {
+    const uint32_t i = probe(a, key);
+    if (a.slots[i].key) return a.slots[i].row;
+  }
+  auto* row = static_cast<Row*>(std::malloc(sizeof(Row)));
+  if (!row) return nullptr;
+  *row = kFreshRow;
+  row->fn = fn;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (2 * (a.used + 1) > (a.slots ? a.mask + 1 : 0)) {  // keep the load under a half
+    const uint32_t capacity = a.slots ? 2 * (a.mask + 1) : 16;
+    auto* slots = static_cast<Aliases::Slot*>(std::calloc(capacity, sizeof(Aliases::Slot)));
+    if (!slots) {
+      std::free(row);
+      return nullptr;
+    }
+    Aliases bigger{slots, capacity - 1, a.used};
+    for (uint32_t i = 0; a.slots && i <= a.mask; ++i)
+      if (a.slots[i].key) bigger.slots[probe(bigger, a.slots[i].key)] = a.slots[i];
+    std::free(a.slots);
+    a = bigger;
+  }
+  a.slots[probe(a, key)] = Aliases::Slot{key, row};
+  ++a.used;
+  return row;
+}
+
+// The row of routine `fn` at site `id` (< t->capacity, or 0).
+Row* row_of(Table* t, uint32_t id, uint16_t fn) noexcept {
+  if (id == 0) return &t->unknown[fn];
+  Row& r = t->rows[id];
+  if (r.fn == fn) return &r;
+  if (r.fn == kUnclaimed) {
+    r.fn = fn;
+    return &r;
+  }
+  if (Row* a = alias_row(t, id, fn)) return a;
+  warn_sites_lost();
+  return &t->unknown[fn];
+}
+
+// Adds one call to its row: what every call pays.
+inline void record(const Call& call, Table* t, Row& r, uint8_t traits) noexcept {
   const uint64_t dur = call.t_leave - call.t_enter;
-  const int d = call.depth < kMaxDepth - 1 ? call.depth : kMaxDepth - 2;
-  const uint64_t children = t->child[d + 1];
-  t->child[d + 1] = 0;
-  if (d > 0) t->child[d] += dur;
-  Stat& s = t->stats[static_cast<int>(call.fn)];
-  if (s.calls == 0 || dur < s.min) s.min = dur;
-  if (dur > s.max) s.max = dur;
-  ++s.calls;
-  s.incl += dur;
-  s.excl += dur > children ? dur - children : 0;
-  if (kMovesBytes.v[static_cast<int>(call.cls)]) count_bytes(call, s, t);
+  uint64_t* child = t->child + static_cast<size_t>(call.depth);
+  r.nested += child[1];
+  child[1] = 0;
+  child[0] += dur;  // child[0] of an application call, charged to no parent, is never read
+  ++r.calls;
+  r.incl += dur;
+  if (dur < r.min) r.min = dur;
+  if (dur > r.max) r.max = dur;
+  if (traits & kMovesBytes) count_bytes(call, r, t);
+}
+
+// The per-call path when the fast one cannot serve: a thread's first call, a site's first call on
+// this thread (a miss in the core's cache), a site whose row belongs to another routine, and
+// every call at MPE_CALLSITE_DEPTH > 1 (the core unwinds then).
+__attribute__((noinline)) void leave_slow(Call& call, Table* t, uint8_t traits) noexcept {
+  if (!t && (t = new_table()) == nullptr) return;
+  uint32_t id = mpe::core::callsite(call);
+  if (id == 0) warn_sites_lost();  // the core ran out of memory
+  if (id > t->max_id) t->max_id = id;
+  if (id >= t->capacity && !grow_rows(t, id)) {
+    warn_sites_lost();
+    id = 0;
+  }
+  // The fast path may use the cache only while every id in it has a row (see Table::cache).
+  t->cache = mpe::core::t_site_cache && t->max_id < t->capacity ? mpe::core::t_site_cache : &kNoCache;
+  record(call, t, *row_of(t, id, static_cast<uint16_t>(call.fn)), traits);
+}
+
+// MPI_Pcontrol and MPI_Init(_thread), then the call is recorded as any other.
+__attribute__((noinline)) void leave_rare(Call& call, uint8_t traits) noexcept {
+  const bool is_pcontrol = call.cls == CallClass::kPcontrol;
+  if (is_pcontrol) pcontrol(call.has(role::level) ? call.level : -1);
+  // The run starts when MPI_Init(_thread) is entered, so the init time is part of it.
+  if (call.cls == CallClass::kInit) g_run_start.store(call.t_enter, std::memory_order_relaxed);
+  if (g_paused.load(std::memory_order_relaxed) && !is_pcontrol) return;  // Pcontrol calls always count
+  leave_slow(call, t_table, traits);
+}
+
+// The per-call path: a TLS load, the core's call-site cache probed inline, one row update. Every
+// other case is a tail call, so that this function saves no registers.
+void on_leave(Call& call) noexcept {
+  const uint8_t traits = kTraits.v[static_cast<int>(call.cls)];
+  if (__builtin_expect(traits & kRare, 0)) return leave_rare(call, traits);
+  if (g_paused.load(std::memory_order_relaxed)) return;
+  Table* t = t_table;
+  if (__builtin_expect(t == nullptr, 0)) return leave_slow(call, t, traits);
+  const uint32_t slot = mpe::core::cache_slot(call.caller);
+  if (__builtin_expect(t->cache->pc[slot] != call.caller, 0)) return leave_slow(call, t, traits);
+  Row& r = t->rows[t->cache->id[slot]];
+  if (__builtin_expect(r.fn != static_cast<uint16_t>(call.fn), 0)) return leave_slow(call, t, traits);
+  record(call, t, r, traits);
 }
 
 std::string command_line() {
@@ -296,7 +476,39 @@ std::string command_line() {
   return all;
 }
 
-// This process's profile: every thread's table summed, ticks turned into nanoseconds.
+// One (site, routine) pair summed over threads, in ticks.
+struct Sum {
+  uint64_t calls = 0, incl = 0, nested = 0, min = kNoMin, max = 0, sent = 0, recv = 0;
+  void add(const Row& r) {
+    calls += r.calls;
+    incl += r.incl;
+    nested += r.nested;
+    min = r.min < min ? r.min : min;
+    max = r.max > max ? r.max : max;
+    sent += r.sent;
+    recv += r.recv;
+  }
+  void add(const Sum& r) {
+    Row row{r.calls, r.incl, r.nested, r.min, r.max, r.sent, r.recv, 0};
+    add(row);
+  }
+  // Nested calls lie inside their parent's span; the clamp guards a clock that is not monotonic.
+  uint64_t excl() const { return incl > nested ? incl - nested : 0; }
+};
+
+// The frames of every call site of this process, by id (index id - 1); empty when out of memory,
+// after saying so: the sites are still counted, under no name.
+std::vector<mpe::SiteFrames> site_names() {
+  try {
+    return mpe::symbolize_callsites();
+  } catch (const std::bad_alloc&) {
+    mpe::config::warn("libmpetime: out of memory while naming the call sites; they are left unnamed", false);
+    return {};
+  }
+}
+
+// This process's profile: every thread's rows summed, ticks turned into nanoseconds; each
+// routine's figures are the sums of its sites.
 mpe::time::RankProfile collect(uint64_t end, int rank, int size) {
   const double ns_per_tick = 1e9 / mpe_clock_ticks_per_second();
   auto ns = [&](uint64_t ticks) {
@@ -315,29 +527,50 @@ mpe::time::RankProfile collect(uint64_t end, int rank, int size) {
   if (g_paused.load()) paused += end - g_pause_start.load();
   const uint64_t span = end - g_run_start.load();
   p.run_ns = ns(span > paused ? span - paused : 0);
-  std::lock_guard<std::mutex> lock(g_mutex);
-  p.threads = g_nthreads ? g_nthreads : 1;
-  for (int f = 0; f < mpe::kFnCount; ++f) {
-    Stat sum{};
+  std::vector<mpe::SiteFrames> names = site_names();
+
+  std::map<std::pair<uint32_t, int>, Sum> sites;  // (site id, routine)
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    p.threads = g_nthreads ? g_nthreads : 1;
     for (Table* t = g_tables; t; t = t->next) {
-      const Stat& s = t->stats[f];
-      if (!s.calls) continue;
-      if (!sum.calls || s.min < sum.min) sum.min = s.min;
-      if (s.max > sum.max) sum.max = s.max;
-      sum.calls += s.calls;
-      sum.incl += s.incl;
-      sum.excl += s.excl;
-      sum.sent += s.sent;
-      sum.recv += s.recv;
+      for (uint32_t id = 1; id < t->capacity; ++id)
+        if (const Row& r = t->rows[id]; r.calls) sites[{id, r.fn}].add(r);
+      for (int f = 0; f < mpe::kFnCount; ++f)
+        if (t->unknown[f].calls) sites[{0, f}].add(t->unknown[f]);
+      for (uint32_t i = 0; t->aliases.slots && i <= t->aliases.mask; ++i)
+        if (const Aliases::Slot& a = t->aliases.slots[i]; a.key && a.row->calls)
+          sites[{static_cast<uint32_t>((a.key - 1) >> 16), a.row->fn}].add(*a.row);
     }
+  }
+
+  std::vector<Sum> routines(mpe::kFnCount);
+  for (const auto& [key, sum] : sites) {
+    routines[static_cast<size_t>(key.second)].add(sum);
+    mpe::time::SiteStats c;
+    c.id = key.first;
+    c.routine = mpe::kFnInfo[key.second].name;
+    if (key.first >= 1 && key.first <= names.size() && names[key.first - 1].id == key.first)
+      c.frames = names[key.first - 1].frames;
+    c.calls = sum.calls;
+    c.incl_ns = ns(sum.incl);
+    c.excl_ns = ns(sum.excl());
+    c.min_ns = ns(sum.min);
+    c.max_ns = ns(sum.max);
+    c.bytes_sent = sum.sent;
+    c.bytes_recv = sum.recv;
+    p.sites.push_back(std::move(c));
+  }
+  for (int f = 0; f < mpe::kFnCount; ++f) {
+    Sum sum = routines[static_cast<size_t>(f)];
     const auto& info = mpe::kFnInfo[f];
-    if (info.cls == CallClass::kFinalize) sum = Stat{1, 0, 0, 0, 0, 0, 0};  // timed span ends as it starts
+    if (info.cls == CallClass::kFinalize) sum = Sum{1, 0, 0, 0, 0, 0, 0};  // timed span ends as it starts
     if (!sum.calls) continue;
     mpe::time::RoutineStats r;
     r.name = info.name;
     r.calls = sum.calls;
     r.incl_ns = ns(sum.incl);
-    r.excl_ns = ns(sum.excl);
+    r.excl_ns = ns(sum.excl());
     r.min_ns = ns(sum.min);
     r.max_ns = ns(sum.max);
     r.bytes_sent = sum.sent;

@@ -170,8 +170,8 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
     case CallClass::kPcontrol: {
       const bool on = c.level != 0;
       g_logging.store(on, std::memory_order_relaxed);
-      put(t, make_record(RecordKind::kState, c.t_enter, cat, c.depth, static_cast<int32_t>(core::callsite(c)), 0,
-                         c.t_leave - c.t_enter));
+      put(t, make_record(RecordKind::kState, c.t_enter, cat, c.depth, static_cast<int32_t>(core::callsite(c)),
+                         0, c.t_leave - c.t_enter));
       put(t, make_record(RecordKind::kMarker, c.t_enter, cat, c.level, on ? 1 : 0, 0, 0));
       return;
     }
@@ -303,7 +303,6 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
       return;
   }
 }
-
 
 // What on_leave does, in full: its common case is inlined there without calls.
 __attribute__((noinline)) void on_leave_general(ThreadLog* t, Call& c, bool logging) noexcept {

@@ -1,16 +1,14 @@
-// libumq's lock-free call-site table: recording on the receive path, symbolizing at finalize.
-#define UNW_LOCAL_ONLY
+// libumq's lock-free table of call sites: recording on the receive path, symbolizing at finalize.
+// The sites themselves (their stacks, their ids) are the core's; this table only adds libumq's
+// statistics to them.
 #include "call_sites.h"
 
-#include <libunwind.h>
-
 #include <atomic>
-#include <cstring>
 #include <memory>
 #include <mutex>
 
 #include "mpe/config.h"
-#include "table_hash.h"
+#include "mpe/symbolizer.h"
 
 namespace mpe::libumq {
 
@@ -19,19 +17,15 @@ namespace {
 constexpr int kSites = 1024;   // distinct call sites per rank
 constexpr int kPeerSlots = 8;  // top peers remembered per call site
 
-// A slot of the site table.
-enum : int { kEmpty = 0, kFilling = 1, kReady = 2 };
-
+// A slot of the site table. Zero is empty everywhere, so the zero-initialized table needs no set-up
+// and claiming a slot is one compare-and-swap of its key.
 struct Site {
-  std::atomic<int> state;  // kEmpty, kFilling or kReady
-  uint64_t hash;
-  int nframes;
-  void* frames[kMaxFrames];
+  std::atomic<uint64_t> key;  // site_key(): 0 empty
+  std::atomic<int> label;     // communicator of the first occurrence
   std::atomic<uint64_t> occurrences;
   std::atomic<uint64_t> sum_length;
   std::atomic<uint64_t> max_length;
-  std::atomic<int> label;             // communicator of the first occurrence
-  std::atomic<int> peer[kPeerSlots];  // -1 empty
+  std::atomic<int> peer_plus1[kPeerSlots];  // peer + 1; 0 empty
   std::atomic<uint64_t> peer_times[kPeerSlots];
   std::atomic<uint64_t> peer_max[kPeerSlots];
 };
@@ -44,6 +38,13 @@ bool g_print;
 // A Symbolizer serves one thread at a time, and new-site lines may come from several threads.
 std::mutex g_symbolizer_mutex;
 std::unique_ptr<Symbolizer> g_symbolizer;
+
+// The table's key: the core's site id (never 0) and the MPI routine. The routine is part of it
+// because a return address alone can stand for several routines when a wrapper library
+// tail-calls them; the report merges by the same pair.
+inline uint64_t site_key(uint32_t id, Fn fn) { return uint64_t{static_cast<uint16_t>(fn)} << 32 | id; }
+inline uint32_t key_site(uint64_t key) { return static_cast<uint32_t>(key); }
+inline Fn key_fn(uint64_t key) { return static_cast<Fn>(key >> 32); }
 
 // Raises an atomic maximum.
 inline void raise_to(std::atomic<uint64_t>& max, uint64_t value) {
@@ -58,39 +59,24 @@ Symbolizer& symbolizer() {
   return *g_symbolizer;
 }
 
-bool is_mpi_entry(const std::string& fn) {
-  return fn.rfind("MPI_", 0) == 0 || fn.rfind("mpi_", 0) == 0 || fn.rfind("PMPI_", 0) == 0;
-}
-
-// The application's part of a stack: the frames below the MPI entry point (the tool's own and
-// the core's wrapper frames are dropped). Also returns the MPI function's name.
-std::vector<Frame> app_stack(const Site& s, Symbolizer& symbolizer, std::string* mpi_fn) {
-  std::vector<Frame> all;
-  for (int i = 0; i < s.nframes; ++i)
-    all.push_back(symbolizer.symbolize(reinterpret_cast<uintptr_t>(s.frames[i]), i > 0));
-  size_t first = 0;
-  for (size_t i = 0; i < all.size(); ++i)
-    if (is_mpi_entry(all[i].function)) {
-      first = i + 1;
-      *mpi_fn = all[i].function;
-      break;
-    }
-  return std::vector<Frame>(all.begin() + static_cast<long>(first), all.end());
-}
+// The frames of core site `id`, innermost first, from the core's table; the caller holds
+// g_symbolizer_mutex. Not symbolize_callsites(): that symbolizes every site of the process (every
+// MPI call site liblog or libmpetime saw too), and a new-site line needs just one. Throws
+// std::bad_alloc.
+std::vector<Frame> site_frames(uint32_t id) { return symbolize_callsite(symbolizer(), id); }
 
 // The MPE_UMQ_PRINT line of a new call site.
-void print_site(const Site& s, uint64_t length) noexcept {
+void print_site(uint64_t key, uint64_t length) noexcept {
   try {
-    std::string mpi_fn = "MPI call";
     std::vector<Frame> stack;
     {
       std::lock_guard<std::mutex> lock(g_symbolizer_mutex);
-      stack = app_stack(s, symbolizer(), &mpi_fn);
+      stack = site_frames(key_site(key));
     }
-    std::string text = "umq: rank " + std::to_string(mpe_core_world_rank()) + ": new call site: " + mpi_fn +
-                       " met an unexpected queue of " + std::to_string(length) + " at ";
-    for (size_t i = 0; i < stack.size(); ++i) text += (i ? " <- " : "") + frame_text(stack[i]);
-    mpe::config::warn(text, false);
+    mpe::config::warn("umq: rank " + std::to_string(mpe_core_world_rank()) +
+                          ": new call site: " + info(key_fn(key)).name + " met an unexpected queue of " +
+                          std::to_string(length) + " at " + callsite_text(stack),
+                      false);
   } catch (const std::exception&) {  // no memory for the names: nothing else throws here
     mpe::config::warn("umq: out of memory; a new call site was not printed", false);
   }
@@ -99,39 +85,33 @@ void print_site(const Site& s, uint64_t length) noexcept {
 }  // namespace
 
 void configure_call_sites(int depth, bool print) noexcept {
-  g_depth = depth < 1 ? 1 : (depth > kMaxFrames ? kMaxFrames : depth);
+  g_depth = depth < 1 ? 1 : (depth > kMaxDepth ? kMaxDepth : depth);
   g_print = print;
 }
 
-void record(uint64_t length, int peer, uint64_t peer_value, int label) noexcept {
-  void* frames[kMaxFrames];
-  const int n = unw_backtrace(frames, g_depth);
-  if (n <= 0) return;
-  uint64_t h = 1469598103934665603ULL;  // FNV-1a over the return addresses
-  for (int i = 0; i < n; ++i) h = (h ^ reinterpret_cast<uintptr_t>(frames[i])) * 1099511628211ULL;
-  if (h == 0) h = 1;
+void record(const Call& call, uint64_t length, int peer, uint64_t peer_value, int label) noexcept {
+  const uint32_t id = core::callsite_deep(call.caller, g_depth);
+  if (id == 0) {  // the core had no memory for a new site
+    g_dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const uint64_t key = site_key(id, call.fn);
   Site* site = nullptr;
   bool fresh = false;
-  for (uint32_t i = table_hash(h), probes = 0; probes < kSites; ++i, ++probes) {
+  // Ids are small and dense: starting at id % kSites, distinct sites rarely probe further.
+  for (uint32_t i = id, probes = 0; probes < kSites; ++i, ++probes) {
     Site& s = g_sites[i % kSites];
-    int st = s.state.load(std::memory_order_acquire);
-    if (st == kEmpty) {
-      int expected = kEmpty;
-      if (s.state.compare_exchange_strong(expected, kFilling, std::memory_order_acq_rel)) {
-        s.hash = h;
-        s.nframes = n;
-        std::memcpy(s.frames, frames, sizeof(void*) * n);
+    uint64_t k = s.key.load(std::memory_order_acquire);
+    if (k == 0) {
+      if (s.key.compare_exchange_strong(k, key, std::memory_order_acq_rel)) {
         s.label.store(label, std::memory_order_relaxed);
-        for (int p = 0; p < kPeerSlots; ++p) s.peer[p].store(-1, std::memory_order_relaxed);
-        s.state.store(kReady, std::memory_order_release);
         site = &s;
         fresh = true;
         break;
       }
-      st = s.state.load(std::memory_order_acquire);
+      // Lost the race for the slot: k is now the winner's key.
     }
-    if (st == kReady && s.hash == h && s.nframes == n &&
-        std::memcmp(s.frames, frames, sizeof(void*) * n) == 0) {
+    if (k == key) {
       site = &s;
       break;
     }
@@ -145,36 +125,37 @@ void record(uint64_t length, int peer, uint64_t peer_value, int label) noexcept 
   raise_to(site->max_length, length);
   if (peer >= 0) {
     for (int p = 0; p < kPeerSlots; ++p) {
-      int cur = site->peer[p].load(std::memory_order_relaxed);
-      if (cur == -1) {
-        int expected = -1;
-        cur = site->peer[p].compare_exchange_strong(expected, peer) ? peer : expected;
+      int cur = site->peer_plus1[p].load(std::memory_order_relaxed);
+      if (cur == 0) {
+        int expected = 0;
+        cur = site->peer_plus1[p].compare_exchange_strong(expected, peer + 1) ? peer + 1 : expected;
       }
-      if (cur == peer) {
+      if (cur == peer + 1) {
         site->peer_times[p].fetch_add(1, std::memory_order_relaxed);
         raise_to(site->peer_max[p], peer_value);
         break;
       }
     }
   }
-  if (fresh && g_print) print_site(*site, length);
+  if (fresh && g_print) print_site(key, length);
 }
 
 std::vector<SiteRecord> symbolized_sites(const char* (*describe_communicator)(int label)) {
   std::vector<SiteRecord> out;
   std::lock_guard<std::mutex> lock(g_symbolizer_mutex);
   for (const Site& s : g_sites) {
-    if (s.state.load() != kReady || s.occurrences.load() == 0) continue;
+    const uint64_t key = s.key.load();
+    if (key == 0 || s.occurrences.load() == 0) continue;
     SiteRecord r;
-    r.mpi_function = "?";
-    r.stack = app_stack(s, symbolizer(), &r.mpi_function);
+    r.mpi_function = info(key_fn(key)).name;
+    r.stack = site_frames(key_site(key));
     r.communicator = describe_communicator(s.label.load());
     r.occurrences = s.occurrences.load();
     r.sum_length = s.sum_length.load();
     r.max_length = s.max_length.load();
     for (int p = 0; p < kPeerSlots; ++p)
-      if (s.peer[p].load() >= 0)
-        r.peers.push_back({s.peer[p].load(), s.peer_times[p].load(), s.peer_max[p].load()});
+      if (const int peer_plus1 = s.peer_plus1[p].load())
+        r.peers.push_back({peer_plus1 - 1, s.peer_times[p].load(), s.peer_max[p].load()});
     out.push_back(std::move(r));
   }
   return out;

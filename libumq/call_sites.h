@@ -1,28 +1,34 @@
-// libumq's call-site table: one entry per distinct raw stack of a receive that met a long queue,
-// filled lock-free on the receive path and symbolized at finalize.
+// libumq's call sites: per-site statistics of the receives that met a long queue, keyed by the
+// core's call-site ids (mpe/callsite.h), filled lock-free on the receive path and symbolized at
+// finalize with the core's site table.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "mpe/symbolizer.h"
-#include "mpe/tool.h"
+#include "mpe/callsite.h"
+#include "mpe/core.h"
+#include "mpe/frame.h"
 
 namespace mpe::libumq {
 
-inline constexpr int kMaxFrames = 32;     // raw frames captured at most (tool and wrapper frames included)
-inline constexpr int kDefaultDepth = 24;  // raw frames captured unless MPE_UMQ_DEPTH says otherwise
+// Application frames per site unless MPE_UMQ_DEPTH says otherwise: the line that called MPI and
+// 7 callers, enough to get out of a wrapper library into the code that decides.
+inline constexpr int kDefaultDepth = 8;
+inline constexpr int kMaxDepth = core::kMaxCallsiteDepth;
 
-// Sets what record() captures: `depth` raw frames (1 to kMaxFrames), and whether each new site is
-// also printed on stderr (MPE_UMQ_PRINT).
+// Sets what record() identifies a site by: `depth` application frames (1 to kMaxDepth), and
+// whether each new site is also printed on stderr (MPE_UMQ_PRINT).
 void configure_call_sites(int depth, bool print) noexcept MPE_HIDDEN;
 
-// Records a receive that met a queue of `length`, whose largest share (peer_value) came from
-// `peer` of the communicator with label `label` (-1 for a process-wide value). Cost: one
-// unw_backtrace (~75 ns for 4 frames, ~200 ns for 16), a hash, a probe of the fixed table, a few
-// relaxed atomic adds. Lock-free and no allocation, except the MPE_UMQ_PRINT line of a new site.
-void record(uint64_t length, int peer, uint64_t peer_value, int label) noexcept MPE_HIDDEN;
+// Records the receive `call` that met a queue of `length`, whose largest share (peer_value) came
+// from `peer` of the communicator with label `label` (-1 for a process-wide value). Only above the
+// threshold, since it costs the core's callsite_deep: one unw_backtrace of the stack from the
+// hook outwards (libunwind's fast path: ~75 ns for 4 frames, ~200 ns for 16) and a lookup under
+// the site registry's mutex; then a probe of the fixed table and a few relaxed atomic adds. No
+// allocation, except the core's at a site's first sighting and the MPE_UMQ_PRINT line.
+void record(const Call& call, uint64_t length, int peer, uint64_t peer_value, int label) noexcept MPE_HIDDEN;
 
 // How often one peer held the largest share of the queue at a call site.
 struct PeerCount {
@@ -33,21 +39,21 @@ struct PeerCount {
 
 // One call site of this rank, symbolized: what each rank sends rank 0 for the report.
 struct SiteRecord {
-  std::string mpi_function;  // the MPI entry point, "?" when no frame is one
+  std::string mpi_function;  // the MPI routine called there
   std::string communicator;  // the communicator of the first occurrence
   uint64_t occurrences = 0;
   uint64_t sum_length = 0;
   uint64_t max_length = 0;
   std::vector<PeerCount> peers;
-  std::vector<Frame> stack;  // the application's frames, innermost first
+  std::vector<Frame> stack;  // innermost (the line that called MPI) first
 };
 
-// Returns this rank's call sites, symbolized against its own memory map, without libumq's and the
-// wrapper's frames; describe_communicator turns record()'s labels into text. Milliseconds per
-// module on the stacks (see mpe/symbolizer.h). Throws std::bad_alloc.
+// Returns this rank's call sites, symbolized against its own memory map; describe_communicator
+// turns record()'s labels into text. Milliseconds per module on the stacks (see
+// mpe/symbolizer.h). Throws std::bad_alloc.
 std::vector<SiteRecord> symbolized_sites(const char* (*describe_communicator)(int label)) MPE_HIDDEN;
 
-// Occurrences not recorded because the table was full.
+// Occurrences not recorded: the table was full, or the core had no memory for a new site.
 uint64_t dropped_occurrences() noexcept MPE_HIDDEN;
 
 // Frees the symbolizer and what it read (finalize).

@@ -98,7 +98,8 @@ int new_label(const char* text) {
   return id;
 }
 
-// Adds c to the table, binding a pvar handle when the variable is per communicator.
+// Adds c to the table, binding a pvar handle when the variable is per communicator. Takes only
+// empty slots, never deleted ones: on_receive relies on a slot keeping its key.
 CommEntry* comm_add(MPI_Comm c, const char* how, MPI_Comm parent) {
   if (c == MPI_COMM_NULL) return nullptr;
   SpinGuard guard;
@@ -190,8 +191,9 @@ inline QueueSum sum_queue(const Value* v, int count) {
 void on_receive(mpe::Call& call) noexcept {
   MPI_Comm comm = call.has(mpe::role::comm) ? call.comm : MPI_COMM_WORLD;  // Mrecv: no comm
   CommEntry* e = t_last_entry;
-  if (comm != t_last_comm || !e || e->state.load(std::memory_order_relaxed) != kLive ||
-      e->key != comm_key(comm)) {
+  // The thread's last entry is still comm's while it is live: a slot's key never changes, since
+  // comm_add takes only empty slots (a freed communicator's slot stays deleted).
+  if (comm != t_last_comm || !e || e->state.load(std::memory_order_relaxed) != kLive) {
     e = comm_find(comm);
     if (!e && comm != MPI_COMM_NULL) e = comm_add(comm, "(first use)", MPI_COMM_NULL);  // idup etc.
     t_last_comm = comm;
@@ -211,7 +213,11 @@ void on_receive(mpe::Call& call) noexcept {
   const QueueSum q = g.width == 4 ? sum_queue(reinterpret_cast<const uint32_t*>(t_buf), count)
                                   : sum_queue(reinterpret_cast<const uint64_t*>(t_buf), count);
   if (q.total <= g.threshold) return;
-  record(q.total, count == 1 ? -1 : q.top_peer, q.top, e ? e->label : -1);  // count 1: process-wide, no peer
+  // The entry again from the thread's cache (it is e): keeping e live across the read as well as
+  // the call would cost the common path a register.
+  const CommEntry* last = t_last_entry;
+  record(call, q.total, count == 1 ? -1 : q.top_peer, q.top,
+         last ? last->label : -1);  // count 1: process-wide, no peer
 }
 
 void no_variable_line(const std::string& looked_for) {

@@ -1,4 +1,4 @@
-// libumq's report: the gather encoding of call sites, the merge by stack, the text and JSON files.
+// libumq's report: the gather encoding of call sites, the merge by site, the text and JSON files.
 #include "report.h"
 
 #include <algorithm>
@@ -49,7 +49,7 @@ struct PeerTotals {
   uint64_t times = 0, max = 0;
 };
 
-// One call site merged over the ranks that share its MPI function and stack.
+// One call site merged over the ranks that share its MPI routine and callsite_key().
 struct Merged {
   uint64_t occurrences = 0, sum = 0, max = 0;
   std::set<int> ranks;
@@ -61,7 +61,7 @@ struct Merged {
 
 // The gather encoding (mpe::ByteWriter): each site is its fields in a fixed order: mpi_function,
 // communicator, occurrences, sum, max, the peer count and (peer, times, max) per peer, the frame
-// count and (function, file, line, module) per frame. Not JSON: nlohmann's parser cannot fail
+// count and (function, file, line, module, offset) per frame. Not JSON: nlohmann's parser cannot fail
 // safely on a rank short of memory (see EmptiedOnExit).
 
 // Decodes one rank's sites; false on bytes encode_sites did not write.
@@ -84,8 +84,12 @@ bool decode_sites(const std::string& bytes, std::vector<SiteRecord>* out) {
     for (uint32_t i = 0; i < nframes; ++i) {
       Frame f;
       int64_t line = 0;
-      if (!in.str(&f.function) || !in.str(&f.file) || !in.i64(&line) || !in.str(&f.module)) return false;
+      uint64_t offset = 0;
+      if (!in.str(&f.function) || !in.str(&f.file) || !in.i64(&line) || !in.str(&f.module) ||
+          !in.u64(&offset))
+        return false;
       f.line = static_cast<int>(line);
+      f.offset = static_cast<uintptr_t>(offset);
       r.stack.push_back(std::move(f));
     }
     out->push_back(std::move(r));
@@ -93,17 +97,11 @@ bool decode_sites(const std::string& bytes, std::vector<SiteRecord>* out) {
   return true;
 }
 
-// Adds one rank's sites to the merge, keyed by MPI function and stack (module by file name, so
-// ranks that run the same program from different paths merge).
-void merge_rank(std::vector<SiteRecord>& sites, int rank, std::map<std::string, Merged>* by_stack) {
+// Adds one rank's sites to the merge, keyed by MPI routine and callsite_key(): the same site on
+// every rank, as in every other report of the tools.
+void merge_rank(std::vector<SiteRecord>& sites, int rank, std::map<std::string, Merged>* by_site) {
   for (SiteRecord& s : sites) {
-    std::string key = s.mpi_function + "\n";
-    for (const Frame& f : s.stack) {
-      key += f.function + "|" + f.file + ":" + std::to_string(f.line) + "|";
-      key += base_name(f.module);
-      key += "\n";
-    }
-    Merged& m = (*by_stack)[key];
+    Merged& m = (*by_site)[s.mpi_function + "\n" + callsite_key(s.stack)];
     if (m.stack.empty()) {
       m.stack = std::move(s.stack);
       m.mpi_fn = s.mpi_function;
@@ -121,11 +119,20 @@ void merge_rank(std::vector<SiteRecord>& sites, int rank, std::map<std::string, 
   }
 }
 
-// "file.c:line" of the innermost frame with a source line, else "?".
+// The line that called MPI: "file.c:line", or "module+0x1a2b" without a source line; "?" for no
+// frame.
 std::string location(const Merged& m) {
-  for (const Frame& f : m.stack)
-    if (!f.file.empty()) return std::string(base_name(f.file)) + ":" + std::to_string(f.line);
-  return "?";
+  if (m.stack.empty()) return "?";
+  const Frame& f = m.stack.front();
+  if (!f.file.empty()) return std::string(base_name(f.file)) + ":" + std::to_string(f.line);
+  char offset[32];
+  std::snprintf(offset, sizeof offset, "+0x%jx", static_cast<uintmax_t>(f.offset));
+  return std::string(base_name(f.module)) + offset;
+}
+
+// The line that called MPI as callsite_text() writes it: "flood.c:57 (main)".
+std::string innermost_text(const Merged& m) {
+  return callsite_text(m.stack.empty() ? std::vector<Frame>{} : std::vector<Frame>{m.stack.front()});
 }
 
 double mean_length(const Merged& m) {
@@ -165,7 +172,7 @@ void write_text(const std::vector<const Merged*>& sites, const VariableInfo& var
                nranks, sites.size());
   int n = 0;
   for (const Merged* m : sites) {
-    std::fprintf(f, "#%d  %s at %s\n", ++n, m->mpi_fn.c_str(), location(*m).c_str());
+    std::fprintf(f, "#%d  %s at %s\n", ++n, m->mpi_fn.c_str(), innermost_text(*m).c_str());
     std::fprintf(f, "    occurrences: %" PRIu64 "   max length: %" PRIu64 "   mean length: %.1f\n",
                  m->occurrences, m->max, mean_length(*m));
     std::string ranks;
@@ -201,9 +208,10 @@ void write_json(const std::vector<const Merged*>& sites, const VariableInfo& var
   Json& out = report["sites"] = Json::array();
   for (const Merged* m : sites) {
     Json& site = out.emplace_back(Json::object());
-    site.get_ref<Json::object_t&>().reserve(9);
+    site.get_ref<Json::object_t&>().reserve(10);
     site["mpi_function"] = m->mpi_fn;
     site["location"] = location(*m);
+    site["site"] = callsite_text(m->stack);
     site["occurrences"] = m->occurrences;
     site["max_length"] = m->max;
     site["mean_length"] = std::round(mean_length(*m) * 1000) / 1000;  // 3 decimals
@@ -224,6 +232,7 @@ void write_json(const std::vector<const Merged*>& sites, const VariableInfo& var
       frame["file"] = fr.file;
       frame["line"] = fr.line;
       frame["module"] = fr.module;
+      frame["offset"] = fr.offset;
     }
   }
   // Bytes that are not UTF-8 (a file name, say) become U+FFFD instead of failing the report.
@@ -257,13 +266,14 @@ std::string encode_sites(const std::vector<SiteRecord>& sites) {
       out.str(f.file);
       out.i64(f.line);
       out.str(f.module);
+      out.u64(f.offset);
     }
   }
   return std::move(out.data());
 }
 
 void write_report(const std::vector<std::string>& encoded, const VariableInfo& variable) {
-  std::map<std::string, Merged> by_stack;
+  std::map<std::string, Merged> by_site;
   const int nranks = static_cast<int>(encoded.size());
   for (int r = 0; r < nranks; ++r) {
     std::vector<SiteRecord> sites;
@@ -272,10 +282,10 @@ void write_report(const std::vector<std::string>& encoded, const VariableInfo& v
                         "'s call sites are unreadable; they are left out of the report");
       continue;
     }
-    merge_rank(sites, r, &by_stack);
+    merge_rank(sites, r, &by_site);
   }
   std::vector<const Merged*> sites;
-  for (const auto& [key, m] : by_stack) sites.push_back(&m);
+  for (const auto& [key, m] : by_site) sites.push_back(&m);
   std::stable_sort(sites.begin(), sites.end(), [](const Merged* a, const Merged* b) {
     return a->occurrences != b->occurrences ? a->occurrences > b->occurrences : a->max > b->max;
   });

@@ -1,4 +1,4 @@
-// The hash that spreads keys over libumq's open-addressed tables (communicators, call sites).
+// The hash that spreads communicator handles over libumq's open-addressed communicator table.
 #pragma once
 
 #include <cstdint>

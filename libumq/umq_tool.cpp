@@ -2,11 +2,12 @@
 // at MPI_Finalize.
 //
 // libumq reads the MPI library's unexpected-message-queue length (an MPI_T performance variable)
-// on every receive-family call, and when it is above MPE_UMQ_THRESHOLD records the call stack of
-// the receive. At finalize each rank symbolizes its own stacks, rank 0 gathers them on a private
-// communicator and writes <prefix>.umq.txt and <prefix>.umq.json. The parts:
+// on every receive-family call, and when it is above MPE_UMQ_THRESHOLD records the receive under
+// its call site (the core's id of its MPE_UMQ_DEPTH application frames). At finalize each rank
+// symbolizes its own sites, rank 0 gathers them on a private communicator and writes
+// <prefix>.umq.txt and <prefix>.umq.json. The parts:
 //   queue_reader  the variable, its handles, the receive hook (the hot path)
-//   call_sites    the lock-free table of stacks over the threshold
+//   call_sites    the lock-free per-site statistics over the threshold
 //   report        the gather encoding, the merge on rank 0, the text and JSON files
 #include <cinttypes>
 #include <cstdint>
@@ -42,9 +43,8 @@ void after_init() noexcept {
   bool ok = false;
   try {
     const auto threshold = static_cast<uint64_t>(mpe::config::env_int("MPE_UMQ_THRESHOLD", 5, 0, INT64_MAX));
-    configure_call_sites(
-        static_cast<int>(mpe::config::env_int("MPE_UMQ_DEPTH", kDefaultDepth, 1, kMaxFrames)),
-        mpe::config::env_bool("MPE_UMQ_PRINT", false));
+    configure_call_sites(static_cast<int>(mpe::config::env_int("MPE_UMQ_DEPTH", kDefaultDepth, 1, kMaxDepth)),
+                         mpe::config::env_bool("MPE_UMQ_PRINT", false));
     const std::string override_name = mpe::config::env_string("MPE_UMQ_PVAR", "");
     std::vector<std::string> names;
     if (!override_name.empty()) {
@@ -101,7 +101,8 @@ void report_call_sites() noexcept {
   }
   if (const uint64_t dropped = dropped_occurrences()) {
     std::snprintf(line, sizeof line,
-                  "umq: rank %d: call-site table full, %" PRIu64 " occurrences not recorded",
+                  "umq: rank %d: %" PRIu64
+                  " occurrences not recorded (call-site table full or out of memory)",
                   mpe_core_world_rank(), dropped);
     mpe::config::warn(line, false);
   }

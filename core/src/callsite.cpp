@@ -87,15 +87,19 @@ uint32_t g_count = 0, g_capacity = 0;
 IdMap g_by_hash;
 int g_depth = 0;  // 0 until read
 
-// The frames from `caller` outwards, at most `depth`: our own frames come first (this file, the
-// tool's hook, the wrapper), and the site starts at the wrapper's return address. Just the
-// caller when it is not on the stack (a tail call).
+// Frames of ours that can sit above the wrapper's return address: this file's two, the tool's
+// hook, the core's call_rest when several tools are loaded, the wrapper, with room to spare.
+constexpr int kOwnFrames = 8;
+
+// The frames from `caller` outwards, at most `depth`: our own frames come first, and the site
+// starts at the wrapper's return address. Just the caller when it is not found (a tail call).
+// Unwinds no more frames than it can use.
 SiteEntry unwind_from(uintptr_t caller, int depth) {
   SiteEntry e;
   e.n = 1;
   e.pcs[0] = caller;
-  void* raw[64];
-  const int got = unw_backtrace(raw, 64);
+  void* raw[kOwnFrames + kMaxCallsiteDepth];
+  const int got = unw_backtrace(raw, kOwnFrames + depth);
   for (int i = 0; i < got; ++i)
     if (reinterpret_cast<uintptr_t>(raw[i]) == caller) {
       e.n = got - i < depth ? got - i : depth;
@@ -153,18 +157,6 @@ uint32_t callsite_deep(uintptr_t caller, int depth) noexcept {
   return mpe_core_site_id(e.pcs, e.n, hash_pcs(e.pcs, e.n));
 }
 
-std::vector<SiteAddresses> callsite_table() {
-  std::vector<SiteAddresses> out;
-  const uint32_t count = mpe_core_site_count();
-  out.reserve(count);
-  for (uint32_t id = 1; id <= count; ++id) {
-    uintptr_t pcs[kMaxCallsiteDepth];
-    const int n = mpe_core_site_pcs(id, pcs, kMaxCallsiteDepth);
-    if (n > 0) out.push_back(SiteAddresses{id, std::vector<uintptr_t>(pcs, pcs + n)});
-  }
-  return out;
-}
-
 }  // namespace mpe::core
 
 using mpe::core::g_by_hash;
@@ -208,15 +200,21 @@ extern "C" int mpe_core_site_pcs(uint32_t id, uintptr_t* out, int max) {
 
 namespace mpe {
 
+std::vector<Frame> symbolize_callsite(Symbolizer& symbolizer, uint32_t id) {
+  uintptr_t pcs[core::kMaxCallsiteDepth];
+  const int n = mpe_core_site_pcs(id, pcs, core::kMaxCallsiteDepth);
+  std::vector<Frame> frames;
+  frames.reserve(static_cast<size_t>(n > 0 ? n : 0));
+  for (int i = 0; i < n; ++i) frames.push_back(symbolizer.symbolize(pcs[i], true));  // return addresses all
+  return frames;
+}
+
 std::vector<SiteFrames> symbolize_callsites() {
   std::vector<SiteFrames> out;
   Symbolizer symbolizer;
-  for (const core::SiteAddresses& s : core::callsite_table()) {
-    SiteFrames f;
-    f.id = s.id;
-    for (uintptr_t pc : s.pcs) f.frames.push_back(symbolizer.symbolize(pc, true));
-    out.push_back(std::move(f));
-  }
+  const uint32_t count = mpe_core_site_count();
+  out.reserve(count);
+  for (uint32_t id = 1; id <= count; ++id) out.push_back(SiteFrames{id, symbolize_callsite(symbolizer, id)});
   return out;
 }
 

@@ -1,5 +1,6 @@
-// What the OTF2 writer and reader share: error capture and the MPI function name -> OTF2
-// collective operation / region role table.
+// What the OTF2 writer and reader share: error capture, the MPI function name -> OTF2
+// collective operation / region role table, and the names of Score-P's calling-context
+// properties.
 #pragma once
 
 #include <otf2/otf2.h>
@@ -24,5 +25,12 @@ std::optional<OTF2_CollectiveOp> collective_op(const std::string& mpi_name);
 OTF2_RegionRole region_role(const std::string& name, bool is_mpi);
 // The name of an OTF2 collective operation as an MPI function ("MPI_Allreduce").
 const char* collective_name(OTF2_CollectiveOp op);
+
+// The CallingContextProperty names Score-P gives an unwound frame (scorep_tracing.c): the
+// executable or shared library (string) and the instruction's offset in it (uint64), or the
+// instruction's address (uint64) when the module is unknown.
+inline constexpr const char* kModuleProperty = "EXECUTABLE/SHARED OBJECT";
+inline constexpr const char* kOffsetProperty = "INSTRUCTION OFFSET";
+inline constexpr const char* kAddressProperty = "INSTRUCTION ADDRESS";
 
 }  // namespace mpe::interop::detail

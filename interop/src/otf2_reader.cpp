@@ -1,11 +1,13 @@
 // OTF2 -> .mpelog, so that every consumer of our format (viewer, `mpe stat`, `mpe print`) reads
 // OTF2 unchanged. Streams: one location at a time, records spilled as chunks every 32768, so
-// memory holds one location's call stack and one chunk, not the trace.
+// memory holds one location's call stack and one chunk, not the trace. Calling contexts (ours,
+// or Score-P's when it unwinds) give each state its call site.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "mpe/interop.h"
@@ -54,6 +56,20 @@ struct Globals {
   std::map<uint32_t, RegionDef> regions;
   std::map<uint32_t, GroupDef> groups;
   std::vector<CommDefRaw> comms;
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> scls;  // source code location -> (file string, line)
+  struct ContextDef {
+    uint32_t region;
+    uint32_t scl;
+    uint32_t parent;
+  };
+  std::map<uint32_t, ContextDef> contexts;
+  struct ContextProperty {
+    uint32_t context;
+    uint32_t name;  // string
+    OTF2_Type type;
+    OTF2_AttributeValue value;
+  };
+  std::vector<ContextProperty> context_properties;  // resolved once the strings are all read
 
   std::string str(uint32_t ref) const {
     auto it = strings.find(ref);
@@ -103,6 +119,20 @@ OTF2_CallbackCode on_comm(void* u, OTF2_CommRef self, OTF2_StringRef, OTF2_Group
   static_cast<Globals*>(u)->comms.push_back(CommDefRaw{self, group});
   return OTF2_CALLBACK_SUCCESS;
 }
+OTF2_CallbackCode on_scl(void* u, OTF2_SourceCodeLocationRef self, OTF2_StringRef file, uint32_t line) {
+  static_cast<Globals*>(u)->scls[self] = {file, line};
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode on_context(void* u, OTF2_CallingContextRef self, OTF2_RegionRef region,
+                             OTF2_SourceCodeLocationRef scl, OTF2_CallingContextRef parent) {
+  static_cast<Globals*>(u)->contexts[self] = {region, scl, parent};
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode on_context_property(void* u, OTF2_CallingContextRef context, OTF2_StringRef name,
+                                      OTF2_Type type, OTF2_AttributeValue value) {
+  static_cast<Globals*>(u)->context_properties.push_back({context, name, type, value});
+  return OTF2_CALLBACK_SUCCESS;
+}
 
 // Our model of the archive: ranks, threads, categories, per-rank communicator tables.
 struct Model {
@@ -116,6 +146,17 @@ struct Model {
   std::map<uint32_t, uint32_t> comm_index;  // OTF2 comm -> per-rank index (the same on every rank)
   std::map<uint32_t, uint32_t> comm_size;
   log::Definitions defs;
+  // Call sites: each calling context's, unified over the archive by callsite_key(); per rank, the
+  // local ids its records carry (RankMeta::callsites), numbered as first used.
+  struct FrameWhere {
+    std::string module;
+    uint64_t offset = 0;
+  };
+  std::map<uint32_t, FrameWhere> frame_where;  // calling context -> module and offset (properties)
+  std::vector<std::vector<Frame>> sites;       // archive-wide site - 1 -> frames, innermost first
+  std::unordered_map<std::string, uint32_t> site_of_key;
+  std::map<uint32_t, uint32_t> site_of_context;           // calling context -> archive-wide site
+  std::vector<std::map<uint32_t, uint32_t>> local_sites;  // [rank] archive-wide site -> local id
 
   uint32_t category(const std::string& name, bool mpi, log::CategoryKind kind = log::CategoryKind::kState,
                     int64_t color = -1) {
@@ -145,6 +186,78 @@ bool is_mpi_region(const std::string& name, OTF2_Paradigm paradigm) {
   return paradigm == OTF2_PARADIGM_MPI || name.rfind("MPI_", 0) == 0;
 }
 
+// The category of a region: made when first entered for the functions of unwound frames (paradigm
+// SAMPLING), which are calling-context nodes, not states, and for regions never defined.
+uint32_t region_category(const Globals& g, Model* m, uint32_t region) {
+  const auto it = m->cat_of_region.find(region);
+  if (it != m->cat_of_region.end()) return it->second;
+  const auto rd = g.regions.find(region);
+  const std::string name = rd == g.regions.end() ? std::string() : g.str(rd->second.name);
+  const bool mpi = rd != g.regions.end() && is_mpi_region(name, rd->second.paradigm);
+  const uint32_t cat = m->category(name.empty() ? "region " + std::to_string(region) : name, mpi);
+  m->cat_of_region[region] = cat;
+  return cat;
+}
+
+// The call site of a state entered in calling context `context`: the unwound frames above it
+// (the chain of SAMPLING-region ancestors, innermost first: function = the region's name,
+// file:line = the node's source code location, module and offset from Score-P's properties), or
+// only the context's own source code location when there are none. 0 when unknown.
+uint32_t context_site(const Globals& g, Model* m, uint32_t context) {
+  const auto memo = m->site_of_context.find(context);
+  if (memo != m->site_of_context.end()) return memo->second;
+  auto frame_of = [&](uint32_t ref, const Globals::ContextDef& c) {
+    Frame f;
+    const auto rd = g.regions.find(c.region);
+    if (rd != g.regions.end()) f.function = g.str(rd->second.name);
+    if (f.function.empty()) f.function = "?";
+    const auto scl = g.scls.find(c.scl);
+    if (scl != g.scls.end()) {
+      f.file = g.str(scl->second.first);
+      f.line = static_cast<int>(scl->second.second);
+    }
+    const auto where = m->frame_where.find(ref);
+    if (where != m->frame_where.end()) f.module = where->second.module, f.offset = where->second.offset;
+    return f;
+  };
+  std::vector<Frame> frames;
+  const auto leaf = g.contexts.find(context);
+  if (leaf != g.contexts.end()) {
+    uint32_t p = leaf->second.parent;
+    // Bounded: a damaged archive may define a cycle.
+    for (size_t n = 0; n < g.contexts.size(); ++n) {
+      const auto c = g.contexts.find(p);
+      if (c == g.contexts.end()) break;
+      const auto rd = g.regions.find(c->second.region);
+      if (rd == g.regions.end() || rd->second.paradigm != OTF2_PARADIGM_SAMPLING) break;
+      frames.push_back(frame_of(p, c->second));
+      p = c->second.parent;
+    }
+    if (frames.empty() && g.scls.count(leaf->second.scl)) {
+      frames.push_back(frame_of(context, leaf->second));
+      frames.back().function = "?";  // the context's region is the call, not its caller
+    }
+  }
+  uint32_t site = 0;
+  if (!frames.empty()) {
+    auto [it, fresh] =
+        m->site_of_key.try_emplace(callsite_key(frames), static_cast<uint32_t>(m->sites.size() + 1));
+    if (fresh) m->sites.push_back(std::move(frames));
+    site = it->second;
+  }
+  m->site_of_context[context] = site;
+  return site;
+}
+
+// The id `rank`'s records carry for archive-wide site `site`, defined in its RankMeta on first use.
+uint32_t local_site(Model* m, uint32_t rank, uint32_t site) {
+  if (site == 0) return 0;
+  auto& ids = m->local_sites[rank];
+  auto [it, fresh] = ids.try_emplace(site, static_cast<uint32_t>(ids.size() + 1));
+  if (fresh) m->defs.ranks[rank].callsites.push_back(log::CallSiteDef{it->second, m->sites[site - 1]});
+  return it->second;
+}
+
 Status build_model(const Globals& g, const std::string& program, Model* m) {
   // Ranks: the process location groups in ref order (Score-P and our writer: ref == MPI rank).
   std::vector<uint32_t> groups;
@@ -167,6 +280,7 @@ Status build_model(const Globals& g, const std::string& program, Model* m) {
     list.push_back(l.ref);
   }
   for (const auto& [ref, rd] : g.regions) {
+    if (rd.paradigm == OTF2_PARADIGM_SAMPLING) continue;  // an unwound frame's function: region_category()
     const std::string name = g.str(rd.name);
     // Our writer puts the colour in the description ("color #rrggbb").
     const std::string desc = g.str(rd.description);
@@ -191,6 +305,16 @@ Status build_model(const Globals& g, const std::string& program, Model* m) {
     if (world_of_position.empty()) return pos < nranks ? static_cast<int32_t>(pos) : -1;
     return pos < world_of_position.size() ? world_of_position[pos] : -1;
   };
+
+  for (const auto& p : g.context_properties) {
+    const std::string name = g.str(p.name);
+    auto& where = m->frame_where[p.context];
+    if (name == detail::kModuleProperty && p.type == OTF2_TYPE_STRING)
+      where.module = g.str(p.value.stringRef);
+    if ((name == detail::kOffsetProperty || name == detail::kAddressProperty) && p.type == OTF2_TYPE_UINT64)
+      where.offset = p.value.uint64;
+  }
+  m->local_sites.resize(nranks);
 
   log::Definitions& d = m->defs;
   d.world_size = nranks;
@@ -241,11 +365,12 @@ struct LocationReader {
   log::LogWriter* out = nullptr;
   uint32_t rank = 0, thread = 0;
   std::vector<Record> records;
-  struct Frame {
+  struct Open {
     uint32_t cat;
     uint64_t enter;
+    uint32_t site;  // local call-site id, 0 when unknown
   };
-  std::vector<Frame> stack;
+  std::vector<Open> stack;
   uint64_t collective_begin = 0;
   bool in_collective = false;
   uint64_t last = 0;
@@ -276,10 +401,11 @@ struct LocationReader {
     records.clear();
   }
   void leave(uint64_t t) {
-    const Frame f = stack.back();
+    const Open f = stack.back();
     stack.pop_back();
     put(log::make_record(RecordKind::kState, f.enter, static_cast<uint16_t>(f.cat),
-                         static_cast<int32_t>(stack.size()), 0, 0, t >= f.enter ? t - f.enter : 0));
+                         static_cast<int32_t>(stack.size()), static_cast<int32_t>(f.site), 0,
+                         t >= f.enter ? t - f.enter : 0));
   }
   void message(RecordKind kind, OTF2_TimeStamp time, uint32_t peer, OTF2_CommRef c, uint32_t tag,
                uint64_t len) {
@@ -294,11 +420,7 @@ LocationReader* self(void* u) { return static_cast<LocationReader*>(u); }
 OTF2_CallbackCode ev_enter(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*,
                            OTF2_RegionRef region) {
   auto* L = self(u);
-  const auto it = L->m->cat_of_region.find(region);
-  const uint32_t cat = it != L->m->cat_of_region.end()
-                           ? it->second
-                           : L->m->category("region " + std::to_string(region), false);
-  L->stack.push_back({cat, L->ticks(time)});
+  L->stack.push_back({region_category(*L->g, L->m, region), L->ticks(time), 0});
   return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode ev_leave(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*,
@@ -306,6 +428,21 @@ OTF2_CallbackCode ev_leave(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void
   auto* L = self(u);
   if (!L->stack.empty()) L->leave(L->ticks(time));
   return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
+}
+// Score-P with unwinding, and our writer for a log with call sites: the region of the entered
+// context is the state, the context's frames its call site.
+OTF2_CallbackCode ev_context_enter(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u,
+                                   OTF2_AttributeList*, OTF2_CallingContextRef context, uint32_t) {
+  auto* L = self(u);
+  const auto c = L->g->contexts.find(context);
+  const uint32_t region = c == L->g->contexts.end() ? OTF2_UNDEFINED_REGION : c->second.region;
+  const uint32_t site = local_site(L->m, L->rank, context_site(*L->g, L->m, context));
+  L->stack.push_back({region_category(*L->g, L->m, region), L->ticks(time), site});
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode ev_context_leave(OTF2_LocationRef l, OTF2_TimeStamp time, uint64_t p, void* u,
+                                   OTF2_AttributeList* a, OTF2_CallingContextRef) {
+  return ev_leave(l, time, p, u, a, OTF2_UNDEFINED_REGION);
 }
 OTF2_CallbackCode ev_send(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*,
                           uint32_t receiver, OTF2_CommRef c, uint32_t tag, uint64_t len) {
@@ -452,6 +589,9 @@ Status otf2_to_mpelog(const std::string& otf2_path, const std::string& out_path)
   OTF2_GlobalDefReaderCallbacks_SetRegionCallback(G.defs, on_region);
   OTF2_GlobalDefReaderCallbacks_SetGroupCallback(G.defs, on_group);
   OTF2_GlobalDefReaderCallbacks_SetCommCallback(G.defs, on_comm);
+  OTF2_GlobalDefReaderCallbacks_SetSourceCodeLocationCallback(G.defs, on_scl);
+  OTF2_GlobalDefReaderCallbacks_SetCallingContextCallback(G.defs, on_context);
+  OTF2_GlobalDefReaderCallbacks_SetCallingContextPropertyCallback(G.defs, on_context_property);
   OTF2_GlobalDefReader* gdr = OTF2_Reader_GetGlobalDefReader(G.reader);
   if (!gdr) return detail::otf2_error(anchor + ": no global definitions", OTF2_ERROR_FILE_INTERACTION);
   uint64_t ndefs = 0;
@@ -484,6 +624,8 @@ Status otf2_to_mpelog(const std::string& otf2_path, const std::string& out_path)
   G.events = OTF2_EvtReaderCallbacks_New();
   OTF2_EvtReaderCallbacks_SetEnterCallback(G.events, ev_enter);
   OTF2_EvtReaderCallbacks_SetLeaveCallback(G.events, ev_leave);
+  OTF2_EvtReaderCallbacks_SetCallingContextEnterCallback(G.events, ev_context_enter);
+  OTF2_EvtReaderCallbacks_SetCallingContextLeaveCallback(G.events, ev_context_leave);
   OTF2_EvtReaderCallbacks_SetMpiSendCallback(G.events, ev_send);
   OTF2_EvtReaderCallbacks_SetMpiIsendCallback(G.events, ev_isend);
   OTF2_EvtReaderCallbacks_SetMpiRecvCallback(G.events, ev_recv);

@@ -1,11 +1,13 @@
 // .mpelog -> OTF2. Each location (rank, thread) is built from its chunks alone: records become
 // intervals (states, user states paired per thread) and points (messages, collectives, comm
 // creation), then Enter/Leave and the point events are emitted in time order with a nesting
-// stack. What the log cannot say (request ids, receive sizes of collectives) is documented in
-// docs/interop.md.
+// stack. A log with call sites gets them as Score-P writes an unwound stack: calling-context
+// trees and CallingContextEnter/Leave instead of Enter/Leave. What the log cannot say (request
+// ids, receive sizes of collectives) is documented in docs/interop.md.
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "mpe/interop.h"
@@ -28,7 +30,9 @@ struct Interval {
   int64_t end;
   uint32_t cat;
   uint32_t depth;
+  uint32_t site = 0;    // run-wide call site, 0 when unknown
   int collective = -1;  // index of the collective record this call carried, or -1
+  uint32_t context = OTF2_UNDEFINED_CALLING_CONTEXT;  // its calling context (local id), once entered
 };
 
 struct Point {
@@ -59,13 +63,31 @@ struct CommInfo {
   std::vector<int32_t> members;
 };
 
+// A node of the calling-context tree. A state's context is the chain of its call site's frames,
+// outermost first, under the context of the state enclosing it, then the state itself: what
+// Score-P writes for a wrapped (MPI) call when it unwinds (frame nodes of paradigm SAMPLING, the
+// call site's line on the innermost frame and on the call). Nodes are numbered per process
+// (local ids, in the order made, parents first); the root unifies them and every location's
+// local definitions carry the mapping.
+enum ContextKind : uint32_t { kFrameContext = 0, kStateContext = 1 };
+struct ContextNode {
+  uint32_t parent = OTF2_UNDEFINED_CALLING_CONTEXT;
+  uint32_t kind = kFrameContext;
+  uint32_t a = 0;      // frame: frame id (Impl::frames); state: category
+  uint32_t b = 0;      // state: run-wide call site, 0 when unknown
+  uint32_t depth = 1;  // nodes from the root, this one included
+};
+
 OTF2_FlushType pre_flush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) { return OTF2_FLUSH; }
 OTF2_FlushCallbacks kFlushCallbacks = {pre_flush, nullptr};
 
 }  // namespace
 
 struct Otf2Export::Impl {
-  explicit Impl(const log::LogFile& l) : log(l) { build_comms(); }
+  explicit Impl(const log::LogFile& l) : log(l) {
+    build_comms();
+    build_frames();
+  }
 
   const log::LogFile& log;
   OTF2_Archive* archive = nullptr;
@@ -78,6 +100,59 @@ struct Otf2Export::Impl {
   // the root numbers the union of the categories used and every location's local definitions
   // carry the mapping table.
   std::vector<uint32_t> region_cats;  // global region ref -> category
+  // Call sites (v3 logs). Frames are numbered over the run from LogFile::callsites(), the same
+  // on every process that opened the log.
+  bool use_contexts = false;                       // the log has call sites
+  std::vector<const Frame*> frames;                // frame id -> frame
+  std::vector<std::vector<uint32_t>> site_frames;  // run-wide site - 1 -> frame ids, innermost first
+  std::vector<ContextNode> contexts;               // local id -> node
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, uint32_t> context_ids;
+  // Root, after write_global_definitions: each process's local -> global contexts, by the ref of
+  // its first location.
+  std::vector<std::pair<uint64_t, std::vector<uint32_t>>> context_maps;
+
+  void build_frames() {
+    std::unordered_map<std::string, uint32_t> ids;
+    for (const log::CallSite& site : log.callsites()) {
+      std::vector<uint32_t> chain;
+      for (const Frame& f : site.frames) {
+        auto [it, fresh] = ids.try_emplace(callsite_key({f}), static_cast<uint32_t>(frames.size()));
+        if (fresh) frames.push_back(&f);
+        chain.push_back(it->second);
+      }
+      site_frames.push_back(std::move(chain));
+    }
+    use_contexts = !site_frames.empty();
+  }
+
+  uint32_t context_node(uint32_t parent, uint32_t kind, uint32_t a, uint32_t b) {
+    auto [it, fresh] = context_ids.try_emplace({parent, kind, a, b}, static_cast<uint32_t>(contexts.size()));
+    if (fresh)
+      contexts.push_back(ContextNode{
+          parent, kind, a, b, parent == OTF2_UNDEFINED_CALLING_CONTEXT ? 1 : contexts[parent].depth + 1});
+    return it->second;
+  }
+
+  // The context of a state of category `cat` at call site `site` inside context `parent`.
+  uint32_t context(uint32_t parent, uint32_t cat, uint32_t site) {
+    if (site >= 1 && site <= site_frames.size()) {
+      const auto& chain = site_frames[site - 1];
+      for (size_t k = chain.size(); k-- > 0;) parent = context_node(parent, kFrameContext, chain[k], 0);
+    }
+    return context_node(parent, kStateContext, cat, site);
+  }
+
+  // OTF2's unwind distance of entering `next` after the calling context `previous`: the nodes
+  // newly entered (those of next's path below the deepest node the two share) plus one, the
+  // shared node that made progress (possibly the undefined root).
+  uint32_t unwind_distance(uint32_t previous, uint32_t next) const {
+    auto depth = [&](uint32_t c) { return c == OTF2_UNDEFINED_CALLING_CONTEXT ? 0u : contexts[c].depth; };
+    uint32_t a = next, b = previous;
+    while (depth(a) > depth(b)) a = contexts[a].parent;
+    while (depth(b) > depth(a)) b = contexts[b].parent;
+    while (a != b) a = contexts[a].parent, b = contexts[b].parent;
+    return depth(next) - depth(a) + 1;
+  }
 
   void build_comms() {
     std::map<uint64_t, uint32_t> ref_of;
@@ -108,6 +183,10 @@ Status gather_location(const log::LogFile& log, uint32_t rank, const std::vector
                        Progress* progress, std::vector<Interval>* states, std::vector<Point>* points,
                        std::vector<std::pair<uint32_t, int64_t>>* unpaired_user) {
   log::UserStates user_states;
+  const bool has_sites = log.version() >= log::kFirstCallsiteVersion;
+  auto site_of = [&](const Record& r) {
+    return has_sites ? log.callsite(rank, static_cast<uint32_t>(r.b)) : 0;
+  };
   for (size_t i : chunks) {
     auto recs = log.read_chunk(i);
     if (!recs.ok()) return recs.status();
@@ -117,12 +196,14 @@ Status gather_location(const log::LogFile& log, uint32_t rank, const std::vector
         case RecordKind::kState:
           // The end from the raw end time, so that a receive completing at the call's exit
           // lands exactly on the Leave, not a rounding nanosecond after it.
-          states->push_back(Interval{t, log.to_ns(rank, r.time + r.c), r.cat, static_cast<uint32_t>(r.a)});
+          states->push_back(
+              Interval{t, log.to_ns(rank, r.time + r.c), r.cat, static_cast<uint32_t>(r.a), site_of(r)});
           break;
         case RecordKind::kUserEvent: {
           log::UserStates::Closed c;
-          const auto fed = user_states.feed(log, r.cat, t, &c);
-          if (fed == log::UserStates::Fed::kEnded) states->push_back(Interval{c.start, t, c.cat, c.depth});
+          const auto fed = user_states.feed(log, r.cat, t, site_of(r), &c);
+          if (fed == log::UserStates::Fed::kEnded)
+            states->push_back(Interval{c.start, t, c.cat, c.depth, c.site});
           if (fed == log::UserStates::Fed::kLone) points->push_back(Point{t, r});
           break;
         }
@@ -235,11 +316,28 @@ Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, const st
     check(OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, time, op, comm_ref(rank, c.comm), root, c.c, received));
   };
   std::vector<size_t> open;
+  // The calling context of the last CallingContextEnter, or the parent of the last left.
+  uint32_t previous = OTF2_UNDEFINED_CALLING_CONTEXT;
+  auto enter = [&](Interval& s, uint64_t t) {
+    if (!use_contexts) {
+      check(OTF2_EvtWriter_Enter(w, nullptr, t, s.cat));
+      return;
+    }
+    s.context =
+        context(open.empty() ? OTF2_UNDEFINED_CALLING_CONTEXT : states[open.back()].context, s.cat, s.site);
+    check(OTF2_EvtWriter_CallingContextEnter(w, nullptr, t, s.context, unwind_distance(previous, s.context)));
+    previous = s.context;
+  };
   auto leave = [&]() {
     const Interval& s = states[open.back()];
     const uint64_t t = ts(s.end);
     if (s.collective >= 0) collective_end(points[static_cast<size_t>(s.collective)].rec, t);
-    check(OTF2_EvtWriter_Leave(w, nullptr, t, s.cat));
+    if (use_contexts) {
+      check(OTF2_EvtWriter_CallingContextLeave(w, nullptr, t, s.context));
+      previous = contexts[s.context].parent;
+    } else {
+      check(OTF2_EvtWriter_Leave(w, nullptr, t, s.cat));
+    }
     open.pop_back();
   };
   auto close_before = [&](int64_t t) {
@@ -302,7 +400,7 @@ Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, const st
     }
     // At equal times the call is entered first: a send is logged at its call's entry.
     if (i < states.size() && (p >= points.size() || states[i].start <= points[p].time)) {
-      const Interval& s = states[i];
+      Interval& s = states[i];
       close_before(s.start);
       while (!open.empty()) {
         const Interval& top = states[open.back()];
@@ -314,7 +412,7 @@ Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, const st
         leave();
       }
       const uint64_t t = ts(s.start);
-      check(OTF2_EvtWriter_Enter(w, nullptr, t, s.cat));
+      enter(s, t);
       if (s.collective >= 0) check(OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, t));
       used_cats.insert(s.cat);
       open.push_back(i++);
@@ -419,13 +517,29 @@ std::string Otf2Export::summary() const {
     w.u32(m.cat);
     w.i64(m.value);
   }
+  // The calling contexts this process's events use, named by its first location.
+  const auto& locs = impl_->locations;
+  w.u64(locs.empty() ? ~0ull : location_ref(locs.front().rank, locs.front().thread));
+  w.u32(static_cast<uint32_t>(impl_->contexts.size()));
+  for (const auto& c : impl_->contexts) {
+    w.u32(c.parent);
+    w.u32(c.kind);
+    w.u32(c.a);
+    w.u32(c.b);
+  }
   return std::move(w.data());
 }
 
 namespace {
 
+// One process's calling contexts, as its summary lists them.
+struct ProcessContexts {
+  uint64_t key = 0;  // the ref of its first location
+  std::vector<ContextNode> nodes;
+};
+
 Status parse_summary(const std::string& s, std::vector<LocationSummary>* locs, std::set<uint32_t>* cats,
-                     std::vector<MarkerRecord>* markers) {
+                     std::vector<MarkerRecord>* markers, ProcessContexts* contexts) {
   ByteReader r(s.data(), s.size());
   const Status bad(StatusCode::kCorrupt, "a malformed OTF2 export summary");
   uint32_t n = 0;
@@ -447,6 +561,12 @@ Status parse_summary(const std::string& s, std::vector<LocationSummary>* locs, s
     if (!r.u64(&m.time) || !r.u64(&m.location) || !r.u32(&m.kind) || !r.u32(&m.cat) || !r.i64(&m.value))
       return bad;
     markers->push_back(m);
+  }
+  if (!r.u64(&contexts->key) || !r.u32(&n) || n > r.left() / 16) return bad;
+  for (uint32_t i = 0; i < n; ++i) {
+    ContextNode c;
+    if (!r.u32(&c.parent) || !r.u32(&c.kind) || !r.u32(&c.a) || !r.u32(&c.b)) return bad;
+    contexts->nodes.push_back(c);
   }
   return Status();
 }
@@ -481,6 +601,33 @@ std::string color_description(const log::LogFile& log, uint32_t cat) {
   return buf;
 }
 
+// The calling contexts of every process unified into one tree (equal paths are one node), and
+// each process's local -> global map, in the order of `processes`.
+Status unify_contexts(const std::vector<ProcessContexts>& processes, const std::set<uint32_t>& cats,
+                      size_t nframes, size_t nsites, std::vector<ContextNode>* global,
+                      std::vector<std::pair<uint64_t, std::vector<uint32_t>>>* maps) {
+  const Status bad(StatusCode::kCorrupt, "a malformed calling context in an OTF2 export summary");
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, uint32_t> ids;
+  maps->clear();
+  for (const auto& p : processes) {
+    std::vector<uint32_t> map;
+    for (size_t k = 0; k < p.nodes.size(); ++k) {
+      ContextNode c = p.nodes[k];
+      const bool valid = c.kind == kFrameContext
+                             ? c.a < nframes
+                             : c.kind == kStateContext && cats.count(c.a) && c.b <= nsites;
+      if (!valid || (c.parent != OTF2_UNDEFINED_CALLING_CONTEXT && c.parent >= k)) return bad;
+      if (c.parent != OTF2_UNDEFINED_CALLING_CONTEXT) c.parent = map[c.parent];
+      c.depth = c.parent == OTF2_UNDEFINED_CALLING_CONTEXT ? 1 : (*global)[c.parent].depth + 1;
+      auto [it, fresh] = ids.try_emplace({c.parent, c.kind, c.a, c.b}, static_cast<uint32_t>(global->size()));
+      if (fresh) global->push_back(c);
+      map.push_back(it->second);
+    }
+    maps->emplace_back(p.key, std::move(map));
+  }
+  return Status();
+}
+
 std::string comm_name(const CommInfo& c, size_t world_size) {
   if (c.global_id == 0) return "MPI_COMM_WORLD";
   if ((c.global_id >> 62) == 1 && c.members.size() == 1) return "MPI_COMM_SELF";
@@ -496,7 +643,9 @@ Status Otf2Export::write_global_definitions(const std::vector<std::string>& summ
   std::vector<LocationSummary> locs;
   std::set<uint32_t> cats;
   std::vector<MarkerRecord> markers;
-  for (const auto& s : summaries) MPE_RETURN_IF_ERROR(parse_summary(s, &locs, &cats, &markers));
+  std::vector<ProcessContexts> process_contexts(summaries.size());
+  for (size_t i = 0; i < summaries.size(); ++i)
+    MPE_RETURN_IF_ERROR(parse_summary(summaries[i], &locs, &cats, &markers, &process_contexts[i]));
   std::sort(locs.begin(), locs.end(), [](const LocationSummary& a, const LocationSummary& b) {
     return a.rank != b.rank ? a.rank < b.rank : a.thread < b.thread;
   });
@@ -504,10 +653,51 @@ Status Otf2Export::write_global_definitions(const std::vector<std::string>& summ
   const log::Definitions& d = log.definitions();
   uint64_t trace_end = 0;
   for (const auto& l : locs) trace_end = std::max(trace_end, l.last_time);
+  impl_->region_cats.assign(cats.begin(), cats.end());
+  std::vector<ContextNode> contexts;
+  MPE_RETURN_IF_ERROR(unify_contexts(process_contexts, cats, impl_->frames.size(), impl_->site_frames.size(),
+                                     &contexts, &impl_->context_maps));
 
   // Every reference below is to a definition written before it, strings first.
   Strings str;
   str.ref("");
+  // Call sites: a region per function of a frame (after the categories' regions), a source code
+  // location per (file, line), and each context's region and source code location.
+  std::map<std::pair<std::string, std::string>, OTF2_RegionRef> frame_region_of;
+  std::vector<const Frame*> frame_regions;  // by region ref - region_cats.size()
+  std::map<std::pair<std::string, int>, OTF2_SourceCodeLocationRef> scl_of;
+  std::vector<std::pair<std::string, int>> scls;
+  auto scl = [&](const Frame& f) {
+    if (f.file.empty() || f.line <= 0) return OTF2_UNDEFINED_SOURCE_CODE_LOCATION;
+    auto [it, fresh] =
+        scl_of.try_emplace({f.file, f.line}, static_cast<OTF2_SourceCodeLocationRef>(scls.size()));
+    if (fresh) scls.emplace_back(f.file, f.line), str.ref(f.file);
+    return it->second;
+  };
+  std::vector<OTF2_RegionRef> context_region(contexts.size());
+  std::vector<OTF2_SourceCodeLocationRef> context_scl(contexts.size());
+  if (!contexts.empty())
+    str.ref(detail::kModuleProperty), str.ref(detail::kOffsetProperty), str.ref(detail::kAddressProperty);
+  for (size_t k = 0; k < contexts.size(); ++k) {
+    const ContextNode& c = contexts[k];
+    if (c.kind == kFrameContext) {
+      const Frame& f = *impl_->frames[c.a];
+      auto [it, fresh] = frame_region_of.try_emplace(
+          {f.function, f.file},
+          static_cast<OTF2_RegionRef>(impl_->region_cats.size() + frame_regions.size()));
+      if (fresh) frame_regions.push_back(&f), str.ref(f.function), str.ref(f.file);
+      if (!f.module.empty()) str.ref(f.module);
+      context_region[k] = it->second;
+      context_scl[k] = scl(f);
+    } else {
+      const auto& rc = impl_->region_cats;
+      context_region[k] =
+          static_cast<OTF2_RegionRef>(std::lower_bound(rc.begin(), rc.end(), c.a) - rc.begin());
+      const auto* chain = c.b ? &impl_->site_frames[c.b - 1] : nullptr;
+      context_scl[k] = chain && !chain->empty() ? scl(*impl_->frames[chain->front()])
+                                                : OTF2_UNDEFINED_SOURCE_CODE_LOCATION;
+    }
+  }
   std::vector<std::pair<std::string, uint32_t>> hosts;  // name, node ref
   std::vector<uint32_t> node_of_rank(d.ranks.size(), 0);
   for (size_t r = 0; r < d.ranks.size(); ++r) {
@@ -544,7 +734,6 @@ Status Otf2Export::write_global_definitions(const std::vector<std::string>& summ
           w, location_ref(l.rank, l.thread),
           str.ref(l.thread == 0 ? "Master thread" : "Thread " + std::to_string(l.thread)),
           OTF2_LOCATION_TYPE_CPU_THREAD, l.events, l.rank);
-  impl_->region_cats.assign(cats.begin(), cats.end());
   for (size_t k = 0; k < impl_->region_cats.size() && e == OTF2_SUCCESS; ++k) {
     const uint32_t c = impl_->region_cats[k];
     const std::string name = log.category_name(c);
@@ -555,6 +744,19 @@ Status Otf2Export::write_global_definitions(const std::vector<std::string>& summ
                                          mpi ? OTF2_PARADIGM_MPI : OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE,
                                          OTF2_UNDEFINED_STRING, 0, 0);
   }
+  // A frame's function is a region of paradigm SAMPLING, as Score-P names the functions it finds
+  // by unwinding.
+  for (size_t k = 0; k < frame_regions.size() && e == OTF2_SUCCESS; ++k) {
+    const Frame& f = *frame_regions[k];
+    e = OTF2_GlobalDefWriter_WriteRegion(
+        w, static_cast<OTF2_RegionRef>(impl_->region_cats.size() + k), str.ref(f.function),
+        str.ref(f.function), str.ref(""), OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_SAMPLING,
+        OTF2_REGION_FLAG_NONE, f.file.empty() ? OTF2_UNDEFINED_STRING : str.ref(f.file), 0, 0);
+  }
+  for (size_t k = 0; k < scls.size() && e == OTF2_SUCCESS; ++k)
+    e = OTF2_GlobalDefWriter_WriteSourceCodeLocation(w, static_cast<OTF2_SourceCodeLocationRef>(k),
+                                                     str.ref(scls[k].first),
+                                                     static_cast<uint32_t>(scls[k].second));
   // Group 0: the location standing for each rank (its thread 0); communicator groups list world
   // ranks, i.e. positions in group 0.
   std::vector<uint64_t> rank_locations;
@@ -574,6 +776,29 @@ Status Otf2Export::write_global_definitions(const std::vector<std::string>& summ
     e = OTF2_GlobalDefWriter_WriteComm(
         w, static_cast<OTF2_CommRef>(k), str.ref(comm_name(impl_->comms[k], d.world_size)),
         static_cast<OTF2_GroupRef>(k + 1), OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+  // Parents come first (unify_contexts keeps each process's order). A frame's module and offset
+  // are the properties Score-P gives an unwound frame.
+  for (size_t k = 0; k < contexts.size() && e == OTF2_SUCCESS; ++k) {
+    const auto self = static_cast<OTF2_CallingContextRef>(k);
+    e = OTF2_GlobalDefWriter_WriteCallingContext(w, self, context_region[k], context_scl[k],
+                                                 contexts[k].parent);
+    if (contexts[k].kind != kFrameContext || e != OTF2_SUCCESS) continue;
+    const Frame& f = *impl_->frames[contexts[k].a];
+    OTF2_AttributeValue v;
+    if (!f.module.empty()) {
+      v.stringRef = str.ref(f.module);
+      e = OTF2_GlobalDefWriter_WriteCallingContextProperty(w, self, str.ref(detail::kModuleProperty),
+                                                           OTF2_TYPE_STRING, v);
+      v.uint64 = f.offset;
+      if (e == OTF2_SUCCESS)
+        e = OTF2_GlobalDefWriter_WriteCallingContextProperty(w, self, str.ref(detail::kOffsetProperty),
+                                                             OTF2_TYPE_UINT64, v);
+    } else if (f.offset) {
+      v.uint64 = f.offset;
+      e = OTF2_GlobalDefWriter_WriteCallingContextProperty(w, self, str.ref(detail::kAddressProperty),
+                                                           OTF2_TYPE_UINT64, v);
+    }
+  }
   if (e != OTF2_SUCCESS) return detail::otf2_error("writing the OTF2 global definitions", e);
 
   if (markers.empty()) return Status();
@@ -607,42 +832,76 @@ std::string Otf2Export::region_table() const {
   ByteWriter w;
   w.u32(static_cast<uint32_t>(impl_->region_cats.size()));
   for (uint32_t c : impl_->region_cats) w.u32(c);
+  // Every process's calling-context map: one broadcast serves all, each takes its own.
+  w.u32(static_cast<uint32_t>(impl_->context_maps.size()));
+  for (const auto& [key, map] : impl_->context_maps) {
+    w.u64(key);
+    w.u32(static_cast<uint32_t>(map.size()));
+    for (uint32_t g : map) w.u32(g);
+  }
   return std::move(w.data());
 }
 
 Status Otf2Export::write_local_definitions(const std::string& region_table) {
   ByteReader r(region_table.data(), region_table.size());
+  const Status bad(StatusCode::kCorrupt, "a malformed OTF2 region table");
   uint32_t n = 0;
-  if (!r.u32(&n) || n > r.left() / 4) return Status(StatusCode::kCorrupt, "a malformed OTF2 region table");
-  OTF2_IdMap* regions = OTF2_IdMap_Create(OTF2_ID_MAP_SPARSE, n ? n : 1);
-  if (!regions) return Status(StatusCode::kIoError, "out of memory for the OTF2 region table");
-  for (uint32_t k = 0; k < n; ++k) {
-    uint32_t cat = 0;
-    r.u32(&cat);
-    OTF2_IdMap_AddIdPair(regions, cat, k);
+  if (!r.u32(&n) || n > r.left() / 4) return bad;
+  std::vector<uint32_t> cats(n);
+  for (uint32_t& c : cats) r.u32(&c);
+  // This process's calling contexts: the map listed under its first location.
+  const auto& locs = impl_->locations;
+  const uint64_t mine = locs.empty() ? ~0ull : location_ref(locs.front().rank, locs.front().thread);
+  std::vector<uint32_t> context_map;
+  uint32_t nmaps = 0;
+  if (!r.u32(&nmaps)) return bad;
+  for (uint32_t i = 0; i < nmaps; ++i) {
+    uint64_t key = 0;
+    uint32_t m = 0;
+    if (!r.u64(&key) || !r.u32(&m) || m > r.left() / 4) return bad;
+    std::vector<uint32_t> map(m);
+    for (uint32_t& g : map) r.u32(&g);
+    if (key == mine) context_map = std::move(map);
   }
+  // Opening and closing the definition files are collective: a bad map is reported after them.
+  Status map_error;
+  if (context_map.size() != impl_->contexts.size()) {
+    map_error = Status(StatusCode::kCorrupt, "the OTF2 region table lacks this process's calling contexts");
+    context_map.clear();
+  }
+  // An empty table is unreadable (OTF2 rejects a zero-capacity map): a run logged with every
+  // call paused has no regions, and then no table; a log without call sites has no contexts.
+  OTF2_IdMap* regions = n ? OTF2_IdMap_Create(OTF2_ID_MAP_SPARSE, n) : nullptr;
+  for (uint32_t k = 0; k < n && regions; ++k) OTF2_IdMap_AddIdPair(regions, cats[k], k);
+  OTF2_IdMap* context_ids =
+      context_map.empty() ? nullptr
+                          : OTF2_IdMap_CreateFromUint32Array(context_map.size(), context_map.data(), false);
+  if (((n && !regions) || (!context_map.empty() && !context_ids)) && map_error.ok())
+    map_error = Status(StatusCode::kIoError, "out of memory for the OTF2 mapping tables");
   OTF2_ErrorCode e = OTF2_Archive_OpenDefFiles(impl_->archive);
   if (e != OTF2_SUCCESS) {
-    OTF2_IdMap_Free(regions);
+    if (regions) OTF2_IdMap_Free(regions);
+    if (context_ids) OTF2_IdMap_Free(context_ids);
     return detail::otf2_error("opening the OTF2 definition files", e);
   }
   OTF2_ErrorCode first = OTF2_SUCCESS;
   for (const auto& l : impl_->locations) {
     OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(impl_->archive, location_ref(l.rank, l.thread));
-    // An empty table is unreadable (OTF2 rejects a zero-capacity map): a run logged with every
-    // call paused has no regions, and then no table.
-    e = !dw ? OTF2_ERROR_INVALID_CALL
-        : n ? OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_REGION, regions)
-            : OTF2_SUCCESS;
+    e = !dw ? OTF2_ERROR_INVALID_CALL : OTF2_SUCCESS;
+    if (e == OTF2_SUCCESS && regions) e = OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_REGION, regions);
+    if (e == OTF2_SUCCESS && context_ids)
+      e = OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_CALLING_CONTEXT, context_ids);
     if (dw) {
       const OTF2_ErrorCode c = OTF2_Archive_CloseDefWriter(impl_->archive, dw);
       if (e == OTF2_SUCCESS) e = c;
     }
     if (first == OTF2_SUCCESS) first = e;
   }
-  OTF2_IdMap_Free(regions);
+  if (regions) OTF2_IdMap_Free(regions);
+  if (context_ids) OTF2_IdMap_Free(context_ids);
   e = OTF2_Archive_CloseDefFiles(impl_->archive);
   if (first == OTF2_SUCCESS) first = e;
+  MPE_RETURN_IF_ERROR(map_error);
   return first == OTF2_SUCCESS ? Status() : detail::otf2_error("writing the OTF2 local definitions", first);
 }
 

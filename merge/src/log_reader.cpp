@@ -127,7 +127,8 @@ void LogFile::unify_callsites() {
   site_of_.assign(defs_.ranks.size(), {});
   for (size_t rank = 0; rank < defs_.ranks.size(); ++rank) {
     for (const CallSiteDef& def : defs_.ranks[rank].callsites) {
-      auto [it, fresh] = by_key.try_emplace(callsite_key(def.frames), static_cast<uint32_t>(callsites_.size() + 1));
+      auto [it, fresh] =
+          by_key.try_emplace(callsite_key(def.frames), static_cast<uint32_t>(callsites_.size() + 1));
       if (fresh) callsites_.push_back(CallSite{it->second, def.frames, mpe::callsite_text(def.frames)});
       std::vector<uint32_t>& map = site_of_[rank];
       if (def.id >= map.size()) map.resize(def.id + 1, 0);
@@ -184,7 +185,8 @@ int Trace::timeline_of(uint32_t rank, uint32_t thread) const {
   return -1;
 }
 
-UserStates::Fed UserStates::feed(const LogFile& file, uint32_t cat, int64_t t, uint32_t site, Closed* closed) {
+UserStates::Fed UserStates::feed(const LogFile& file, uint32_t cat, int64_t t, uint32_t site,
+                                 Closed* closed) {
   const Category* c = file.category(cat);
   if (c && c->kind == CategoryKind::kState && c->id == cat) {
     open_.push_back({cat, t});

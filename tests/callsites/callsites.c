@@ -25,7 +25,7 @@ __attribute__((noinline)) static int layer_two(int *value) {
 }
 
 __attribute__((noinline)) static int layer_one(int *value) {
-  int r = layer_two(value); /* SITE:deep_layer_one */
+  int r = layer_two(value);          /* SITE:deep_layer_one */
   __asm__ volatile("" ::: "memory"); /* keeps the call above from becoming a tail call */
   return r;
 }
@@ -40,7 +40,8 @@ int main(int argc, char **argv) {
   if (peer < size) {
     if (rank % 2 == 0) {
       for (int i = 0; i < 3; ++i) MPI_Send(small, 10, MPI_INT, peer, 1, MPI_COMM_WORLD); /* SITE:send_small */
-      for (int i = 0; i < 5; ++i) MPI_Send(large, 100, MPI_INT, peer, 2, MPI_COMM_WORLD); /* SITE:send_large */
+      for (int i = 0; i < 5; ++i)
+        MPI_Send(large, 100, MPI_INT, peer, 2, MPI_COMM_WORLD); /* SITE:send_large */
     } else {
       for (int i = 0; i < 3; ++i)
         MPI_Recv(small, 10, MPI_INT, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* SITE:recv_small */

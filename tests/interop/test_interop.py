@@ -1,8 +1,9 @@
 """Interop tests: real runs of the samples under mpiexec, their logs written as OTF2 (by liblog
 at finalize, in parallel, and by `mpe convert`), checked with otf2-print and OTF2's Python reader
-against our own counts; round trips mpelog -> OTF2 -> mpelog; Chrome JSON structure and counts;
-bad input; an archive from another producer read in. INTEROP_TEST selects a group: otf2,
-roundtrip, chrome, errors, otf2_in."""
+against our own counts; round trips mpelog -> OTF2 -> mpelog; call sites as OTF2 calling
+contexts, out and back; Chrome JSON structure and counts; bad input; archives from another
+producer read in. INTEROP_TEST selects a group: otf2, roundtrip, callsites, chrome, errors,
+otf2_in."""
 import collections
 import json
 import os
@@ -54,11 +55,17 @@ def expect_messages(prog, st):
 
 
 def our_counts(st):
-    """What the OTF2 archive must hold, from our own reader's view of the log."""
+    """What the OTF2 archive must hold, from our own reader's view of the log. A log with call
+    sites is written with calling contexts (CallingContextEnter/Leave, as Score-P writes an
+    unwound trace), one without with Enter/Leave: a trace has one kind or the other."""
     m = st["messages"]
+    states = sum(s["count"] for s in st["states"].values())
+    kinds = ["CALLING_CONTEXT_", ""] if st.get("callsites") else ["", "CALLING_CONTEXT_"]
     return {
-        "ENTER": sum(s["count"] for s in st["states"].values()),
-        "LEAVE": sum(s["count"] for s in st["states"].values()),
+        kinds[0] + "ENTER": states,
+        kinds[0] + "LEAVE": states,
+        kinds[1] + "ENTER": 0,
+        kinds[1] + "LEAVE": 0,
         "MPI_SEND": m["matched"] + m["unmatched_sends"],
         "MPI_RECV": m["matched"] + m["unmatched_recvs"],
         "MPI_COLLECTIVE_BEGIN": st["collectives"],
@@ -126,6 +133,7 @@ PY_READER = r"""
 import collections, json, sys
 import otf2
 names = {"Enter": "ENTER", "Leave": "LEAVE", "MpiSend": "MPI_SEND", "MpiRecv": "MPI_RECV",
+         "CallingContextEnter": "CALLING_CONTEXT_ENTER", "CallingContextLeave": "CALLING_CONTEXT_LEAVE",
          "MpiIsend": "MPI_ISEND", "MpiIsendComplete": "MPI_ISEND_COMPLETE", "MpiIrecv": "MPI_IRECV",
          "MpiIrecvRequest": "MPI_IRECV_REQUEST",
          "MpiCollectiveBegin": "MPI_COLLECTIVE_BEGIN", "MpiCollectiveEnd": "MPI_COLLECTIVE_END",
@@ -171,7 +179,7 @@ def check_archive(archive, st, what, want=None):
     mpitest.expect_eq(py["locations"], sum(max(1, int(st["threads"].get(str(r), 0))) for r in range(st["ranks"])),
                       what + ": locations (one per thread)")
     for name, paradigm in py["regions"].items():
-        if name.startswith("MPI_"):
+        if name.startswith("MPI_") and not paradigm.endswith("SAMPLING"):  # not a frame's function
             mpitest.expect(paradigm.endswith("MPI"), "%s: region %s has paradigm %s" % (what, name, paradigm))
 
 
@@ -270,6 +278,104 @@ def roundtrip():
     mpitest.expect(messages(back) == messages(log), "synth: message pairings differ")
     shutil.rmtree(work, ignore_errors=True)
     print("roundtrip: mpelog -> OTF2 -> mpelog keeps states, messages (every pairing), collectives")
+
+
+# Each CallingContextEnter's state and call site as a third-party reader finds them in the archive:
+# the context's region is the state; its unwound frames are its ancestors of paradigm SAMPLING,
+# innermost first, each "file:line" from its source code location.
+CS_READER = r"""
+import collections, json, os, sys
+import otf2
+out = collections.Counter()
+with otf2.reader.open(sys.argv[1]) as r:
+    for loc, ev in r.events:
+        if type(ev).__name__ != "CallingContextEnter":
+            continue
+        frames, p = [], ev.calling_context.parent
+        while p is not None and str(p.region.paradigm).endswith("SAMPLING"):
+            s = p.source_code_location
+            frames.append("%s:%d" % (os.path.basename(str(s.file)), s.line_number) if s else "?")
+            p = p.parent
+        out[json.dumps([str(ev.calling_context.region.name)] + frames)] += 1
+print(json.dumps(out))
+"""
+
+
+def state_lines(path):
+    """`mpe print` of every state with its call site, without the duration (rounded apart by a
+    nanosecond between the formats)."""
+    out = mpe("print", "--kind", "state", path).stdout.splitlines()
+    return sorted(" ".join(w for w in line.split(" ") if not w.startswith("dur=")) for line in out)
+
+
+def site_table(st):
+    """(site text, state) -> (count, frames) from `mpe stat --json`."""
+    return {(c["site"], c["state"]): (c["count"], c["frames"]) for c in st["callsites"]}
+
+
+def callsites():
+    """bin/callsites on 4 ranks under liblog: every state of the log has its call site, with the
+    sample's known counts per source line; the OTF2 archives (liblog's, in parallel, and mpe
+    convert's) hold them as calling contexts that OTF2's own reader finds; and reading the
+    archives back gives every state its call site again, with the same frames."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "callsites"))
+    import callsites as cs  # noqa: E402  (tests/callsites/callsites.py: lines and true counts)
+    for depth in (1, 3):
+        r = mpitest.run(4, [mpitest.program("callsites")], tools=("log",),
+                        env={"MPE_LOG_FORMAT": "both", "MPE_LOGFILE_PREFIX": "cs", "MPE_CALLSITE_DEPTH": str(depth)})
+        log, archive = os.path.join(r.workdir, "cs.mpelog"), os.path.join(r.workdir, "cs.otf2")
+        what = "callsites, MPE_CALLSITE_DEPTH=%d" % depth
+        # The log: liblog gave every state a call site; each marked line has its true count.
+        lines = state_lines(log)
+        mpitest.expect(lines and all(" at " in line for line in lines),
+                       "%s: states without a call site in the log:\n%s" % (what, "\n".join(
+                           line for line in lines if " at " not in line)[:2000]))
+        want = {}
+        for site, (source, routine, calls, _) in cs.C_SITES.items():
+            name, line = cs.line_of(site, source)
+            want[(routine, "%s:%d" % (name, line))] = calls * len(cs.ranks_making(site, 4))
+        got = collections.Counter()
+        for line in lines:  # "... state NAME depth=D at FILE:LINE (FUNC) <- ..."
+            f = line.split(" ")
+            got[(f[3], line.split(" at ", 1)[1].split(" ")[0])] += 1
+        for key, n in want.items():
+            mpitest.expect_eq(got[key], n, "%s: %s calls at %s in the log" % (what, key[0], key[1]))
+        st = stat(log)
+        sites = site_table(st)
+        mpitest.expect(all(len(frames) == depth for _, frames in sites.values()),
+                       "%s: sites of other than %d frames: %r" % (what, depth, sites))
+        converted = os.path.join(r.workdir, "converted")
+        mpe("convert", log, "--to", "otf2", converted)
+        for source, arch in (("liblog", archive), ("convert", converted)):
+            w = "%s, %s's OTF2" % (what, source)
+            check_archive(arch, st, w, liblog_counts(st, log))
+            # Calling contexts as OTF2's own Python reader finds them.
+            if os.path.exists(SYSTEM_PYTHON) and subprocess.run([SYSTEM_PYTHON, "-c", "import otf2"],
+                                                                capture_output=True).returncode == 0:
+                p = subprocess.run([SYSTEM_PYTHON, "-c", CS_READER, os.path.join(arch, "traces.otf2")],
+                                   capture_output=True, text=True, timeout=300)
+                mpitest.expect(p.returncode == 0, "%s: the OTF2 Python reader failed:\n%s" % (w, p.stderr[-2000:]))
+                seen = collections.Counter()
+                for key, n in json.loads(p.stdout).items():
+                    k = json.loads(key)
+                    mpitest.expect_eq(len(k) - 1, depth, "%s: frames of %s" % (w, k))
+                    seen[(k[0], k[1])] += n
+                for key, n in want.items():
+                    mpitest.expect_eq(seen[key], n, "%s: %s calls at %s (OTF2 Python reader)" % (w, key[0], key[1]))
+                if depth == 3:
+                    deep = ["MPI_Allreduce"] + ["%s:%d" % cs.line_of(m, "callsites.c")
+                                                for m in ("deep_allreduce", "deep_layer_one", "deep_main")]
+                    mpitest.expect_eq(sum(n for key, n in json.loads(p.stdout).items() if json.loads(key) == deep),
+                                      16, w + ": deep_allreduce's three frames")
+            # Back to .mpelog: every state keeps its call site (file:line and function of every
+            # frame), and the per-site counts are equal.
+            back = os.path.join(r.workdir, "back-%s.mpelog" % source)
+            mpe("convert", arch, "--to", "mpelog", back)
+            mpitest.expect(state_lines(back) == lines, "%s: states or their call sites differ after the round trip"
+                           % w)
+            mpitest.expect_eq(site_table(stat(back)), sites, w + ": call sites (count, frames with module)")
+        mpitest.cleanup(r)
+    print("callsites: liblog's call sites go through OTF2 calling contexts and come back on every state")
 
 
 def chrome():
@@ -429,6 +535,46 @@ with otf2.writer.open(out, timer_resolution=1000000) as trace:
 '''
 
 
+# Score-P with unwinding (SCOREP_ENABLE_UNWINDING), as it writes calling contexts: the functions of
+# unwound frames are regions of paradigm SAMPLING, a frame node's source code location is its line,
+# module and offset are CallingContextProperty "EXECUTABLE/SHARED OBJECT" and "INSTRUCTION
+# OFFSET"; a wrapped call (MPI_Send) carries its call site's line too, an instrumented one
+# (MPI_Recv here) none.
+SCOREP_UNWOUND_WRITER = r'''
+import sys
+import otf2
+from otf2.enums import Paradigm, RegionRole, GroupType, LocationType, Type
+
+with otf2.writer.open(sys.argv[1], timer_resolution=1000000) as trace:
+    d = trace.definitions
+    node = d.system_tree_node("node")
+    groups = [d.location_group("Rank %d" % r, system_tree_parent=node) for r in range(2)]
+    locs = [d.location("Master thread", type=LocationType.CPU_THREAD, group=g) for g in groups]
+    w0, w1 = [trace.event_writer_from_location(l) for l in locs]
+    d.group("locations", group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI, members=locs)
+    world = d.comm("MPI_COMM_WORLD", d.group("world", group_type=GroupType.COMM_GROUP, paradigm=Paradigm.MPI,
+                                              members=[0, 1]))
+    fn = lambda n: d.region(n, paradigm=Paradigm.SAMPLING, region_role=RegionRole.FUNCTION)
+    send = d.region("MPI_Send", paradigm=Paradigm.MPI, region_role=RegionRole.POINT2POINT)
+    recv = d.region("MPI_Recv", paradigm=Paradigm.MPI, region_role=RegionRole.POINT2POINT)
+    main, solver = fn("main"), fn("solver")
+    main12 = d.calling_context(main, d.source_code_location("/src/app.c", 12), None)
+    d.calling_context_property(main12, "EXECUTABLE/SHARED OBJECT", value="/opt/app/bin/app")
+    d.calling_context_property(main12, "INSTRUCTION OFFSET", value=0x1234, type_id=Type.UINT64)
+    c_send = d.calling_context(send, d.source_code_location("/src/app.c", 12), main12)
+    main20 = d.calling_context(main, d.source_code_location("/src/app.c", 20), None)
+    c_solver = d.calling_context(solver, d.source_code_location("/src/solver.c", 88), main20)
+    c_recv = d.calling_context(recv, None, c_solver)
+    for t in (1000, 1040):
+        w0.calling_context_enter(t, c_send, 3 if t == 1000 else 2)
+        w0.mpi_send(t, 1, world, 4, 8)
+        w0.calling_context_leave(t + 10, c_send)
+        w1.calling_context_enter(t, c_recv, 4 if t == 1000 else 2)
+        w1.mpi_recv(t + 30, 0, world, 4, 8)
+        w1.calling_context_leave(t + 30, c_recv)
+'''
+
+
 def otf2_in():
     import tempfile
     work = tempfile.mkdtemp(prefix="mpetest-")
@@ -467,8 +613,27 @@ def otf2_in():
         mpitest.expect(p.returncode == 0 and "reading OTF2 100%" in p.stdout, "no progress on a terminal: %r" % p.stdout)
         p = mpe("convert", archive, "--to", "mpelog", os.path.join(work, "u.mpelog"))
         mpitest.expect("%" not in p.stderr, "progress shown when stderr is not a terminal: %r" % p.stderr)
+    # Score-P-style calling contexts: each state gets its unwound frames as its call site.
+    unwound = os.path.join(work, "unwound")
+    p = subprocess.run([SYSTEM_PYTHON, "-c", SCOREP_UNWOUND_WRITER, unwound], capture_output=True, text=True)
+    mpitest.expect(p.returncode == 0, "the Score-P-style OTF2 writer failed:\n" + p.stderr)
+    mpitest.expect_eq(state_lines(unwound), [
+        "0 r0.t0 state MPI_Send depth=0 at app.c:12 (main)",
+        "0 r1.t0 state MPI_Recv depth=0 at solver.c:88 (solver) <- app.c:20 (main)",
+        "40000 r0.t0 state MPI_Send depth=0 at app.c:12 (main)",
+        "40000 r1.t0 state MPI_Recv depth=0 at solver.c:88 (solver) <- app.c:20 (main)"], "unwound: states and sites")
+    st = stat(unwound)
+    mpitest.expect_eq(site_table(st), {
+        ("app.c:12 (main)", "MPI_Send"): (2, [{"function": "main", "file": "/src/app.c", "line": 12,
+                                                "module": "/opt/app/bin/app"}]),
+        ("solver.c:88 (solver) <- app.c:20 (main)", "MPI_Recv"): (2, [
+            {"function": "solver", "file": "/src/solver.c", "line": 88, "module": ""},
+            {"function": "main", "file": "/src/app.c", "line": 20, "module": ""}])}, "unwound: call sites")
+    mpitest.expect_eq(sorted(st["categories"]), [], "unwound: user categories (a frame's function is no state)")
+    mpitest.expect_eq(st["messages"]["matched"], 2, "unwound: messages")
     shutil.rmtree(work, ignore_errors=True)
-    print("otf2_in: a foreign archive (OTF2's Python writer) reads with its ranks, regions, messages, collectives")
+    print("otf2_in: foreign archives (OTF2's Python writer) read with their ranks, regions, messages, collectives,"
+          " and Score-P-style calling contexts as call sites")
 
 
 def messages_of_archive(archive, work):
@@ -490,4 +655,5 @@ def _with_blocker():
 
 
 if __name__ == "__main__":
-    {"otf2": otf2, "roundtrip": roundtrip, "chrome": chrome, "errors": errors, "otf2_in": otf2_in}[GROUP]()
+    {"otf2": otf2, "roundtrip": roundtrip, "callsites": callsites, "chrome": chrome, "errors": errors,
+     "otf2_in": otf2_in}[GROUP]()

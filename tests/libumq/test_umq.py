@@ -40,6 +40,32 @@ def report(r):
     return rep
 
 
+def check_site_frames(site, mode, depth=None):
+    """The site starts at the application's line that called MPI: main at flood.c's receive line,
+    with no frame of libumq, the wrapper or the MPI library before it."""
+    stack = site["stack"]
+    mpitest.expect(stack, "%s: empty stack" % mode)
+    inner = stack[0]
+    mpitest.expect_eq((inner["function"], os.path.basename(inner["file"]), inner["line"]),
+                      ("main", "flood.c", LINE), "%s: innermost frame" % mode)
+    mpitest.expect(site["site"].startswith("flood.c:%d (main)" % LINE), "%s: site text %r" % (mode, site["site"]))
+    for fr in stack:
+        mpitest.expect(not re.match(r"P?MPI_|mpi_|mpe::", fr["function"]) and "libumq" not in fr["module"],
+                       "%s: a tool or MPI frame in the stack: %r" % (mode, stack))
+    if depth is not None:
+        mpitest.expect_eq(len(stack), depth, "%s: frames at MPE_UMQ_DEPTH=%d" % (mode, depth))
+
+
+def check_depth():
+    """MPE_UMQ_DEPTH counts application frames: 1 is the line that called MPI alone."""
+    r = mpitest.run(2, [mpitest.program("flood"), "10", "world"], tools=("umq",), env={"MPE_UMQ_DEPTH": "1"})
+    sites = report(r)["sites"]
+    mpitest.expect_eq(len(sites), 1, "depth 1: call sites")
+    check_site_frames(sites[0], "depth 1", depth=1)
+    mpitest.expect_eq(sites[0]["site"], "flood.c:%d (main)" % LINE, "depth 1: site text")
+    mpitest.cleanup(r)
+
+
 def check_flood(np, k, mode, per_peer):
     """Floods rank 0 and checks the top call site is the sample's receive line."""
     total = (np - 1) * k
@@ -62,10 +88,11 @@ def check_flood(np, k, mode, per_peer):
     # Read before each receive: total, total-1, ... while above the default threshold 5.
     mpitest.expect(total - 5 <= top["occurrences"] <= total - 5 + slack,
                    "%s: occurrences: expected %d (+%d), got %r" % (mode, total - 5, slack, top["occurrences"]))
-    mpitest.expect(any(fr["function"] == "main" and fr["line"] == LINE for fr in top["stack"]),
-                   "%s: stack lacks main at flood.c:%d: %r" % (mode, LINE, top["stack"]))
-    mpitest.expect("new call site" in r.stderr and "flood.c:%d" % LINE in r.stderr,
-                   "MPE_UMQ_PRINT=1 printed no new call site:\n" + r.stderr)
+    check_site_frames(top, mode)
+    # Printed once, when first seen, from the same site table and symbolizer.
+    printed = re.findall(r"umq: rank 0: new call site: MPI_Recv met an unexpected queue of \d+ at (\S+ \(\S+\))",
+                         r.stderr)
+    mpitest.expect_eq(printed, ["flood.c:%d (main)" % LINE], "%s: MPE_UMQ_PRINT=1 new-site lines" % mode)
     if mode == "dup":
         mpitest.expect(any("MPI_Comm_dup" in c for c in top["communicators"]), "dup: communicator %r" % top["communicators"])
     if mode == "split":
@@ -96,6 +123,7 @@ def full_checks(per_peer):
     check_flood(3, 8, "dup", per_peer)
     check_flood(3, 8, "split", per_peer)
     check_balanced(3, 10)
+    check_depth()
     # Threshold: with MPE_UMQ_THRESHOLD above the queue, nothing is reported.
     r = mpitest.run(2, [mpitest.program("flood"), "10", "dup"], tools=("umq",), env={"MPE_UMQ_THRESHOLD": "10"})
     mpitest.expect_eq(report(r)["sites"], [], "threshold 10, queue 10: call sites")

@@ -106,14 +106,6 @@ int callsite_depth() noexcept MPE_HIDDEN;
 // (unw_backtrace), so never on a per-call path; no cache. The id is one of the same table's.
 uint32_t callsite_deep(uintptr_t caller, int depth) noexcept MPE_HIDDEN;
 
-// One site of this process: its id and its return addresses, innermost first.
-struct SiteAddresses {
-  uint32_t id;
-  std::vector<uintptr_t> pcs;
-};
-// Every site of the process seen so far, by id. Throws std::bad_alloc.
-std::vector<SiteAddresses> callsite_table() MPE_HIDDEN;
-
 }  // namespace mpe::core
 
 namespace mpe {
@@ -127,5 +119,9 @@ struct SiteFrames {
 // Symbolizes every call site of this process against its own memory map. Milliseconds per module
 // (mpe/symbolizer.h): for finalize. Throws std::bad_alloc.
 std::vector<SiteFrames> symbolize_callsites() MPE_HIDDEN;
+
+// The frames of one site (empty for an unknown id), with a Symbolizer the caller keeps: for a
+// tool that names a few sites (libumq's). Throws std::bad_alloc.
+std::vector<Frame> symbolize_callsite(Symbolizer& symbolizer, uint32_t id) MPE_HIDDEN;
 
 }  // namespace mpe

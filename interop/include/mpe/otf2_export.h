@@ -40,13 +40,16 @@ class Otf2Export {
   Status write_rank_events(uint32_t rank, Progress* progress);
   Status close_event_files();  // collective
   // What the root needs from this process for the global definitions: its locations with their
-  // event counts and last timestamps, the regions its events used, its markers.
+  // event counts and last timestamps, the regions its events used, its markers, its calling
+  // contexts (a log with call sites; docs/interop.md).
   std::string summary() const;
-  // Root only: definitions (clock, system tree, locations, regions, groups, communicators) and
-  // the markers, from every process's summary.
+  // Root only: definitions (clock, system tree, locations, regions, groups, communicators, call
+  // sites as source code locations and calling contexts) and the markers, from every process's
+  // summary.
   Status write_global_definitions(const std::vector<std::string>& summaries);
-  // Root, after write_global_definitions: the category of each global region, to hand to every
-  // process (events use category ids; the local definitions map them to the dense global refs).
+  // Root, after write_global_definitions: the category of each global region and every process's
+  // calling-context map, to hand to every process (events use category ids and per-process
+  // context ids; the local definitions map them to the global refs).
   std::string region_table() const;
   // Collective: the local definition files, one per location written here, with the mapping.
   Status write_local_definitions(const std::string& region_table);

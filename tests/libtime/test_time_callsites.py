@@ -4,10 +4,8 @@ in the JSON report and in `mpe report --callsites`; MPE_CALLSITE_DEPTH=3 names a
 of the deep call; each routine's figures are the sums of its sites, also when one return address
 calls two routines (through a function pointer); Pcontrol(2) resets the sites."""
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
@@ -133,30 +131,9 @@ mpitest.expect_eq((found[0]["calls"], found[0]["bytes_sent"], found[0]["ranks"])
 mpitest.cleanup(r)
 
 # One return address, two routines (a call through a function pointer): each routine has its own
-# row at the site, so both the site table and the routine totals stay exact. The program is built
-# here, with the run's MPI compiler wrapper.
-POINTER_C = r"""
-#include <mpi.h>
-typedef int (*CommQuery)(MPI_Comm, int *);
-int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  int value = 0;
-  for (int i = 0; i < 7; ++i) {
-    CommQuery query = i % 2 ? MPI_Comm_rank : MPI_Comm_size;
-    query(MPI_COMM_WORLD, &value); /* SITE:pointer */
-  }
-  MPI_Finalize();
-  return 0;
-}
-"""
-scratch = tempfile.mkdtemp(prefix="mpetest-pointer-")
-with open(os.path.join(scratch, "pointer.c"), "w") as f:
-    f.write(POINTER_C)
-pointer_line = [n for n, text in enumerate(POINTER_C.splitlines(), 1) if "SITE:pointer" in text][0]
-built = subprocess.run(["mpicc." + mpitest.MPI, "-g", "-O0", "-o", os.path.join(scratch, "pointer"),
-                        os.path.join(scratch, "pointer.c")], capture_output=True, text=True)
-mpitest.expect(built.returncode == 0, "cannot build the function-pointer program: %s" % built.stderr)
-r = mpitest.run(2, [os.path.join(scratch, "pointer")], tools=("time",), env={"MPE_LOGFILE_PREFIX": "pointer"})
+# row at the site, so both the site table and the routine totals stay exact.
+_, pointer_line = callsites.line_of("pointer", "pointer.c")
+r = mpitest.run(2, [mpitest.program("callsite_pointer")], tools=("time",), env={"MPE_LOGFILE_PREFIX": "pointer"})
 doc = r.json("pointer.mpetime.json")
 at_line = sorted((s["routine"], s["calls"], s["ranks"]) for s in doc["callsites"]
                  if s["file"] == "pointer.c" and s["line"] == pointer_line)
@@ -166,7 +143,6 @@ for p in doc["per_rank"]:
     mpitest.expect_eq((p["routines"]["MPI_Comm_rank"]["calls"], p["routines"]["MPI_Comm_size"]["calls"]), (3, 4),
                       "function pointer: routine calls on rank %d" % p["rank"])
 mpitest.cleanup(r)
-shutil.rmtree(scratch, ignore_errors=True)
 
 # Pcontrol(2) resets the sites too: what precedes it is gone from every site.
 r = mpitest.run(4, [mpitest.program("sleep_barrier"), "10", "reset"], tools=("time",),

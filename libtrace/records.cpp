@@ -170,8 +170,9 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
     case CallClass::kPcontrol: {
       const bool on = c.level != 0;
       g_logging.store(on, std::memory_order_relaxed);
-      put(t, make_record(RecordKind::kState, c.t_enter, cat, c.depth, static_cast<int32_t>(core::callsite(c)),
-                         0, c.t_leave - c.t_enter));
+      if (!logging)  // recorded even while paused; when logging, on_leave wrote it already
+        put(t, make_record(RecordKind::kState, c.t_enter, cat, c.depth,
+                           static_cast<int32_t>(core::callsite(c)), 0, c.t_leave - c.t_enter));
       put(t, make_record(RecordKind::kMarker, c.t_enter, cat, c.level, on ? 1 : 0, 0, 0));
       return;
     }
@@ -306,7 +307,8 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
 
 // What on_leave does, in full: its common case is inlined there without calls.
 __attribute__((noinline)) void on_leave_general(ThreadLog* t, Call& c, bool logging) noexcept {
-  if (logging && c.cls != CallClass::kPcontrol)
+  if (!t && !(t = new_thread_log())) return;  // the thread's first call
+  if (logging)
     put(t, make_record(RecordKind::kState, c.t_enter, static_cast<uint16_t>(c.fn), c.depth,
                        static_cast<int32_t>(core::callsite(c)), 0, c.t_leave - c.t_enter));
   if (c.cls != CallClass::kOther && c.cls != CallClass::kProbe) on_leave_slow(t, c, logging);
@@ -318,11 +320,10 @@ __attribute__((noinline)) void on_leave_general(ThreadLog* t, Call& c, bool logg
 // one class test). Every call it makes is a tail call, so the common case saves no registers.
 void on_leave(Call& c) noexcept {
   if (!g_active.load(std::memory_order_relaxed)) return;
-  ThreadLog* t = thread_log();
-  if (!t) return;
+  ThreadLog* t = t_log;  // not thread_log(): creating the log is a call, which would cost a frame
   const bool logging = g_logging.load(std::memory_order_relaxed);
   uint32_t site;
-  if (!logging || c.cls == CallClass::kPcontrol || t->n == t->cap || !core::cached_callsite(c.caller, &site))
+  if (!t || !logging || t->n == t->cap || !core::cached_callsite(c.caller, &site))
     return on_leave_general(t, c, logging);
   // Field by field: assigning a whole make_record() here makes GCC assemble the a/b pair in a
   // vector register first (measured: 4 instructions more per call).

@@ -88,8 +88,9 @@ IdMap g_by_hash;
 int g_depth = 0;  // 0 until read
 
 // Frames of ours that can sit above the wrapper's return address: this file's two, the tool's
-// hook, the core's call_rest when several tools are loaded, the wrapper, with room to spare.
-constexpr int kOwnFrames = 8;
+// hook and the helpers it calls, the core's call_rest when several tools are loaded, the wrapper,
+// with room to spare.
+constexpr int kOwnFrames = 12;
 
 // The frames from `caller` outwards, at most `depth`: our own frames come first, and the site
 // starts at the wrapper's return address. Just the caller when it is not found (a tail call).

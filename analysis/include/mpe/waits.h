@@ -1,0 +1,113 @@
+// Wait states: who makes whom wait, from a logfile (Scalasca's patterns, plus nonblocking
+// point-to-point and collectives), for `mpe waits` and upshot's overlay.
+//
+// Design.
+//   Pass 1 streams the chunks in index order (rank, thread, time), one timeline at a time, and
+//   keeps only communication endpoints: per message end 48 bytes (matching key, the send's or
+//   receive's times, the state around it), per collective call 48 bytes. States that neither
+//   send nor receive nor take part in a collective are summed (MPI time per rank) and dropped, so
+//   memory follows the messages and collectives, not the records, and a log larger than memory
+//   whose messages fit still works.
+//   Pass 2 matches: messages per (communicator, source, destination, tag) in order, exactly as
+//   the reader does (the k-th send with the k-th receive by completion time); collectives per
+//   (communicator, k-th collective of each member), MPI's ordering rule. It repairs causality
+//   with the reader's per-rank shifts, then measures each pattern.
+//
+// Invariant: every waiting interval lies inside the state that waits ([start, end] within
+// [state_start, state_end]); an instance exists only when its waiting time is positive.
+//
+// Cost: one decode of every chunk (the reader's cost, ~20-50 ns per record) plus a sort of the
+// endpoints: O(records + e log e) time, O(e) memory for e endpoints.
+//
+// Failure modes: a damaged chunk stops the analysis with the reader's error. What the log cannot
+// say is skipped, not guessed: an unmatched message end, a collective instance whose members
+// disagree on the routine, a receive whose posting time is unknown (no Late Receiver for it),
+// nonblocking collectives without completion records (logs before they were written).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mpe/log_reader.h"
+#include "mpe/status.h"
+
+namespace mpe::waits {
+
+enum class Pattern : uint8_t {
+  kLateSender,     // a receive-side call waits for a send that began later
+  kLateReceiver,   // a synchronous or rendezvous send waits for its receive to be posted
+  kWaitBarrier,    // Barrier (and Ibarrier's completion): latest member's entry - own entry
+  kWaitNxN,        // Allreduce, Allgather(v), Alltoall(v/w), Reduce_scatter(_block), their I forms
+  kLateBroadcast,  // Bcast, Scatter(v): root's entry - own entry, on the other members
+  kEarlyReduce,    // Reduce, Gather(v): on the root, earliest other entry - own entry
+};
+inline constexpr int kPatternCount = 6;
+
+// "late_sender", "late_receiver", "wait_barrier", "wait_nxn", "late_broadcast", "early_reduce".
+const char* pattern_key(Pattern p);
+// "Late Sender", "Late Receiver", "Wait at Barrier", "Wait at N×N", "Late Broadcast", "Early Reduce".
+const char* pattern_name(Pattern p);
+
+// One waiting interval: the part of a state (an MPI call) spent waiting for another rank.
+struct Instance {
+  Pattern pattern;
+  uint32_t rank;  // who waits
+  uint32_t thread;
+  int64_t start;  // the waiting part, ns since the run's start (corrected, as the reader's)
+  int64_t end;
+  int64_t state_start;  // the call that waits
+  int64_t state_end;
+  uint32_t cat;   // its category (MPI function)
+  uint32_t site;  // its run-wide call site (LogFile::callsites()), 0 when unknown
+  // Who made it wait: the late sender, the late receiver, the last member to enter, the root.
+  int32_t culprit = -1;  // world rank
+  uint32_t culprit_thread = 0;
+  int64_t culprit_time = 0;  // when the culprit entered (send enter, receive post, collective entry)
+  // The culprit's call that caused it (the late send's state, for Late Sender), when known.
+  int64_t culprit_state_start = 0;
+  int64_t culprit_state_end = 0;
+  uint32_t culprit_cat = 0;
+  // Late Sender and Late Receiver: the message's send entry and receive completion (its arrow).
+  int64_t send_time = 0;
+  int64_t recv_time = 0;
+};
+
+struct SiteTotal {
+  int64_t ns = 0;
+  uint64_t instances = 0;
+};
+
+struct PatternTotal {
+  int64_t ns = 0;  // waiting time summed over instances
+  uint64_t instances = 0;
+  std::vector<int64_t> per_rank;                                // ns waited by each rank
+  std::map<std::pair<uint32_t, uint32_t>, SiteTotal> per_site;  // (run-wide site, category) -> total
+};
+
+struct Report {
+  uint32_t ranks = 0;
+  std::array<PatternTotal, kPatternCount> patterns;
+  int64_t mpi_ns = 0;  // time in MPI calls (depth 0) over all ranks: shares are of this
+  std::vector<int64_t> mpi_per_rank;
+  std::vector<std::vector<int64_t>> blame;  // blame[culprit][waiter]: ns the culprit's lateness cost
+  std::vector<Instance> instances;          // with Options::keep_instances, ordered by rank, time
+  uint64_t records = 0;
+  uint64_t unmatched = 0;  // message ends without a partner, collective instances skipped
+};
+
+struct Options {
+  // Keep every instance (upshot's overlay); without it only the totals are built.
+  bool keep_instances = false;
+  // A standard-mode blocking send of more bytes than this is taken to use a rendezvous (and can
+  // be a Late Receiver); synchronous sends always are. MPICH and Open MPI switch at 16-64 KiB.
+  uint64_t eager_limit = 65536;
+};
+
+// Analyzes a whole logfile. Errors: the reader's (corrupt, truncated, io-error).
+StatusOr<Report> analyze(const log::LogFile& file, const Options& options = {});
+
+}  // namespace mpe::waits

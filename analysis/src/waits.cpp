@@ -1,0 +1,537 @@
+// Wait-state analysis: pass 1 collects communication endpoints timeline by timeline, pass 2
+// matches them and measures the patterns. The design comment is in mpe/waits.h.
+#include "mpe/waits.h"
+
+#include <algorithm>
+#include <memory>
+#include <string_view>
+#include <unordered_map>
+
+namespace mpe::waits {
+
+namespace {
+
+using log::Record;
+using log::RecordKind;
+using log::RequestWhat;
+
+constexpr int64_t kUnknown = INT64_MIN;
+
+// The call (MPI state) around an endpoint.
+struct Call {
+  int64_t start = 0;
+  int64_t end = 0;
+  uint32_t cat = 0;
+  uint32_t site = 0;
+  uint32_t thread = 0;
+};
+
+struct SendEnd {
+  log::MessageKey key;
+  int64_t time;  // the send call's entry
+  uint64_t seq;  // logged order, to break ties as the reader does
+  Call call;
+  bool waits_for_receiver;  // synchronous, or a blocking send above the eager limit
+  bool cancelled;
+};
+
+struct RecvEnd {
+  log::MessageKey key;
+  int64_t time;  // completion
+  uint64_t seq;
+  Call call;        // the call that completed it (Recv, Wait, Test...)
+  int64_t post;     // when the receive was posted, kUnknown when the log does not say
+  uint64_t caller;  // identifies the completing call: receives it completed together share it
+};
+
+// How a collective's members wait, by its routine.
+enum class CollKind : uint8_t { kNone, kBarrier, kNxN, kBroadcast, kReduce };
+
+struct CollEnd {
+  uint64_t gid;  // the communicator's global id
+  uint32_t k;    // this member's k-th collective on it
+  int32_t member;
+  int32_t root;  // world rank, -1 for none
+  uint32_t cat;
+  CollKind kind;
+  int64_t enter;  // the call's entry; for a nonblocking collective, its post
+  Call waiting;   // where its waiting happens: the call itself, or the Wait/Test completing it
+  bool complete;  // false for a nonblocking collective whose completion the log does not give
+};
+
+// "MPI_Iallreduce_c" -> (kNxN, nonblocking). Persistent (_init) collectives are left out: their
+// instances are the MPI_Start calls, which the log does not tie to them.
+std::pair<CollKind, bool> coll_kind(std::string_view name) {
+  if (name.substr(0, 4) != "MPI_") return {CollKind::kNone, false};
+  name.remove_prefix(4);
+  if (name.size() > 2 && name.substr(name.size() - 2) == "_c") name.remove_suffix(2);
+  if (name.size() > 5 && name.substr(name.size() - 5) == "_init") return {CollKind::kNone, false};
+  auto classify = [](std::string_view n) {
+    if (n == "Barrier") return CollKind::kBarrier;
+    if (n == "Allreduce" || n == "Allgather" || n == "Allgatherv" || n == "Alltoall" || n == "Alltoallv" ||
+        n == "Alltoallw" || n == "Reduce_scatter" || n == "Reduce_scatter_block")
+      return CollKind::kNxN;
+    if (n == "Bcast" || n == "Scatter" || n == "Scatterv") return CollKind::kBroadcast;
+    if (n == "Reduce" || n == "Gather" || n == "Gatherv") return CollKind::kReduce;
+    return CollKind::kNone;
+  };
+  if (const CollKind k = classify(name); k != CollKind::kNone) return {k, false};
+  if (name.size() > 1 && name[0] == 'I') return {classify(name.substr(1)), true};
+  return {CollKind::kNone, false};
+}
+
+// What pass 1 keeps.
+struct Endpoints {
+  std::vector<SendEnd> sends;
+  std::vector<RecvEnd> recvs;
+  std::vector<CollEnd> colls;
+};
+
+// True when time t lies in call c. One nanosecond of slack: a state's end is its entry plus its
+// duration, converted apart from the exit time that a receive record carries.
+bool contains(const Call& c, int64_t t) { return c.start <= t && t <= c.end + 1; }
+
+// Pass 1 over one timeline's chunks, in logged order. Each endpoint belongs to the MPI call
+// around its time: liblog writes the call's state before what the call moved, an OTF2 import
+// writes the message at its event time inside the call and the state at its end, so an endpoint
+// waits (in pending_) until a call around it is known.
+class TimelineScan {
+ public:
+  TimelineScan(const log::LogFile& file, uint32_t rank, uint32_t thread, const Options& options,
+               Endpoints* out, Report* report, uint64_t* seq,
+               std::unordered_map<uint64_t, uint32_t>* coll_count)
+      : file_(file),
+        rm_(file.definitions().ranks[rank]),
+        rank_(rank),
+        thread_(thread),
+        options_(options),
+        out_(out),
+        report_(report),
+        seq_(seq),
+        coll_count_(coll_count),
+        has_sites_(file.version() >= log::kFirstCallsiteVersion) {}
+
+  // Endpoints whose call never came (a log cut short) keep a zero-length call at their time.
+  ~TimelineScan() {
+    for (const Pending& p : pending_) assign(p.what, p.index, Call{p.time, p.time, 0, 0, thread_});
+  }
+
+  void feed(const Record* recs, size_t n) {
+    for (size_t i = 0; i < n; ++i) one(recs[i]);
+  }
+
+ private:
+  enum class Need : uint8_t { kSend, kRecv, kColl, kCollDone };
+  struct Pending {
+    Need what;
+    size_t index;
+    int64_t time;
+  };
+
+  bool world(uint32_t comm, int32_t r, int32_t* out, uint64_t* gid) const {
+    if (comm >= rm_.comms.size()) return false;
+    const log::CommDef& c = rm_.comms[comm];
+    if (c.index != comm || r < 0 || static_cast<size_t>(r) >= c.members.size()) return false;
+    *out = c.members[static_cast<size_t>(r)];
+    *gid = c.global_id;
+    return true;
+  }
+
+  void attach(Need what, size_t index, int64_t t) {
+    if (have_last_ && contains(last_, t))
+      assign(what, index, last_);
+    else
+      pending_.push_back(Pending{what, index, t});
+  }
+
+  void assign(Need what, size_t index, const Call& c) {
+    switch (what) {
+      case Need::kSend:
+        out_->sends[index].call = c;
+        break;
+      case Need::kRecv: {
+        RecvEnd& r = out_->recvs[index];
+        r.call = c;
+        r.caller = (uint64_t{rank_} * 0x9E3779B97F4A7C15ull) ^ (uint64_t{thread_} << 48) ^
+                   static_cast<uint64_t>(c.start);
+        if (r.post == kUnknown && c.cat && is_blocking_receive(c.cat)) r.post = c.start;
+        break;
+      }
+      case Need::kColl: {
+        CollEnd& k = out_->colls[index];
+        if (k.complete) {  // blocking: it waits in itself, from its entry
+          k.waiting = c;
+          k.enter = c.start;
+        }
+        break;
+      }
+      case Need::kCollDone: {
+        CollEnd& k = out_->colls[index];
+        k.waiting = c;
+        k.complete = true;
+        break;
+      }
+    }
+  }
+
+  void one(const Record& r) {
+    const int64_t t = file_.to_ns(rank_, r.time);
+    switch (static_cast<RecordKind>(r.kind)) {
+      case RecordKind::kState: {
+        if (r.cat >= log::kUserCategoryBase) return;
+        const int64_t end = log::saturating_add(t, file_.duration_ns(rank_, r.c));
+        last_ =
+            Call{t, end, r.cat, has_sites_ ? file_.callsite(rank_, static_cast<uint32_t>(r.b)) : 0, thread_};
+        have_last_ = true;
+        if (r.a == 0) {
+          report_->mpi_ns += end - t;
+          report_->mpi_per_rank[rank_] += end - t;
+        }
+        if (!pending_.empty()) {
+          size_t kept = 0;
+          for (const Pending& p : pending_)
+            if (contains(last_, p.time))
+              assign(p.what, p.index, last_);
+            else
+              pending_[kept++] = p;
+          pending_.resize(kept);
+        }
+        return;
+      }
+      case RecordKind::kSend: {
+        int32_t peer;
+        uint64_t gid;
+        if (!world(r.comm, r.a, &peer, &gid)) return;
+        const std::string& fn = file_.category_name(r.cat);
+        const bool blocking = fn == "MPI_Send" || fn == "MPI_Send_c";
+        const bool synchronous = fn == "MPI_Ssend" || fn == "MPI_Ssend_c";
+        out_->sends.push_back(SendEnd{log::MessageKey{gid, static_cast<int32_t>(rank_), peer, r.b}, t,
+                                      (*seq_)++, Call{t, t, r.cat, 0, thread_},
+                                      synchronous || (blocking && r.c > options_.eager_limit), false});
+        attach(Need::kSend, out_->sends.size() - 1, t);
+        return;
+      }
+      case RecordKind::kSendCancel: {
+        int32_t peer;
+        uint64_t gid;
+        if (!world(r.comm, r.a, &peer, &gid)) return;
+        const log::MessageKey key{gid, static_cast<int32_t>(rank_), peer, r.b};
+        for (size_t k = out_->sends.size(); k-- > first_send_;)
+          if (!out_->sends[k].cancelled && out_->sends[k].key == key) {
+            out_->sends[k].cancelled = true;
+            break;
+          }
+        return;
+      }
+      case RecordKind::kRecv: {
+        int32_t peer;
+        uint64_t gid;
+        const int64_t post = pending_post_;
+        pending_post_ = kUnknown;
+        if (!world(r.comm, r.a, &peer, &gid)) return;
+        // A nonblocking receive was posted at its kRequestPost (whose serial the kRequestDone just
+        // before this record gave); a blocking one at the entry of its call (see assign).
+        out_->recvs.push_back(RecvEnd{log::MessageKey{gid, peer, static_cast<int32_t>(rank_), r.b}, t,
+                                      (*seq_)++, Call{t, t, r.cat, 0, thread_}, post, 0});
+        attach(Need::kRecv, out_->recvs.size() - 1, t);
+        return;
+      }
+      case RecordKind::kRequestPost: {
+        const auto what = static_cast<RequestWhat>(r.b);
+        if (what == RequestWhat::kRecv) posts_[static_cast<uint32_t>(r.a)] = t;
+        if (what == kCollectiveRequest && last_coll_ != SIZE_MAX) {
+          coll_request_[static_cast<uint32_t>(r.a)] = last_coll_;
+          last_coll_ = SIZE_MAX;
+        }
+        return;
+      }
+      case RecordKind::kRequestDone: {
+        const auto what = static_cast<RequestWhat>(r.b);
+        const uint32_t serial = static_cast<uint32_t>(r.a);
+        if (what == RequestWhat::kRecv) {
+          auto it = posts_.find(serial);
+          pending_post_ = it == posts_.end() ? kUnknown : it->second;
+          if (it != posts_.end()) posts_.erase(it);
+        } else if (what == RequestWhat::kCancelled) {
+          posts_.erase(serial);
+        } else if (what == kCollectiveRequest) {
+          auto it = coll_request_.find(serial);
+          if (it != coll_request_.end()) {
+            attach(Need::kCollDone, it->second, t);
+            coll_request_.erase(it);
+          }
+        }
+        return;
+      }
+      case RecordKind::kCollective: {
+        last_coll_ = SIZE_MAX;
+        const auto [kind, nonblocking] = coll_kind(file_.category_name(r.cat));
+        if (kind == CollKind::kNone || r.comm >= rm_.comms.size()) return;
+        const log::CommDef& comm = rm_.comms[r.comm];
+        if (comm.index != r.comm || comm.inter) return;  // intercommunicators: roots mean otherwise
+        int32_t root = -1;
+        if (r.a >= 0 && static_cast<size_t>(r.a) < comm.members.size())
+          root = comm.members[static_cast<size_t>(r.a)];
+        uint32_t& k = (*coll_count_)[comm.global_id ^ (uint64_t{rank_} * 0x9E3779B97F4A7C15ull)];
+        // Blocking: complete now, waiting in its own call from its entry (set in assign). A
+        // nonblocking one was posted now and waits in the call its kRequestDone names.
+        out_->colls.push_back(CollEnd{comm.global_id, k++, static_cast<int32_t>(rank_), root, r.cat, kind, t,
+                                      Call{t, t, r.cat, 0, thread_}, !nonblocking});
+        attach(Need::kColl, out_->colls.size() - 1, t);
+        if (nonblocking) last_coll_ = out_->colls.size() - 1;
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  bool is_blocking_receive(uint32_t cat) const {
+    const std::string& fn = file_.category_name(cat);
+    return fn == "MPI_Recv" || fn == "MPI_Recv_c" || fn == "MPI_Sendrecv" || fn == "MPI_Sendrecv_c" ||
+           fn == "MPI_Sendrecv_replace" || fn == "MPI_Sendrecv_replace_c" || fn == "MPI_Mrecv" ||
+           fn == "MPI_Mrecv_c";
+  }
+
+  // RequestWhat's value for a nonblocking collective's request (liblog writes it from format 3 on).
+  static constexpr auto kCollectiveRequest = static_cast<RequestWhat>(3);
+
+  const log::LogFile& file_;
+  const log::RankMeta& rm_;
+  uint32_t rank_, thread_;
+  const Options& options_;
+  Endpoints* out_;
+  Report* report_;
+  uint64_t* seq_;
+  std::unordered_map<uint64_t, uint32_t>* coll_count_;  // (communicator, rank) -> collectives so far
+  bool has_sites_;
+  size_t first_send_ = out_->sends.size();  // this timeline's sends start here
+  Call last_;                               // the latest MPI call
+  bool have_last_ = false;
+  std::vector<Pending> pending_;
+  int64_t pending_post_ = kUnknown;
+  size_t last_coll_ = SIZE_MAX;                        // a nonblocking collective awaiting its kRequestPost
+  std::unordered_map<uint32_t, int64_t> posts_;        // receive request serial -> post time
+  std::unordered_map<uint32_t, size_t> coll_request_;  // collective request serial -> colls index
+};
+
+// Adds one instance to the totals (and to the list when kept).
+class Tally {
+ public:
+  Tally(Report* report, const Options& options) : report_(report), options_(options) {}
+
+  // `waiting` waited on rank `rank` from `from` (the moment the culprit entered) to the end of
+  // the call at most; nothing when from <= the call's start.
+  void add(Pattern p, uint32_t rank, const Call& waiting, int64_t from, int32_t culprit,
+           const Call& culprit_call, int64_t send_time = 0, int64_t recv_time = 0) {
+    const int64_t start = waiting.start;
+    const int64_t end = std::min(from, waiting.end);
+    if (end <= start) return;
+    PatternTotal& total = report_->patterns[static_cast<int>(p)];
+    const int64_t ns = end - start;
+    total.ns += ns;
+    ++total.instances;
+    total.per_rank[rank] += ns;
+    SiteTotal& site = total.per_site[{waiting.site, waiting.cat}];
+    site.ns += ns;
+    ++site.instances;
+    if (culprit >= 0 && static_cast<uint32_t>(culprit) < report_->ranks)
+      report_->blame[static_cast<size_t>(culprit)][rank] += ns;
+    if (!options_.keep_instances) return;
+    Instance in{p, rank, waiting.thread, start, end, waiting.start, waiting.end, waiting.cat, waiting.site};
+    in.culprit = culprit;
+    in.culprit_thread = culprit_call.thread;
+    in.culprit_time = from;
+    in.culprit_state_start = culprit_call.start;
+    in.culprit_state_end = culprit_call.end;
+    in.culprit_cat = culprit_call.cat;
+    in.send_time = send_time;
+    in.recv_time = recv_time;
+    report_->instances.push_back(in);
+  }
+
+ private:
+  Report* report_;
+  const Options& options_;
+};
+
+Call shifted(Call c, int64_t by) {
+  c.start += by;
+  c.end += by;
+  return c;
+}
+
+// Pass 2 for messages: pairs the k-th send with the k-th receive of each key, as the reader does.
+std::vector<std::pair<const SendEnd*, const RecvEnd*>> match_messages(Endpoints& e, Report* report) {
+  e.sends.erase(std::remove_if(e.sends.begin(), e.sends.end(), [](const SendEnd& s) { return s.cancelled; }),
+                e.sends.end());
+  auto by_key_time = [](const auto& a, const auto& b) {
+    if (a.key != b.key) return a.key < b.key;
+    return a.time != b.time ? a.time < b.time : a.seq < b.seq;
+  };
+  std::sort(e.sends.begin(), e.sends.end(), by_key_time);
+  std::sort(e.recvs.begin(), e.recvs.end(), by_key_time);
+  std::vector<std::pair<const SendEnd*, const RecvEnd*>> pairs;
+  size_t i = 0, j = 0;
+  while (i < e.sends.size() || j < e.recvs.size()) {
+    if (j == e.recvs.size() || (i < e.sends.size() && e.sends[i].key < e.recvs[j].key)) {
+      ++report->unmatched, ++i;
+    } else if (i == e.sends.size() || e.recvs[j].key < e.sends[i].key) {
+      ++report->unmatched, ++j;
+    } else {
+      pairs.emplace_back(&e.sends[i++], &e.recvs[j++]);
+    }
+  }
+  return pairs;
+}
+
+}  // namespace
+
+const char* pattern_key(Pattern p) {
+  static const char* const kKeys[] = {"late_sender", "late_receiver",  "wait_barrier",
+                                      "wait_nxn",    "late_broadcast", "early_reduce"};
+  return kKeys[static_cast<int>(p)];
+}
+
+const char* pattern_name(Pattern p) {
+  static const char* const kNames[] = {"Late Sender", "Late Receiver",  "Wait at Barrier",
+                                       "Wait at N×N", "Late Broadcast", "Early Reduce"};
+  return kNames[static_cast<int>(p)];
+}
+
+StatusOr<Report> analyze(const log::LogFile& file, const Options& options) {
+  Report report;
+  const uint32_t nranks = file.definitions().world_size;
+  report.ranks = nranks;
+  report.mpi_per_rank.assign(nranks, 0);
+  report.blame.assign(nranks, std::vector<int64_t>(nranks, 0));
+  for (PatternTotal& p : report.patterns) p.per_rank.assign(nranks, 0);
+
+  // Pass 1: the chunks of one timeline are consecutive in the index.
+  Endpoints e;
+  uint64_t seq = 0;
+  std::unordered_map<uint64_t, uint32_t> coll_count;
+  std::unique_ptr<TimelineScan> scan;
+  uint32_t cur_rank = UINT32_MAX, cur_thread = UINT32_MAX;
+  for (size_t i = 0; i < file.index().size(); ++i) {
+    const log::IndexEntry& entry = file.index()[i];
+    if (entry.rank != cur_rank || entry.thread != cur_thread) {
+      cur_rank = entry.rank;
+      cur_thread = entry.thread;
+      scan =
+          std::make_unique<TimelineScan>(file, cur_rank, cur_thread, options, &e, &report, &seq, &coll_count);
+    }
+    auto recs = file.read_chunk(i);
+    if (!recs.ok()) return recs.status();
+    report.records += recs->size();
+    scan->feed(recs->data(), recs->size());
+  }
+  scan.reset();
+
+  // Pass 2: match, repair causality with the reader's shifts, measure.
+  const auto pairs = match_messages(e, &report);
+  std::map<std::pair<int32_t, int32_t>, int64_t> need;
+  for (const auto& [s, r] : pairs)
+    if (r->time < s->time)
+      log::add_causality_constraint(&need, std::get<1>(s->key), std::get<2>(s->key), s->time, r->time);
+  std::vector<int64_t> shift =
+      need.empty() ? std::vector<int64_t>(nranks, 0) : log::causality_shifts(need, nranks);
+  shift.resize(nranks, 0);
+  auto shift_of = [&](int32_t rank) {
+    return rank >= 0 && static_cast<uint32_t>(rank) < nranks ? shift[rank] : 0;
+  };
+
+  Tally tally(&report, options);
+  // Late Sender: per completing call, the latest send among the receives it completed.
+  {
+    std::unordered_map<uint64_t, std::pair<const SendEnd*, const RecvEnd*>> latest;
+    std::vector<uint64_t> order;
+    for (const auto& [s, r] : pairs) {
+      auto [it, fresh] = latest.try_emplace(r->caller, s, r);
+      if (fresh)
+        order.push_back(r->caller);
+      else if (s->call.start + shift_of(std::get<1>(s->key)) >
+               it->second.first->call.start + shift_of(std::get<1>(it->second.first->key)))
+        it->second = {s, r};
+    }
+    for (uint64_t caller : order) {
+      const auto [s, r] = latest[caller];
+      const int32_t src = std::get<1>(s->key), dst = std::get<2>(s->key);
+      tally.add(Pattern::kLateSender, static_cast<uint32_t>(dst), shifted(r->call, shift_of(dst)),
+                s->call.start + shift_of(src), src, shifted(s->call, shift_of(src)), s->time + shift_of(src),
+                r->time + shift_of(dst));
+    }
+  }
+  // Late Receiver: a send that must wait for its receive to be posted.
+  for (const auto& [s, r] : pairs) {
+    if (!s->waits_for_receiver || r->post == kUnknown) continue;
+    const int32_t src = std::get<1>(s->key), dst = std::get<2>(s->key);
+    Call posted{r->post + shift_of(dst), r->post + shift_of(dst), r->call.cat, r->call.site, r->call.thread};
+    tally.add(Pattern::kLateReceiver, static_cast<uint32_t>(src), shifted(s->call, shift_of(src)),
+              r->post + shift_of(dst), dst, posted, s->time + shift_of(src), r->time + shift_of(dst));
+  }
+  // Collectives: instances are (communicator, k); every member must agree on the routine.
+  std::sort(e.colls.begin(), e.colls.end(), [](const CollEnd& a, const CollEnd& b) {
+    return a.gid != b.gid ? a.gid < b.gid : a.k != b.k ? a.k < b.k : a.member < b.member;
+  });
+  for (size_t i = 0; i < e.colls.size();) {
+    size_t j = i;
+    while (j < e.colls.size() && e.colls[j].gid == e.colls[i].gid && e.colls[j].k == e.colls[i].k) ++j;
+    const CollEnd* first = &e.colls[i];
+    bool agree = j - i > 1;
+    for (size_t m = i; m < j && agree; ++m) agree = e.colls[m].cat == first->cat;
+    if (!agree) {
+      ++report.unmatched;
+      i = j;
+      continue;
+    }
+    auto enter = [&](const CollEnd& c) { return c.enter + shift_of(c.member); };
+    const CollEnd* latest = first;
+    const CollEnd* root = nullptr;
+    for (size_t m = i; m < j; ++m) {
+      if (enter(e.colls[m]) > enter(*latest)) latest = &e.colls[m];
+      if (e.colls[m].member == first->root) root = &e.colls[m];
+    }
+    for (size_t m = i; m < j; ++m) {
+      const CollEnd& c = e.colls[m];
+      if (!c.complete) continue;
+      const Call waiting = shifted(c.waiting, shift_of(c.member));
+      const uint32_t me = static_cast<uint32_t>(c.member);
+      switch (c.kind) {
+        case CollKind::kBarrier:
+        case CollKind::kNxN:
+          if (latest != &c)
+            tally.add(c.kind == CollKind::kBarrier ? Pattern::kWaitBarrier : Pattern::kWaitNxN, me, waiting,
+                      enter(*latest), latest->member, shifted(latest->waiting, shift_of(latest->member)));
+          break;
+        case CollKind::kBroadcast:
+          if (root && root != &c)
+            tally.add(Pattern::kLateBroadcast, me, waiting, enter(*root), root->member,
+                      shifted(root->waiting, shift_of(root->member)));
+          break;
+        case CollKind::kReduce:
+          if (root == &c) {
+            const CollEnd* earliest = nullptr;
+            for (size_t o = i; o < j; ++o)
+              if (&e.colls[o] != &c && (!earliest || enter(e.colls[o]) < enter(*earliest)))
+                earliest = &e.colls[o];
+            if (earliest)
+              tally.add(Pattern::kEarlyReduce, me, waiting, enter(*earliest), earliest->member,
+                        shifted(earliest->waiting, shift_of(earliest->member)));
+          }
+          break;
+        case CollKind::kNone:
+          break;
+      }
+    }
+    i = j;
+  }
+  std::sort(report.instances.begin(), report.instances.end(), [](const Instance& a, const Instance& b) {
+    return a.rank != b.rank       ? a.rank < b.rank
+           : a.thread != b.thread ? a.thread < b.thread
+                                  : a.start < b.start;
+  });
+  return report;
+}
+
+}  // namespace mpe::waits

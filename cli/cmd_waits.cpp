@@ -1,0 +1,183 @@
+// `mpe waits`: who makes whom wait (mpe/waits.h), per pattern, rank, call site and rank pair.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "mpe/waits.h"
+
+namespace mpe::cli {
+
+namespace {
+
+using Json = nlohmann::ordered_json;  // keeps the keys in the order written
+
+double seconds(int64_t ns) { return static_cast<double>(ns) * 1e-9; }
+
+struct SiteRow {
+  uint32_t site;
+  uint32_t cat;
+  waits::SiteTotal total;
+};
+
+// A pattern's call sites, most waiting first.
+std::vector<SiteRow> site_rows(const waits::PatternTotal& p) {
+  std::vector<SiteRow> rows;
+  for (const auto& [key, total] : p.per_site) rows.push_back(SiteRow{key.first, key.second, total});
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const SiteRow& a, const SiteRow& b) { return a.total.ns > b.total.ns; });
+  return rows;
+}
+
+// The ranks whose lateness cost the others most, largest first (those that cost nothing left out).
+std::vector<std::pair<uint32_t, int64_t>> offenders(const waits::Report& r) {
+  std::vector<std::pair<uint32_t, int64_t>> v;
+  for (uint32_t c = 0; c < r.ranks; ++c) {
+    int64_t sum = 0;
+    for (uint32_t w = 0; w < r.ranks; ++w) sum += r.blame[c][w];
+    if (sum > 0) v.emplace_back(c, sum);
+  }
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return v;
+}
+
+Json to_json(const std::string& path, const log::LogFile& file, const waits::Report& r, bool instances) {
+  Json o = {{"file", path}, {"ranks", r.ranks}, {"mpi_seconds", seconds(r.mpi_ns)}};
+  Json& patterns = o["patterns"] = Json::object();
+  for (int i = 0; i < waits::kPatternCount; ++i) {
+    const auto p = static_cast<waits::Pattern>(i);
+    const waits::PatternTotal& t = r.patterns[static_cast<size_t>(i)];
+    Json per_rank = Json::array();
+    for (int64_t ns : t.per_rank) per_rank.push_back(seconds(ns));
+    Json sites = Json::array();
+    for (const SiteRow& row : site_rows(t)) {
+      Json site = {{"site", row.site ? file.callsite_text(row.site) : "?"}};
+      if (row.site && !file.callsites()[row.site - 1].frames.empty()) {
+        const Frame& f = file.callsites()[row.site - 1].frames[0];
+        site["file"] = std::string(base_name(f.file));
+        site["line"] = f.line;
+        site["function"] = f.function;
+      }
+      site["state"] = file.category_name(row.cat);
+      site["seconds"] = seconds(row.total.ns);
+      site["instances"] = row.total.instances;
+      sites.push_back(std::move(site));
+    }
+    patterns[waits::pattern_key(p)] = {{"name", waits::pattern_name(p)},
+                                       {"seconds", seconds(t.ns)},
+                                       {"share", r.mpi_ns > 0 ? static_cast<double>(t.ns) / r.mpi_ns : 0.0},
+                                       {"instances", t.instances},
+                                       {"per_rank", per_rank},
+                                       {"callsites", sites}};
+  }
+  Json& blame = o["blame"] = Json::array();
+  for (const auto& row : r.blame) {
+    Json line = Json::array();
+    for (int64_t ns : row) line.push_back(seconds(ns));
+    blame.push_back(std::move(line));
+  }
+  Json& worst = o["offenders"] = Json::array();
+  for (const auto& [rank, ns] : offenders(r)) worst.push_back({{"rank", rank}, {"seconds", seconds(ns)}});
+  if (instances) {
+    Json& list = o["instances"] = Json::array();
+    for (const waits::Instance& in : r.instances)
+      list.push_back({{"pattern", waits::pattern_key(in.pattern)},
+                      {"rank", in.rank},
+                      {"thread", in.thread},
+                      {"start", in.start},
+                      {"end", in.end},
+                      {"seconds", seconds(in.end - in.start)},
+                      {"state", file.category_name(in.cat)},
+                      {"site", in.site ? file.callsite_text(in.site) : "?"},
+                      {"culprit", in.culprit},
+                      {"culprit_time", in.culprit_time}});
+  }
+  return o;
+}
+
+void print_text(const log::LogFile& file, const waits::Report& r, size_t top) {
+  std::printf("MPI time: %.6f s over %u ranks\n\n", seconds(r.mpi_ns), r.ranks);
+  std::printf("%-16s %14s %8s %10s\n", "pattern", "waiting (s)", "share", "instances");
+  for (int i = 0; i < waits::kPatternCount; ++i) {
+    const waits::PatternTotal& t = r.patterns[static_cast<size_t>(i)];
+    std::printf("%-16s %14.6f %7.2f%% %10llu\n", waits::pattern_name(static_cast<waits::Pattern>(i)),
+                seconds(t.ns),
+                r.mpi_ns > 0 ? 100.0 * static_cast<double>(t.ns) / static_cast<double>(r.mpi_ns) : 0.0,
+                static_cast<unsigned long long>(t.instances));
+  }
+  for (int i = 0; i < waits::kPatternCount; ++i) {
+    const waits::PatternTotal& t = r.patterns[static_cast<size_t>(i)];
+    if (t.instances == 0) continue;
+    std::printf("\n%s, per rank (s):", waits::pattern_name(static_cast<waits::Pattern>(i)));
+    for (uint32_t k = 0; k < r.ranks; ++k) std::printf(" %u:%.6f", k, seconds(t.per_rank[k]));
+    std::printf("\n  %-14s %10s  %-20s %s\n", "waiting (s)", "instances", "state", "call site");
+    size_t shown = 0;
+    for (const SiteRow& row : site_rows(t)) {
+      if (shown++ == top) break;
+      std::printf("  %14.6f %10llu  %-20s %s\n", seconds(row.total.ns),
+                  static_cast<unsigned long long>(row.total.instances), file.category_name(row.cat).c_str(),
+                  row.site ? file.callsite_text(row.site).c_str() : "?");
+    }
+  }
+  const auto worst = offenders(r);
+  if (worst.empty()) return;
+  std::printf("\nwho makes whom wait (s): row = the late rank, column = the rank that waited\n%6s", "");
+  for (uint32_t w = 0; w < r.ranks; ++w) std::printf(" %10u", w);
+  std::printf("\n");
+  for (uint32_t c = 0; c < r.ranks; ++c) {
+    std::printf("%6u", c);
+    for (uint32_t w = 0; w < r.ranks; ++w) std::printf(" %10.6f", seconds(r.blame[c][w]));
+    std::printf("\n");
+  }
+  std::printf("largest offenders:");
+  for (size_t i = 0; i < worst.size() && i < 5; ++i)
+    std::printf(" rank %u (%.6f s)%s", worst[i].first, seconds(worst[i].second),
+                i + 1 < worst.size() && i < 4 ? "," : "");
+  std::printf("\n");
+}
+
+}  // namespace
+
+void add_waits_command(CLI::App& app) {
+  struct Options {
+    std::string file;
+    bool json = false;
+    bool instances = false;
+    uint64_t eager_limit = waits::Options{}.eager_limit;
+    size_t top = 10;
+  };
+  auto opts = std::make_shared<Options>();
+  CLI::App* cmd =
+      app.add_subcommand("waits", "Wait states: who makes whom wait, per pattern, rank and call site");
+  cmd->add_option("file", opts->file, "the .mpelog logfile, or an OTF2 archive")->required();
+  cmd->add_flag("--json", opts->json, "print JSON");
+  cmd->add_flag("--instances", opts->instances, "with --json: list every waiting interval");
+  cmd->add_option(
+      "--eager-limit", opts->eager_limit,
+      "bytes above which a blocking standard send is taken to wait for its receiver (default 65536)");
+  cmd->add_option("--top", opts->top, "call sites shown per pattern (default 10)");
+  set_action(cmd, [opts]() -> Status {
+    auto opened = interop::OpenedLog::open(opts->file);
+    if (!opened.ok()) return opened.status();
+    const log::LogFile& file = opened.value()->file();
+    waits::Options options;
+    options.keep_instances = opts->instances;
+    options.eager_limit = opts->eager_limit;
+    const auto report = waits::analyze(file, options);
+    if (!report.ok()) return report.status();
+    if (opts->json) {
+      const std::string text = to_json(opts->file, file, report.value(), opts->instances)
+                                   .dump(-1, ' ', false, Json::error_handler_t::replace) +
+                               "\n";
+      std::fwrite(text.data(), 1, text.size(), stdout);
+    } else {
+      print_text(file, report.value(), opts->top);
+    }
+    return Status();
+  });
+}
+
+}  // namespace mpe::cli

@@ -3,8 +3,11 @@
 #include "mpe/waits.h"
 
 #include <algorithm>
+#include <deque>
+#include <future>
 #include <memory>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 namespace mpe::waits {
@@ -17,31 +20,31 @@ using log::RequestWhat;
 
 constexpr int64_t kUnknown = INT64_MIN;
 
-// The call (MPI state) around an endpoint.
+// The call (MPI state) around an endpoint. 24 bytes: a big log has tens of millions of endpoints.
 struct Call {
   int64_t start = 0;
   int64_t end = 0;
-  uint32_t cat = 0;
   uint32_t site = 0;
-  uint32_t thread = 0;
+  uint16_t cat = 0;
+  uint16_t thread = 0;
 };
 
 struct SendEnd {
   log::MessageKey key;
-  int64_t time;  // the send call's entry
-  uint64_t seq;  // logged order, to break ties as the reader does
-  Call call;
+  int64_t time;             // the send record's time: the send call's entry
   bool waits_for_receiver;  // synchronous, or a blocking send above the eager limit
   bool cancelled;
+  Call call;
 };
+
+constexpr uint32_t kNoSend = UINT32_MAX;
 
 struct RecvEnd {
   log::MessageKey key;
-  int64_t time;  // completion
-  uint64_t seq;
-  Call call;        // the call that completed it (Recv, Wait, Test...)
-  int64_t post;     // when the receive was posted, kUnknown when the log does not say
-  uint64_t caller;  // identifies the completing call: receives it completed together share it
+  int64_t time;   // completion
+  uint32_t send;  // the matched send's index, kNoSend before matching or without one
+  int64_t post;   // when the receive was posted, kUnknown when the log does not say
+  Call call;      // the call that completed it (Recv, Wait, Test...)
 };
 
 // How a collective's members wait, by its routine.
@@ -80,12 +83,54 @@ std::pair<CollKind, bool> coll_kind(std::string_view name) {
   return {CollKind::kNone, false};
 }
 
-// What pass 1 keeps.
-struct Endpoints {
-  std::vector<SendEnd> sends;
-  std::vector<RecvEnd> recvs;
-  std::vector<CollEnd> colls;
+// What pass 1 keeps. Deques: they grow without copying, so the peak is the endpoints themselves.
+struct KeyHash {
+  size_t operator()(const log::MessageKey& k) const {
+    uint64_t h = std::get<0>(k) * 0x9E3779B97F4A7C15ull;
+    h ^= (uint64_t{static_cast<uint32_t>(std::get<1>(k))} << 32 | static_cast<uint32_t>(std::get<2>(k))) *
+         0xC2B2AE3D27D4EB4Full;
+    return h ^ (uint64_t{static_cast<uint32_t>(std::get<3>(k))} * 0x165667B19E3779F9ull) ^ (h >> 29);
+  }
 };
+
+// A message key's sends (indices into Endpoints::sends, in logged order) and how many of them
+// receives have taken.
+struct KeyQueue {
+  std::vector<uint32_t> sends;
+  size_t taken = 0;
+};
+
+struct Endpoints {
+  std::deque<SendEnd> sends;
+  std::deque<RecvEnd> recvs;  // in logged order: those one call completed are adjacent
+  std::deque<CollEnd> colls;
+  std::unordered_map<log::MessageKey, KeyQueue, KeyHash> by_key;
+};
+
+// What a category's routine is, looked up once per category rather than by name per record.
+struct Traits {
+  bool blocking_send = false;     // MPI_Send: waits for its receiver above the eager limit
+  bool synchronous_send = false;  // MPI_Ssend: always waits for its receiver
+  bool blocking_receive = false;  // posted at its own entry
+  CollKind coll = CollKind::kNone;
+  bool nonblocking_coll = false;
+};
+
+std::vector<Traits> category_traits(const log::LogFile& file) {
+  std::vector<Traits> traits(log::kUserCategoryBase);
+  for (const log::Category& c : file.definitions().categories) {
+    if (c.id >= log::kUserCategoryBase) continue;
+    Traits& t = traits[c.id];
+    std::string fn = c.name;
+    if (fn.size() > 2 && fn.compare(fn.size() - 2, 2, "_c") == 0) fn.resize(fn.size() - 2);
+    t.blocking_send = fn == "MPI_Send";
+    t.synchronous_send = fn == "MPI_Ssend";
+    t.blocking_receive =
+        fn == "MPI_Recv" || fn == "MPI_Sendrecv" || fn == "MPI_Sendrecv_replace" || fn == "MPI_Mrecv";
+    std::tie(t.coll, t.nonblocking_coll) = coll_kind(c.name);
+  }
+  return traits;
+}
 
 // True when time t lies in call c. One nanosecond of slack: a state's end is its entry plus its
 // duration, converted apart from the exit time that a receive record carries.
@@ -97,19 +142,22 @@ bool contains(const Call& c, int64_t t) { return c.start <= t && t <= c.end + 1;
 // waits (in pending_) until a call around it is known.
 class TimelineScan {
  public:
-  TimelineScan(const log::LogFile& file, uint32_t rank, uint32_t thread, const Options& options,
-               Endpoints* out, Report* report, uint64_t* seq,
-               std::unordered_map<uint64_t, uint32_t>* coll_count)
-      : file_(file),
-        rm_(file.definitions().ranks[rank]),
+  struct Shared {  // what every timeline's scan adds to
+    const log::LogFile& file;
+    const std::vector<Traits>& traits;
+    const Options& options;
+    Endpoints& out;
+    Report& report;
+    std::unordered_map<uint64_t, uint32_t> coll_count;  // (communicator, rank) -> collectives so far
+  };
+
+  TimelineScan(Shared& shared, uint32_t rank, uint32_t thread)
+      : g_(shared),
+        rm_(shared.file.definitions().ranks[rank]),
         rank_(rank),
-        thread_(thread),
-        options_(options),
-        out_(out),
-        report_(report),
-        seq_(seq),
-        coll_count_(coll_count),
-        has_sites_(file.version() >= log::kFirstCallsiteVersion) {}
+        thread_(static_cast<uint16_t>(thread)),
+        has_sites_(shared.file.version() >= log::kFirstCallsiteVersion),
+        first_send_(shared.out.sends.size()) {}
 
   // Endpoints whose call never came (a log cut short) keep a zero-length call at their time.
   ~TimelineScan() {
@@ -127,6 +175,11 @@ class TimelineScan {
     size_t index;
     int64_t time;
   };
+
+  const Traits& traits(uint32_t cat) const {
+    static const Traits kNone;
+    return cat < g_.traits.size() ? g_.traits[cat] : kNone;
+  }
 
   bool world(uint32_t comm, int32_t r, int32_t* out, uint64_t* gid) const {
     if (comm >= rm_.comms.size()) return false;
@@ -147,18 +200,16 @@ class TimelineScan {
   void assign(Need what, size_t index, const Call& c) {
     switch (what) {
       case Need::kSend:
-        out_->sends[index].call = c;
+        g_.out.sends[index].call = c;
         break;
       case Need::kRecv: {
-        RecvEnd& r = out_->recvs[index];
+        RecvEnd& r = g_.out.recvs[index];
         r.call = c;
-        r.caller = (uint64_t{rank_} * 0x9E3779B97F4A7C15ull) ^ (uint64_t{thread_} << 48) ^
-                   static_cast<uint64_t>(c.start);
-        if (r.post == kUnknown && c.cat && is_blocking_receive(c.cat)) r.post = c.start;
+        if (r.post == kUnknown && traits(c.cat).blocking_receive) r.post = c.start;
         break;
       }
       case Need::kColl: {
-        CollEnd& k = out_->colls[index];
+        CollEnd& k = g_.out.colls[index];
         if (k.complete) {  // blocking: it waits in itself, from its entry
           k.waiting = c;
           k.enter = c.start;
@@ -166,7 +217,7 @@ class TimelineScan {
         break;
       }
       case Need::kCollDone: {
-        CollEnd& k = out_->colls[index];
+        CollEnd& k = g_.out.colls[index];
         k.waiting = c;
         k.complete = true;
         break;
@@ -175,17 +226,20 @@ class TimelineScan {
   }
 
   void one(const Record& r) {
-    const int64_t t = file_.to_ns(rank_, r.time);
-    switch (static_cast<RecordKind>(r.kind)) {
+    const auto kind = static_cast<RecordKind>(r.kind);
+    if (kind == RecordKind::kState && r.cat >= log::kUserCategoryBase) return;
+    if (kind == RecordKind::kUserEvent || kind == RecordKind::kMarker || kind == RecordKind::kCommCreate)
+      return;
+    const int64_t t = g_.file.to_ns(rank_, r.time);
+    switch (kind) {
       case RecordKind::kState: {
-        if (r.cat >= log::kUserCategoryBase) return;
-        const int64_t end = log::saturating_add(t, file_.duration_ns(rank_, r.c));
-        last_ =
-            Call{t, end, r.cat, has_sites_ ? file_.callsite(rank_, static_cast<uint32_t>(r.b)) : 0, thread_};
+        const int64_t end = log::saturating_add(t, g_.file.duration_ns(rank_, r.c));
+        last_ = Call{t, end, has_sites_ ? g_.file.callsite(rank_, static_cast<uint32_t>(r.b)) : 0, r.cat,
+                     thread_};
         have_last_ = true;
         if (r.a == 0) {
-          report_->mpi_ns += end - t;
-          report_->mpi_per_rank[rank_] += end - t;
+          g_.report.mpi_ns += end - t;
+          g_.report.mpi_per_rank[rank_] += end - t;
         }
         if (!pending_.empty()) {
           size_t kept = 0;
@@ -202,13 +256,14 @@ class TimelineScan {
         int32_t peer;
         uint64_t gid;
         if (!world(r.comm, r.a, &peer, &gid)) return;
-        const std::string& fn = file_.category_name(r.cat);
-        const bool blocking = fn == "MPI_Send" || fn == "MPI_Send_c";
-        const bool synchronous = fn == "MPI_Ssend" || fn == "MPI_Ssend_c";
-        out_->sends.push_back(SendEnd{log::MessageKey{gid, static_cast<int32_t>(rank_), peer, r.b}, t,
-                                      (*seq_)++, Call{t, t, r.cat, 0, thread_},
-                                      synchronous || (blocking && r.c > options_.eager_limit), false});
-        attach(Need::kSend, out_->sends.size() - 1, t);
+        const Traits& fn = traits(r.cat);
+        g_.out.sends.push_back(
+            SendEnd{log::MessageKey{gid, static_cast<int32_t>(rank_), peer, r.b}, t,
+                    fn.synchronous_send || (fn.blocking_send && r.c > g_.options.eager_limit), false,
+                    Call{t, t, 0, r.cat, thread_}});
+        g_.out.by_key[g_.out.sends.back().key].sends.push_back(
+            static_cast<uint32_t>(g_.out.sends.size() - 1));
+        attach(Need::kSend, g_.out.sends.size() - 1, t);
         return;
       }
       case RecordKind::kSendCancel: {
@@ -216,9 +271,9 @@ class TimelineScan {
         uint64_t gid;
         if (!world(r.comm, r.a, &peer, &gid)) return;
         const log::MessageKey key{gid, static_cast<int32_t>(rank_), peer, r.b};
-        for (size_t k = out_->sends.size(); k-- > first_send_;)
-          if (!out_->sends[k].cancelled && out_->sends[k].key == key) {
-            out_->sends[k].cancelled = true;
+        for (size_t k = g_.out.sends.size(); k-- > first_send_;)
+          if (!g_.out.sends[k].cancelled && g_.out.sends[k].key == key) {
+            g_.out.sends[k].cancelled = true;
             break;
           }
         return;
@@ -231,9 +286,9 @@ class TimelineScan {
         if (!world(r.comm, r.a, &peer, &gid)) return;
         // A nonblocking receive was posted at its kRequestPost (whose serial the kRequestDone just
         // before this record gave); a blocking one at the entry of its call (see assign).
-        out_->recvs.push_back(RecvEnd{log::MessageKey{gid, peer, static_cast<int32_t>(rank_), r.b}, t,
-                                      (*seq_)++, Call{t, t, r.cat, 0, thread_}, post, 0});
-        attach(Need::kRecv, out_->recvs.size() - 1, t);
+        g_.out.recvs.push_back(RecvEnd{log::MessageKey{gid, peer, static_cast<int32_t>(rank_), r.b}, t,
+                                       kNoSend, post, Call{t, t, 0, r.cat, thread_}});
+        attach(Need::kRecv, g_.out.recvs.size() - 1, t);
         return;
       }
       case RecordKind::kRequestPost: {
@@ -265,20 +320,20 @@ class TimelineScan {
       }
       case RecordKind::kCollective: {
         last_coll_ = SIZE_MAX;
-        const auto [kind, nonblocking] = coll_kind(file_.category_name(r.cat));
-        if (kind == CollKind::kNone || r.comm >= rm_.comms.size()) return;
+        const Traits& fn = traits(r.cat);
+        if (fn.coll == CollKind::kNone || r.comm >= rm_.comms.size()) return;
         const log::CommDef& comm = rm_.comms[r.comm];
         if (comm.index != r.comm || comm.inter) return;  // intercommunicators: roots mean otherwise
         int32_t root = -1;
         if (r.a >= 0 && static_cast<size_t>(r.a) < comm.members.size())
           root = comm.members[static_cast<size_t>(r.a)];
-        uint32_t& k = (*coll_count_)[comm.global_id ^ (uint64_t{rank_} * 0x9E3779B97F4A7C15ull)];
+        uint32_t& k = g_.coll_count[comm.global_id ^ (uint64_t{rank_} * 0x9E3779B97F4A7C15ull)];
         // Blocking: complete now, waiting in its own call from its entry (set in assign). A
         // nonblocking one was posted now and waits in the call its kRequestDone names.
-        out_->colls.push_back(CollEnd{comm.global_id, k++, static_cast<int32_t>(rank_), root, r.cat, kind, t,
-                                      Call{t, t, r.cat, 0, thread_}, !nonblocking});
-        attach(Need::kColl, out_->colls.size() - 1, t);
-        if (nonblocking) last_coll_ = out_->colls.size() - 1;
+        g_.out.colls.push_back(CollEnd{comm.global_id, k++, static_cast<int32_t>(rank_), root, r.cat, fn.coll,
+                                       t, Call{t, t, 0, r.cat, thread_}, !fn.nonblocking_coll});
+        attach(Need::kColl, g_.out.colls.size() - 1, t);
+        if (fn.nonblocking_coll) last_coll_ = g_.out.colls.size() - 1;
         return;
       }
       default:
@@ -286,27 +341,16 @@ class TimelineScan {
     }
   }
 
-  bool is_blocking_receive(uint32_t cat) const {
-    const std::string& fn = file_.category_name(cat);
-    return fn == "MPI_Recv" || fn == "MPI_Recv_c" || fn == "MPI_Sendrecv" || fn == "MPI_Sendrecv_c" ||
-           fn == "MPI_Sendrecv_replace" || fn == "MPI_Sendrecv_replace_c" || fn == "MPI_Mrecv" ||
-           fn == "MPI_Mrecv_c";
-  }
-
   // RequestWhat's value for a nonblocking collective's request (liblog writes it from format 3 on).
   static constexpr auto kCollectiveRequest = static_cast<RequestWhat>(3);
 
-  const log::LogFile& file_;
+  Shared& g_;
   const log::RankMeta& rm_;
-  uint32_t rank_, thread_;
-  const Options& options_;
-  Endpoints* out_;
-  Report* report_;
-  uint64_t* seq_;
-  std::unordered_map<uint64_t, uint32_t>* coll_count_;  // (communicator, rank) -> collectives so far
+  uint32_t rank_;
+  uint16_t thread_;
   bool has_sites_;
-  size_t first_send_ = out_->sends.size();  // this timeline's sends start here
-  Call last_;                               // the latest MPI call
+  size_t first_send_;  // this timeline's sends start here
+  Call last_;          // the latest MPI call
   bool have_last_ = false;
   std::vector<Pending> pending_;
   int64_t pending_post_ = kUnknown;
@@ -361,28 +405,28 @@ Call shifted(Call c, int64_t by) {
   return c;
 }
 
-// Pass 2 for messages: pairs the k-th send with the k-th receive of each key, as the reader does.
-std::vector<std::pair<const SendEnd*, const RecvEnd*>> match_messages(Endpoints& e, Report* report) {
-  e.sends.erase(std::remove_if(e.sends.begin(), e.sends.end(), [](const SendEnd& s) { return s.cancelled; }),
-                e.sends.end());
-  auto by_key_time = [](const auto& a, const auto& b) {
-    if (a.key != b.key) return a.key < b.key;
-    return a.time != b.time ? a.time < b.time : a.seq < b.seq;
-  };
-  std::sort(e.sends.begin(), e.sends.end(), by_key_time);
-  std::sort(e.recvs.begin(), e.recvs.end(), by_key_time);
-  std::vector<std::pair<const SendEnd*, const RecvEnd*>> pairs;
-  size_t i = 0, j = 0;
-  while (i < e.sends.size() || j < e.recvs.size()) {
-    if (j == e.recvs.size() || (i < e.sends.size() && e.sends[i].key < e.recvs[j].key)) {
-      ++report->unmatched, ++i;
-    } else if (i == e.sends.size() || e.recvs[j].key < e.sends[i].key) {
-      ++report->unmatched, ++j;
-    } else {
-      pairs.emplace_back(&e.sends[i++], &e.recvs[j++]);
+// Pass 2 for messages: pairs the k-th send of each key with its k-th receive, and gives each
+// receive its send's index. Logged order is time order on a thread, so this is the reader's
+// matching without a sort; it differs only where one rank sends (or receives) on one key from
+// several threads, which MPI leaves unordered anyway.
+void match_messages(Endpoints& e, Report* report) {
+  for (RecvEnd& r : e.recvs) {
+    auto it = e.by_key.find(r.key);
+    if (it == e.by_key.end()) {
+      ++report->unmatched;
+      continue;
     }
+    KeyQueue& q = it->second;
+    while (q.taken < q.sends.size() && e.sends[q.sends[q.taken]].cancelled) ++q.taken;
+    if (q.taken == q.sends.size()) {
+      ++report->unmatched;
+      continue;
+    }
+    r.send = q.sends[q.taken++];
   }
-  return pairs;
+  for (auto& [key, q] : e.by_key)
+    for (size_t k = q.taken; k < q.sends.size(); ++k) report->unmatched += !e.sends[q.sends[k]].cancelled;
+  e.by_key.clear();
 }
 
 }  // namespace
@@ -407,33 +451,48 @@ StatusOr<Report> analyze(const log::LogFile& file, const Options& options) {
   report.blame.assign(nranks, std::vector<int64_t>(nranks, 0));
   for (PatternTotal& p : report.patterns) p.per_rank.assign(nranks, 0);
 
-  // Pass 1: the chunks of one timeline are consecutive in the index.
+  // Pass 1: the chunks of one timeline are consecutive in the index. The next chunk is read and
+  // decoded on a second thread while this one scans (decoding is about half the work).
   Endpoints e;
-  uint64_t seq = 0;
-  std::unordered_map<uint64_t, uint32_t> coll_count;
+  const std::vector<Traits> traits = category_traits(file);
+  TimelineScan::Shared shared{file, traits, options, e, report, {}};
   std::unique_ptr<TimelineScan> scan;
   uint32_t cur_rank = UINT32_MAX, cur_thread = UINT32_MAX;
-  for (size_t i = 0; i < file.index().size(); ++i) {
+  const size_t nchunks =
+      file.index().size();  // Two sets of buffers: the worker fills one while this thread scans the other.
+  struct Slot {
+    log::LogFile::ChunkScratch scratch;
+    std::vector<Record> recs;
+  } slots[2];
+  auto read = [&file, &slots](size_t i) {
+    return file.read_chunk(i, &slots[i % 2].scratch, &slots[i % 2].recs);
+  };
+  std::future<Status> next;
+  if (nchunks) next = std::async(std::launch::async, read, 0);
+  for (size_t i = 0; i < nchunks; ++i) {
+    const Status got = next.get();
+    if (!got.ok()) return got;
+    if (i + 1 < nchunks) next = std::async(std::launch::async, read, i + 1);
+    const std::vector<Record>* recs = &slots[i % 2].recs;
     const log::IndexEntry& entry = file.index()[i];
     if (entry.rank != cur_rank || entry.thread != cur_thread) {
+      scan.reset();  // settles the previous timeline's pending endpoints first
       cur_rank = entry.rank;
       cur_thread = entry.thread;
-      scan =
-          std::make_unique<TimelineScan>(file, cur_rank, cur_thread, options, &e, &report, &seq, &coll_count);
+      scan = std::make_unique<TimelineScan>(shared, cur_rank, cur_thread);
     }
-    auto recs = file.read_chunk(i);
-    if (!recs.ok()) return recs.status();
     report.records += recs->size();
     scan->feed(recs->data(), recs->size());
   }
   scan.reset();
 
   // Pass 2: match, repair causality with the reader's shifts, measure.
-  const auto pairs = match_messages(e, &report);
+  match_messages(e, &report);
   std::map<std::pair<int32_t, int32_t>, int64_t> need;
-  for (const auto& [s, r] : pairs)
-    if (r->time < s->time)
-      log::add_causality_constraint(&need, std::get<1>(s->key), std::get<2>(s->key), s->time, r->time);
+  for (const RecvEnd& r : e.recvs)
+    if (r.send != kNoSend && r.time < e.sends[r.send].time)
+      log::add_causality_constraint(&need, std::get<1>(r.key), std::get<2>(r.key), e.sends[r.send].time,
+                                    r.time);
   std::vector<int64_t> shift =
       need.empty() ? std::vector<int64_t>(nranks, 0) : log::causality_shifts(need, nranks);
   shift.resize(nranks, 0);
@@ -442,33 +501,37 @@ StatusOr<Report> analyze(const log::LogFile& file, const Options& options) {
   };
 
   Tally tally(&report, options);
-  // Late Sender: per completing call, the latest send among the receives it completed.
-  {
-    std::unordered_map<uint64_t, std::pair<const SendEnd*, const RecvEnd*>> latest;
-    std::vector<uint64_t> order;
-    for (const auto& [s, r] : pairs) {
-      auto [it, fresh] = latest.try_emplace(r->caller, s, r);
-      if (fresh)
-        order.push_back(r->caller);
-      else if (s->call.start + shift_of(std::get<1>(s->key)) >
-               it->second.first->call.start + shift_of(std::get<1>(it->second.first->key)))
-        it->second = {s, r};
-    }
-    for (uint64_t caller : order) {
-      const auto [s, r] = latest[caller];
-      const int32_t src = std::get<1>(s->key), dst = std::get<2>(s->key);
-      tally.add(Pattern::kLateSender, static_cast<uint32_t>(dst), shifted(r->call, shift_of(dst)),
-                s->call.start + shift_of(src), src, shifted(s->call, shift_of(src)), s->time + shift_of(src),
-                r->time + shift_of(dst));
-    }
-  }
   // Late Receiver: a send that must wait for its receive to be posted.
-  for (const auto& [s, r] : pairs) {
-    if (!s->waits_for_receiver || r->post == kUnknown) continue;
-    const int32_t src = std::get<1>(s->key), dst = std::get<2>(s->key);
-    Call posted{r->post + shift_of(dst), r->post + shift_of(dst), r->call.cat, r->call.site, r->call.thread};
-    tally.add(Pattern::kLateReceiver, static_cast<uint32_t>(src), shifted(s->call, shift_of(src)),
-              r->post + shift_of(dst), dst, posted, s->time + shift_of(src), r->time + shift_of(dst));
+  for (const RecvEnd& r : e.recvs) {
+    if (r.send == kNoSend || r.post == kUnknown || !e.sends[r.send].waits_for_receiver) continue;
+    const SendEnd& s = e.sends[r.send];
+    const int32_t src = std::get<1>(s.key), dst = std::get<2>(s.key);
+    const Call posted{r.post + shift_of(dst), r.post + shift_of(dst), r.call.site, r.call.cat, r.call.thread};
+    tally.add(Pattern::kLateReceiver, static_cast<uint32_t>(src), shifted(s.call, shift_of(src)),
+              r.post + shift_of(dst), dst, posted, s.time + shift_of(src), r.time + shift_of(dst));
+  }
+  // Late Sender: receives one call completed are adjacent in logged order; in each group, the
+  // latest send counts (Waitall, Waitsome).
+  auto send_start = [&](const RecvEnd& r) {
+    const SendEnd& s = e.sends[r.send];
+    return s.call.start + shift_of(std::get<1>(s.key));
+  };
+  for (size_t i = 0; i < e.recvs.size();) {
+    size_t j = i;
+    const RecvEnd* worst = nullptr;
+    for (; j < e.recvs.size() && std::get<2>(e.recvs[j].key) == std::get<2>(e.recvs[i].key) &&
+           e.recvs[j].call.thread == e.recvs[i].call.thread && e.recvs[j].call.start == e.recvs[i].call.start;
+         ++j)
+      if (e.recvs[j].send != kNoSend && (!worst || send_start(e.recvs[j]) > send_start(*worst)))
+        worst = &e.recvs[j];
+    if (worst) {
+      const SendEnd& s = e.sends[worst->send];
+      const int32_t src = std::get<1>(s.key), dst = std::get<2>(s.key);
+      tally.add(Pattern::kLateSender, static_cast<uint32_t>(dst), shifted(worst->call, shift_of(dst)),
+                s.call.start + shift_of(src), src, shifted(s.call, shift_of(src)), s.time + shift_of(src),
+                worst->time + shift_of(dst));
+    }
+    i = j;
   }
   // Collectives: instances are (communicator, k); every member must agree on the routine.
   std::sort(e.colls.begin(), e.colls.end(), [](const CollEnd& a, const CollEnd& b) {

@@ -544,8 +544,10 @@ Status payload_bytes(const ChunkHeader& h, const char* payload, std::string* out
 }
 }  // namespace
 
-Status decode_events(const ChunkHeader& h, const char* payload, std::vector<Record>* out) {
-  std::string raw;
+Status decode_events(const ChunkHeader& h, const char* payload, std::vector<Record>* out,
+                     std::string* scratch) {
+  std::string local;
+  std::string& raw = scratch ? *scratch : local;
   MPE_RETURN_IF_ERROR(payload_bytes(h, payload, &raw));
   out->resize(h.nrecords);
   if (h.flags & kChunkShuffled)

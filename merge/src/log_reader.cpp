@@ -143,20 +143,27 @@ const std::string& LogFile::callsite_text(uint32_t id) const {
 }
 
 StatusOr<std::vector<Record>> LogFile::read_chunk(size_t i) const {
+  ChunkScratch scratch;
+  std::vector<Record> out;
+  MPE_RETURN_IF_ERROR(read_chunk(i, &scratch, &out));
+  return out;
+}
+
+Status LogFile::read_chunk(size_t i, ChunkScratch* scratch, std::vector<Record>* out) const {
   if (i >= index_.size()) return Status(StatusCode::kInvalidArgument, "no chunk " + std::to_string(i));
   const IndexEntry& e = index_[i];
-  std::string buf(e.size, '\0');
-  MPE_RETURN_IF_ERROR(io::pread_all(*fd_, buf.data(), buf.size(), e.offset));
+  std::string& buf = scratch->file_bytes;
+  if (buf.size() < e.size) buf.resize(e.size);
+  MPE_RETURN_IF_ERROR(io::pread_all(*fd_, buf.data(), e.size, e.offset));
   ChunkHeader h;
   std::memcpy(&h, buf.data(), sizeof h);
   MPE_RETURN_IF_ERROR(check_chunk_header(h, e.size, e.offset));
   if (h.kind != static_cast<uint16_t>(ChunkKind::kEvents) || h.rank != e.rank || h.thread != e.thread ||
       h.nrecords != e.nrecords || sizeof h + h.payload_size != e.size)
     return corrupt("chunk at offset " + std::to_string(e.offset) + " does not match its index entry");
-  std::vector<Record> out;
-  Status s = decode_events(h, buf.data() + sizeof h, &out);
+  Status s = decode_events(h, buf.data() + sizeof h, out, &scratch->raw);
   if (!s.ok()) return Status(s.code(), s.message() + " (chunk at offset " + std::to_string(e.offset) + ")");
-  return out;
+  return Status();
 }
 
 int64_t LogFile::to_ns(uint32_t rank, uint64_t ticks) const {

@@ -102,7 +102,10 @@ size_t encode_events_raw(const Record* records, uint32_t n, uint32_t rank, uint3
 // header on, for a truncation error.
 Status check_chunk_header(const ChunkHeader& h, uint64_t avail, uint64_t offset);
 // Verifies a payload and decodes it: records for events chunks, bytes for blob chunks.
-Status decode_events(const ChunkHeader& h, const char* payload, std::vector<Record>* out);
+// `scratch`, when given, holds the decompressed bytes: a caller decoding many chunks passes the
+// same string each time and allocates once.
+Status decode_events(const ChunkHeader& h, const char* payload, std::vector<Record>* out,
+                     std::string* scratch = nullptr);
 Status decode_blob(const ChunkHeader& h, const char* payload, std::string* out);
 
 // Seals a header: computes header_hash.

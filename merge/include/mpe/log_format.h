@@ -38,6 +38,10 @@ enum class RequestWhat : int32_t {
   kSend = 0,
   kRecv = 1,
   kCancelled = 2,  // kRequestDone only: the request completed as cancelled (a receive has no kRecv)
+  // A nonblocking collective (MPI_Ibarrier, MPI_Iallreduce, ...): its kRequestPost follows its
+  // kCollective record (same time), and its kRequestDone, in the Wait/Test that completed it,
+  // says where the waiting for it happened (OTF2's NonBlockingCollectiveRequest/Complete).
+  kCollective = 3,
 };
 
 // One event, 32 bytes in memory. On disk, records are delta-encoded on `time` (two's

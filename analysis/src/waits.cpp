@@ -3,6 +3,7 @@
 #include "mpe/waits.h"
 
 #include <algorithm>
+#include <cctype>
 #include <deque>
 #include <future>
 #include <memory>
@@ -79,7 +80,11 @@ std::pair<CollKind, bool> coll_kind(std::string_view name) {
     return CollKind::kNone;
   };
   if (const CollKind k = classify(name); k != CollKind::kNone) return {k, false};
-  if (name.size() > 1 && name[0] == 'I') return {classify(name.substr(1)), true};
+  if (name.size() > 1 && name[0] == 'I') {  // MPI_Iallreduce: the rest, capitalized, is the routine
+    std::string blocking(name.substr(1));
+    blocking[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(blocking[0])));
+    return {classify(blocking), true};
+  }
   return {CollKind::kNone, false};
 }
 

@@ -1,0 +1,192 @@
+// The wait-state analysis against a log whose waits are known exactly: three ranks, one instance
+// of each pattern, times in nanoseconds (1 tick = 1 ns, no clock correction).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "mpe/log_writer.h"
+#include "mpe/waits.h"
+
+namespace {
+
+using mpe::log::Record;
+using mpe::log::RecordKind;
+using mpe::waits::Pattern;
+
+enum Cat : uint16_t { kSend, kRecv, kIrecv, kWaitall, kSsend, kBarrier, kBcast, kReduce, kIallreduce, kWait };
+const char* const kNames[] = {"MPI_Send",    "MPI_Recv",  "MPI_Irecv",  "MPI_Waitall",    "MPI_Ssend",
+                              "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Iallreduce", "MPI_Wait"};
+constexpr int32_t kRecvReq = static_cast<int32_t>(mpe::log::RequestWhat::kRecv);
+constexpr int32_t kCollReq = 3;  // RequestWhat for a nonblocking collective
+
+Record state(uint64_t start, uint64_t end, Cat cat) {
+  return mpe::log::make_record(RecordKind::kState, start, cat, 0, 0, 0, end - start);
+}
+Record send(uint64_t t, Cat cat, int32_t dest, int32_t tag) {
+  return mpe::log::make_record(RecordKind::kSend, t, cat, dest, tag, 0, 8);
+}
+Record recv(uint64_t t, Cat cat, int32_t source, int32_t tag) {
+  return mpe::log::make_record(RecordKind::kRecv, t, cat, source, tag, 0, 8);
+}
+Record coll(uint64_t t, Cat cat, int32_t root) {
+  return mpe::log::make_record(RecordKind::kCollective, t, cat, root, 0, 0, 0);
+}
+Record request(RecordKind kind, uint64_t t, Cat cat, int32_t serial, int32_t what) {
+  return mpe::log::make_record(kind, t, cat, serial, what, 0, 0);
+}
+// A blocking collective: its state and its record.
+void collective(std::vector<Record>* r, uint64_t start, uint64_t end, Cat cat, int32_t root = -1) {
+  r->push_back(state(start, end, cat));
+  r->push_back(coll(start, cat, root));
+}
+// A nonblocking collective posted at `post`, completed by MPI_Wait [wait, end].
+void nonblocking(std::vector<Record>* r, uint64_t post, uint64_t wait, uint64_t end, int32_t serial) {
+  r->push_back(state(post, post + 10, kIallreduce));
+  r->push_back(coll(post, kIallreduce, -1));
+  r->push_back(request(RecordKind::kRequestPost, post, kIallreduce, serial, kCollReq));
+  r->push_back(state(wait, end, kWait));
+  r->push_back(request(RecordKind::kRequestDone, end, kWait, serial, kCollReq));
+}
+
+std::string write_log() {
+  std::vector<Record> r0, r1, r2;
+  // Late Sender: rank 1 waits in MPI_Recv from 100 until rank 0 sends at 150.
+  r1.push_back(state(100, 300, kRecv));
+  r1.push_back(recv(300, kRecv, 0, 1));
+  r0.push_back(state(150, 160, kSend));
+  r0.push_back(send(150, kSend, 1, 1));
+  // Late Sender in a Waitall of two receives: senders at 500 (rank 0) and 600 (rank 1); only the
+  // later counts: rank 2 waits from 420 to 600.
+  r2.push_back(state(400, 405, kIrecv));
+  r2.push_back(request(RecordKind::kRequestPost, 400, kIrecv, 1, kRecvReq));
+  r2.push_back(state(410, 415, kIrecv));
+  r2.push_back(request(RecordKind::kRequestPost, 410, kIrecv, 2, kRecvReq));
+  r2.push_back(state(420, 700, kWaitall));
+  r2.push_back(request(RecordKind::kRequestDone, 700, kWaitall, 1, kRecvReq));
+  r2.push_back(recv(700, kWaitall, 0, 2));
+  r2.push_back(request(RecordKind::kRequestDone, 700, kWaitall, 2, kRecvReq));
+  r2.push_back(recv(700, kWaitall, 1, 3));
+  r0.push_back(state(500, 510, kSend));
+  r0.push_back(send(500, kSend, 2, 2));
+  r1.push_back(state(600, 610, kSend));
+  r1.push_back(send(600, kSend, 2, 3));
+  // Late Receiver: rank 0's MPI_Ssend at 800 waits until rank 1 posts its MPI_Recv at 900.
+  r0.push_back(state(800, 1000, kSsend));
+  r0.push_back(send(800, kSsend, 1, 4));
+  r1.push_back(state(900, 1000, kRecv));
+  r1.push_back(recv(1000, kRecv, 0, 4));
+  // Wait at Barrier: entries 2000, 2100, 2250: ranks 0 and 1 wait 250 and 150 for rank 2.
+  collective(&r0, 2000, 2300, kBarrier);
+  collective(&r1, 2100, 2300, kBarrier);
+  collective(&r2, 2250, 2300, kBarrier);
+  // Late Broadcast, root 1 at 3100: rank 0 (3000) waits 100, rank 2 (3050) waits 50.
+  collective(&r0, 3000, 3200, kBcast, 1);
+  collective(&r1, 3100, 3200, kBcast, 1);
+  collective(&r2, 3050, 3200, kBcast, 1);
+  // Early Reduce, root 0 at 4000: the earliest other enters at 4100 (rank 2): 100.
+  collective(&r0, 4000, 4300, kReduce, 0);
+  collective(&r1, 4200, 4300, kReduce, 0);
+  collective(&r2, 4100, 4300, kReduce, 0);
+  // MPI_Iallreduce posted at 5000, 5300, 5100, completed by MPI_Wait entered at 5020, 5320, 5110:
+  // ranks 0 and 2 wait in their Wait for rank 1's post: 280 and 190 (Wait at N×N).
+  nonblocking(&r0, 5000, 5020, 5400, 10);
+  nonblocking(&r1, 5300, 5320, 5400, 11);
+  nonblocking(&r2, 5100, 5110, 5400, 12);
+
+  const std::string path = ::testing::TempDir() + "waits_" + std::to_string(getpid()) + ".mpelog";
+  mpe::log::LogWriter w;
+  EXPECT_TRUE(w.open(path).ok());
+  uint32_t rank = 0;
+  for (auto* recs : {&r0, &r1, &r2}) {
+    std::string chunk;
+    mpe::log::encode_events(recs->data(), static_cast<uint32_t>(recs->size()), rank++, 0, 1, &chunk);
+    EXPECT_TRUE(w.add_events_chunk(chunk).ok());
+  }
+  mpe::log::Definitions d;
+  d.world_size = 3;
+  d.program = "waits";
+  d.clock = "monotonic";
+  d.ticks_per_second = 1e9;
+  for (uint32_t id = 0; id < sizeof kNames / sizeof *kNames; ++id)
+    d.categories.push_back(mpe::log::Category{id, mpe::log::CategoryKind::kState, 0, 0, kNames[id]});
+  for (uint32_t r = 0; r < 3; ++r) {
+    mpe::log::RankMeta m;
+    m.rank = r;
+    m.world_size = 3;
+    m.ticks_per_second = 1e9;
+    m.threads = {mpe::log::ThreadDef{0, 100 + r}};
+    m.comms = {mpe::log::CommDef{0, 0, false, {0, 1, 2}}};
+    d.ranks.push_back(m);
+  }
+  EXPECT_TRUE(w.finish(d).ok());
+  return path;
+}
+
+class Waits : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = write_log();
+    auto file = mpe::log::LogFile::open(path_);
+    ASSERT_TRUE(file.ok()) << file.status().to_string();
+    file_ = std::make_unique<mpe::log::LogFile>(std::move(file.value()));
+    mpe::waits::Options options;
+    options.keep_instances = true;
+    auto report = mpe::waits::analyze(*file_, options);
+    ASSERT_TRUE(report.ok()) << report.status().to_string();
+    report_ = std::move(report.value());
+  }
+  void TearDown() override { ::unlink(path_.c_str()); }
+  const mpe::waits::PatternTotal& total(Pattern p) const { return report_.patterns[static_cast<int>(p)]; }
+
+  std::string path_;
+  std::unique_ptr<mpe::log::LogFile> file_;
+  mpe::waits::Report report_;
+};
+
+TEST_F(Waits, EachPatternHasItsExactWaitingTimeRankAndCulprit) {
+  EXPECT_EQ(total(Pattern::kLateSender).ns, 50 + 180);
+  EXPECT_EQ(total(Pattern::kLateSender).instances, 2u);  // the Waitall counts once, for its later sender
+  EXPECT_EQ(total(Pattern::kLateSender).per_rank, (std::vector<int64_t>{0, 50, 180}));
+  EXPECT_EQ(total(Pattern::kLateReceiver).ns, 100);
+  EXPECT_EQ(total(Pattern::kLateReceiver).per_rank, (std::vector<int64_t>{100, 0, 0}));
+  EXPECT_EQ(total(Pattern::kWaitBarrier).per_rank, (std::vector<int64_t>{250, 150, 0}));
+  EXPECT_EQ(total(Pattern::kLateBroadcast).per_rank, (std::vector<int64_t>{100, 0, 50}));
+  EXPECT_EQ(total(Pattern::kEarlyReduce).per_rank, (std::vector<int64_t>{100, 0, 0}));
+  EXPECT_EQ(total(Pattern::kWaitNxN).per_rank, (std::vector<int64_t>{280, 0, 190}));
+  // blame[culprit][waiter]
+  EXPECT_EQ(report_.blame[0][1], 50);               // late sender
+  EXPECT_EQ(report_.blame[0][2], 0);                // the earlier one is not blamed
+  EXPECT_EQ(report_.blame[1][0], 100 + 100 + 280);  // late receiver, late root, late Iallreduce post
+  EXPECT_EQ(report_.blame[2][0], 250 + 100);        // last at the barrier; earliest other at the reduce
+  EXPECT_EQ(report_.blame[2][1], 150);
+  EXPECT_EQ(report_.blame[1][2], 180 + 50 + 190);
+}
+
+TEST_F(Waits, InstancesLieInsideTheirWaitingCalls) {
+  ASSERT_EQ(report_.instances.size(), 10u);
+  for (const auto& in : report_.instances) {
+    EXPECT_LT(in.start, in.end);
+    EXPECT_GE(in.start, in.state_start);
+    EXPECT_LE(in.end, in.state_end);
+  }
+  // The Waitall's instance: rank 2, from the Waitall's entry to the later send, culprit rank 1,
+  // with the message's arrow times.
+  const mpe::waits::Instance* waitall = nullptr;
+  for (const auto& in : report_.instances)
+    if (in.pattern == Pattern::kLateSender && in.rank == 2) waitall = &in;
+  ASSERT_NE(waitall, nullptr);
+  EXPECT_EQ(waitall->end - waitall->start, 180);
+  EXPECT_EQ(waitall->culprit, 1);
+  EXPECT_EQ(file_->category_name(waitall->cat), "MPI_Waitall");
+  EXPECT_EQ(waitall->culprit_state_end - waitall->culprit_state_start, 10);
+  EXPECT_EQ(waitall->recv_time - waitall->send_time, 100);
+}
+
+TEST_F(Waits, MpiTimeIsEveryCallsDuration) {
+  EXPECT_EQ(report_.mpi_per_rank[2], 5 + 5 + 280 + 50 + 150 + 200 + 10 + 290);
+  EXPECT_EQ(report_.unmatched, 0u);
+}
+
+}  // namespace

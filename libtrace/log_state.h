@@ -19,7 +19,7 @@
 namespace mpe::liblog {
 
 // What a followed request is.
-enum class RequestType : uint8_t { kNone = 0, kRecv, kPersistentRecv, kPersistentSend, kSend };
+enum class RequestType : uint8_t { kNone = 0, kRecv, kPersistentRecv, kPersistentSend, kSend, kCollective };
 
 struct RequestInfo {
   MPI_Request req;
@@ -28,7 +28,7 @@ struct RequestInfo {
   int32_t dest;
   int32_t tag;
   uint64_t bytes;
-  uint32_t serial = 0;    // kRecv and kSend: the request's serial in its kRequestPost record
+  uint32_t serial = 0;    // kRecv, kSend, kCollective: the request's serial in its kRequestPost record
   uint32_t snapshot = 0;  // the Wait/Test snapshot that last took this entry (see records.cpp)
 };
 

@@ -41,19 +41,23 @@ void follow(ThreadLog* t, const RequestInfo& info) {
   if (!t->requests.put(info.req, info)) lost_request();
 }
 
-// Tracks a nonblocking send's or receive's request under a new serial, which its kRequestPost
-// and kRequestDone records carry (for OTF2's MpiIsend ... MpiIrecv); returns the serial.
-// MPICH hands out one builtin handle for every send that completed inside its call, so the
-// handle can still name an older send: that one was complete, so say so now, before the new
-// request's records (which must stay next to its message record).
+// Tracks a nonblocking send's, receive's or collective's request under a new serial, which its
+// kRequestPost and kRequestDone records carry (for OTF2's MpiIsend ... MpiIrecv and
+// NonBlockingCollectiveRequest/Complete); returns the serial.
+// MPICH hands out one builtin handle for every send (and every collective) that completed inside
+// its call, so the handle can still name an older one: that one was complete, so say so now,
+// before the new request's records (which must stay next to its message or collective record).
 uint32_t track_request(ThreadLog* t, const Call& c, RequestInfo info) {
   info.serial = ++t->last_request;
   RequestInfo replaced{};
   if (!t->requests.put(info.req, info, &replaced)) lost_request();
-  if (replaced.type == RequestType::kSend)
-    put(t, make_record(RecordKind::kRequestDone, c.t_enter, static_cast<uint16_t>(c.fn),
-                       static_cast<int32_t>(replaced.serial), static_cast<int32_t>(log::RequestWhat::kSend),
-                       0, 0));
+  if (replaced.type == RequestType::kSend || replaced.type == RequestType::kCollective)
+    put(t,
+        make_record(RecordKind::kRequestDone, c.t_enter, static_cast<uint16_t>(c.fn),
+                    static_cast<int32_t>(replaced.serial),
+                    static_cast<int32_t>(replaced.type == RequestType::kSend ? log::RequestWhat::kSend
+                                                                             : log::RequestWhat::kCollective),
+                    0, 0));
   return info.serial;
 }
 
@@ -110,7 +114,8 @@ void snapshot(ThreadLog* t, const Call& c) {
   }
 }
 
-// After a Wait/Test: a receive record for every completed tracked receive.
+// After a Wait/Test: a kRequestDone for every completed nonblocking send, receive and collective,
+// and a receive record for every completed tracked receive.
 void completions(ThreadLog* t, const Call& c) {
   if (c.depth > 1 || !c.requests) return;
   auto& s = t->snap[c.depth];
@@ -121,16 +126,19 @@ void completions(ThreadLog* t, const Call& c) {
     RequestInfo& info = s[static_cast<size_t>(i)];
     const bool was_cancelled =
         info.type != RequestType::kNone && info.type != RequestType::kPersistentSend && cancelled(st);
-    if (info.type == RequestType::kRecv || info.type == RequestType::kSend) {
-      const auto what = was_cancelled                     ? log::RequestWhat::kCancelled
-                        : info.type == RequestType::kSend ? log::RequestWhat::kSend
-                                                          : log::RequestWhat::kRecv;
+    const bool serial = info.type == RequestType::kRecv || info.type == RequestType::kSend ||
+                        info.type == RequestType::kCollective;
+    if (serial) {
+      const auto what = was_cancelled                           ? log::RequestWhat::kCancelled
+                        : info.type == RequestType::kSend       ? log::RequestWhat::kSend
+                        : info.type == RequestType::kCollective ? log::RequestWhat::kCollective
+                                                                : log::RequestWhat::kRecv;
       put(t, make_record(RecordKind::kRequestDone, c.t_leave, cat, static_cast<int32_t>(info.serial),
                          static_cast<int32_t>(what), 0, 0));
     }
     if ((info.type == RequestType::kRecv || info.type == RequestType::kPersistentRecv) && !was_cancelled)
       put_received(t, c.t_leave, cat, info.comm, st);
-    if (info.type == RequestType::kRecv || info.type == RequestType::kSend) t->requests.erase(info.req);
+    if (serial) t->requests.erase(info.req);
     info.type = RequestType::kNone;
   };
   mpe::for_each_completed(c, one);
@@ -296,8 +304,16 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
       const int root = c.has(role::root) ? c.root : -1;
       const mpe::Bytes bytes = mpe::collective_bytes(c);
       const auto received = static_cast<int32_t>(std::min<int64_t>(bytes.recv, INT32_MAX));
-      put(t, make_record(RecordKind::kCollective, c.t_enter, cat, root, received, comm_index(c.comm),
+      const uint32_t comm = comm_index(c.comm);
+      // A nonblocking collective is followed to the Wait/Test that completes it, where its
+      // waiting happens. Tracked first: a builtin handle it reuses may first close an older request.
+      const uint32_t serial =
+          c.mode == Mode::kNonblocking && c.requests
+              ? track_request(t, c, RequestInfo{*c.requests, comm, RequestType::kCollective, 0, 0, 0})
+              : 0;
+      put(t, make_record(RecordKind::kCollective, c.t_enter, cat, root, received, comm,
                          static_cast<uint64_t>(bytes.sent)));
+      if (serial) put_request_post(t, c, serial, log::RequestWhat::kCollective);
       return;
     }
     default:

@@ -299,7 +299,7 @@ class TimelineScan {
       case RecordKind::kRequestPost: {
         const auto what = static_cast<RequestWhat>(r.b);
         if (what == RequestWhat::kRecv) posts_[static_cast<uint32_t>(r.a)] = t;
-        if (what == kCollectiveRequest && last_coll_ != SIZE_MAX) {
+        if (what == RequestWhat::kCollective && last_coll_ != SIZE_MAX) {
           coll_request_[static_cast<uint32_t>(r.a)] = last_coll_;
           last_coll_ = SIZE_MAX;
         }
@@ -314,7 +314,7 @@ class TimelineScan {
           if (it != posts_.end()) posts_.erase(it);
         } else if (what == RequestWhat::kCancelled) {
           posts_.erase(serial);
-        } else if (what == kCollectiveRequest) {
+        } else if (what == RequestWhat::kCollective) {
           auto it = coll_request_.find(serial);
           if (it != coll_request_.end()) {
             attach(Need::kCollDone, it->second, t);
@@ -345,9 +345,6 @@ class TimelineScan {
         return;
     }
   }
-
-  // RequestWhat's value for a nonblocking collective's request (liblog writes it from format 3 on).
-  static constexpr auto kCollectiveRequest = static_cast<RequestWhat>(3);
 
   Shared& g_;
   const log::RankMeta& rm_;

@@ -1,8 +1,10 @@
 // OTF2 -> .mpelog, so that every consumer of our format (viewer, `mpe stat`, `mpe print`) reads
 // OTF2 unchanged. Streams: one location at a time, records spilled as chunks every 32768, so
 // memory holds one location's call stack and one chunk, not the trace. Calling contexts (ours,
-// or Score-P's when it unwinds) give each state its call site.
+// or Score-P's when it unwinds) give each state its call site. OTF2's request events (MpiIsend
+// ... MpiIrecv, NonBlockingCollectiveRequest/Complete) become liblog's request records.
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -23,6 +25,12 @@ using log::Record;
 using log::RecordKind;
 
 constexpr uint32_t kChunkRecords = 32768;
+// A nonblocking collective's record is written at its request (where liblog writes it) but its
+// operation, communicator, root and sizes come with its completion, so the records from the
+// first collective still open are held back, up to this many; beyond, they are written as they
+// are (such a collective keeps an unknown communicator).
+constexpr uint32_t kMaxHeldRecords = 8 * kChunkRecords;
+constexpr uint16_t kNoCategory = 0xFFFF;
 
 struct LocationDef {
   uint64_t ref = 0;
@@ -375,6 +383,12 @@ struct LocationReader {
   bool in_collective = false;
   uint64_t last = 0;
   Status error;
+  // Nonblocking requests: the serial (our request id, per location) of each open OTF2 request id,
+  // and the index in `records` of each open nonblocking collective's record.
+  std::unordered_map<uint64_t, uint32_t> serial_of;
+  uint32_t last_serial = 0;
+  std::unordered_map<uint64_t, size_t> open_collectives;
+  std::unordered_map<uint32_t, bool> is_collective;  // category -> names a collective
 
   uint64_t ticks(OTF2_TimeStamp t) {
     const uint64_t v = t > g->offset ? t - g->offset : 0;
@@ -393,12 +407,45 @@ struct LocationReader {
     records.push_back(r);
     if (records.size() >= kChunkRecords) flush();
   }
-  void flush() {
+  // Writes a chunk: every record when `all`, else the records before the first open nonblocking
+  // collective once they fill a chunk (or all, past kMaxHeldRecords).
+  void flush(bool all = false) {
     if (records.empty() || !error.ok()) return;
+    size_t n = records.size();
+    if (!all && !open_collectives.empty() && n < kMaxHeldRecords) {
+      for (const auto& [id, index] : open_collectives) n = std::min(n, index);
+      if (n < kChunkRecords) return;
+    }
     std::string chunk;
-    log::encode_events(records.data(), static_cast<uint32_t>(records.size()), rank, thread, 1, &chunk);
+    log::encode_events(records.data(), static_cast<uint32_t>(n), rank, thread, 1, &chunk);
     error = out->add_events_chunk(chunk);
-    records.clear();
+    records.erase(records.begin(), records.begin() + static_cast<std::ptrdiff_t>(n));
+    for (auto it = open_collectives.begin(); it != open_collectives.end();)
+      if (it->second < n)
+        it = open_collectives.erase(it);
+      else
+        (it++)->second -= n;
+  }
+  // A new request: its serial, which its kRequestPost and kRequestDone records carry.
+  uint32_t post(uint64_t id) { return serial_of[id] = ++last_serial; }
+  // A request's completion: its serial, or 0 for a request never posted here.
+  uint32_t done(uint64_t id) {
+    const auto it = serial_of.find(id);
+    if (it == serial_of.end()) return 0;
+    const uint32_t serial = it->second;
+    serial_of.erase(it);
+    return serial;
+  }
+  void request(RecordKind kind, OTF2_TimeStamp time, uint16_t cat, uint32_t serial, log::RequestWhat what) {
+    put(log::make_record(kind, ticks(time), cat, static_cast<int32_t>(serial), static_cast<int32_t>(what)));
+  }
+  bool collective_category(uint32_t cat) {
+    if (cat == kNoCategory) return false;
+    auto [it, fresh] = is_collective.try_emplace(cat, false);
+    if (fresh)
+      for (const auto& c : m->categories)
+        if (c.id == cat) it->second = detail::collective_op(c.name).has_value();
+    return it->second;
   }
   void leave(uint64_t t) {
     const Open f = stack.back();
@@ -407,15 +454,25 @@ struct LocationReader {
                          static_cast<int32_t>(stack.size()), static_cast<int32_t>(f.site), 0,
                          t >= f.enter ? t - f.enter : 0));
   }
-  void message(RecordKind kind, OTF2_TimeStamp time, uint32_t peer, OTF2_CommRef c, uint32_t tag,
-               uint64_t len) {
-    put(log::make_record(kind, ticks(time),
-                         enclosing_cat(kind == RecordKind::kSend ? "MPI_Send" : "MPI_Recv"),
-                         static_cast<int32_t>(peer), static_cast<int32_t>(tag), comm(c), len));
+  // Returns the message record's category.
+  uint16_t message(RecordKind kind, OTF2_TimeStamp time, uint32_t peer, OTF2_CommRef c, uint32_t tag,
+                   uint64_t len) {
+    const uint16_t cat = enclosing_cat(kind == RecordKind::kSend ? "MPI_Send" : "MPI_Recv");
+    put(log::make_record(kind, ticks(time), cat, static_cast<int32_t>(peer), static_cast<int32_t>(tag),
+                         comm(c), len));
+    return cat;
   }
 };
 
 LocationReader* self(void* u) { return static_cast<LocationReader*>(u); }
+
+// "MPI_Iallreduce" for OTF2_COLLECTIVE_OP_ALLREDUCE.
+std::string nonblocking_name(OTF2_CollectiveOp op) {
+  const std::string name = detail::collective_name(op);  // "MPI_Allreduce"
+  if (name.rfind("MPI_", 0) != 0 || name.size() < 5) return name;
+  return "MPI_I" + std::string(1, static_cast<char>(std::tolower(static_cast<unsigned char>(name[4])))) +
+         name.substr(5);
+}
 
 OTF2_CallbackCode ev_enter(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*,
                            OTF2_RegionRef region) {
@@ -449,19 +506,49 @@ OTF2_CallbackCode ev_send(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void*
   self(u)->message(RecordKind::kSend, time, receiver, c, tag, len);
   return self(u)->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
 }
-OTF2_CallbackCode ev_isend(OTF2_LocationRef l, OTF2_TimeStamp time, uint64_t p, void* u,
-                           OTF2_AttributeList* a, uint32_t receiver, OTF2_CommRef c, uint32_t tag,
-                           uint64_t len, uint64_t) {
-  return ev_send(l, time, p, u, a, receiver, c, tag, len);
+// A nonblocking send: the send, then its request's post (as liblog writes them).
+OTF2_CallbackCode ev_isend(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*,
+                           uint32_t receiver, OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t id) {
+  auto* L = self(u);
+  const uint16_t cat = L->message(RecordKind::kSend, time, receiver, c, tag, len);
+  L->request(RecordKind::kRequestPost, time, cat, L->post(id), log::RequestWhat::kSend);
+  return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
+}
+OTF2_CallbackCode ev_isend_complete(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u,
+                                    OTF2_AttributeList*, uint64_t id) {
+  auto* L = self(u);
+  if (const uint32_t serial = L->done(id))
+    L->request(RecordKind::kRequestDone, time, L->enclosing_cat("MPI_Wait"), serial, log::RequestWhat::kSend);
+  return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
+}
+OTF2_CallbackCode ev_irecv_request(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u,
+                                   OTF2_AttributeList*, uint64_t id) {
+  auto* L = self(u);
+  L->request(RecordKind::kRequestPost, time, L->enclosing_cat("MPI_Irecv"), L->post(id),
+             log::RequestWhat::kRecv);
+  return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
+}
+OTF2_CallbackCode ev_request_cancelled(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u,
+                                       OTF2_AttributeList*, uint64_t id) {
+  auto* L = self(u);
+  L->open_collectives.erase(id);
+  if (const uint32_t serial = L->done(id))
+    L->request(RecordKind::kRequestDone, time, L->enclosing_cat("MPI_Wait"), serial,
+               log::RequestWhat::kCancelled);
+  return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
 }
 OTF2_CallbackCode ev_recv(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*,
                           uint32_t sender, OTF2_CommRef c, uint32_t tag, uint64_t len) {
   self(u)->message(RecordKind::kRecv, time, sender, c, tag, len);
   return self(u)->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
 }
+// A nonblocking receive's completion: its request's done, then the receive (as liblog writes them).
 OTF2_CallbackCode ev_irecv(OTF2_LocationRef l, OTF2_TimeStamp time, uint64_t p, void* u,
                            OTF2_AttributeList* a, uint32_t sender, OTF2_CommRef c, uint32_t tag, uint64_t len,
-                           uint64_t) {
+                           uint64_t id) {
+  auto* L = self(u);
+  if (const uint32_t serial = L->done(id))
+    L->request(RecordKind::kRequestDone, time, L->enclosing_cat("MPI_Wait"), serial, log::RequestWhat::kRecv);
   return ev_recv(l, time, p, u, a, sender, c, tag, len);
 }
 OTF2_CallbackCode ev_coll_begin(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u,
@@ -481,6 +568,41 @@ OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, v
   L->put(log::make_record(RecordKind::kCollective, begin, L->enclosing_cat(detail::collective_name(op)),
                           root == OTF2_UNDEFINED_UINT32 ? -1 : static_cast<int32_t>(root),
                           static_cast<int32_t>(std::min<uint64_t>(received, INT32_MAX)), L->comm(c), sent));
+  return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
+}
+// A nonblocking collective's start, inside its call (MPI_Iallreduce...): its collective record,
+// completed when its NonBlockingCollectiveComplete comes, and its request's post.
+OTF2_CallbackCode ev_nbc_request(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u,
+                                 OTF2_AttributeList*, uint64_t id) {
+  auto* L = self(u);
+  const uint16_t cat = L->stack.empty() ? kNoCategory : static_cast<uint16_t>(L->stack.back().cat);
+  L->open_collectives[id] = L->records.size();
+  L->put(log::make_record(RecordKind::kCollective, L->ticks(time), cat, -1, 0, log::kUnknownComm, 0));
+  L->request(RecordKind::kRequestPost, time, cat, L->post(id), log::RequestWhat::kCollective);
+  return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
+}
+// Its completion, in the Wait/Test that completed it: what the collective was, and the request's
+// done. A completion without its request in this location says too little: skipped.
+OTF2_CallbackCode ev_nbc_complete(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u,
+                                  OTF2_AttributeList*, OTF2_CollectiveOp op, OTF2_CommRef c, uint32_t root,
+                                  uint64_t sent, uint64_t received, uint64_t id) {
+  auto* L = self(u);
+  const uint32_t serial = L->done(id);
+  if (!serial) return OTF2_CALLBACK_SUCCESS;
+  const auto open = L->open_collectives.find(id);
+  if (open != L->open_collectives.end()) {
+    Record& r = L->records[open->second];
+    // Its call was not a collective's region (another producer's trace): name it by the operation.
+    if (!L->collective_category(r.cat))
+      r.cat = static_cast<uint16_t>(L->m->category(nonblocking_name(op), true));
+    r.a = root == OTF2_UNDEFINED_UINT32 ? -1 : static_cast<int32_t>(root);
+    r.b = static_cast<int32_t>(std::min<uint64_t>(received, INT32_MAX));
+    r.comm = L->comm(c);
+    r.c = sent;
+    L->open_collectives.erase(open);
+  }
+  L->request(RecordKind::kRequestDone, time, L->enclosing_cat("MPI_Wait"), serial,
+             log::RequestWhat::kCollective);
   return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
 }
 OTF2_CallbackCode ev_comm_create(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u,
@@ -630,6 +752,11 @@ Status otf2_to_mpelog(const std::string& otf2_path, const std::string& out_path)
   OTF2_EvtReaderCallbacks_SetMpiIsendCallback(G.events, ev_isend);
   OTF2_EvtReaderCallbacks_SetMpiRecvCallback(G.events, ev_recv);
   OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(G.events, ev_irecv);
+  OTF2_EvtReaderCallbacks_SetMpiIsendCompleteCallback(G.events, ev_isend_complete);
+  OTF2_EvtReaderCallbacks_SetMpiIrecvRequestCallback(G.events, ev_irecv_request);
+  OTF2_EvtReaderCallbacks_SetMpiRequestCancelledCallback(G.events, ev_request_cancelled);
+  OTF2_EvtReaderCallbacks_SetNonBlockingCollectiveRequestCallback(G.events, ev_nbc_request);
+  OTF2_EvtReaderCallbacks_SetNonBlockingCollectiveCompleteCallback(G.events, ev_nbc_complete);
   OTF2_EvtReaderCallbacks_SetMpiCollectiveBeginCallback(G.events, ev_coll_begin);
   OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(G.events, ev_coll_end);
   OTF2_EvtReaderCallbacks_SetCommCreateCallback(G.events, ev_comm_create);
@@ -672,7 +799,7 @@ Status otf2_to_mpelog(const std::string& otf2_path, const std::string& out_path)
         return detail::otf2_error(anchor + ": reading the events of location " + std::to_string(loc), e);
       while (!L.stack.empty()) L.leave(L.last);  // regions never left: end at the last event
       for (const Record& rec : markers.of_location[loc]) L.put(rec);
-      L.flush();
+      L.flush(true);
       MPE_RETURN_IF_ERROR(L.error);
     }
   if (has_defs) OTF2_Reader_CloseDefFiles(G.reader);

@@ -2,8 +2,10 @@
 // intervals (states, user states paired per thread) and points (messages, collectives, comm
 // creation), then Enter/Leave and the point events are emitted in time order with a nesting
 // stack. A log with call sites gets them as Score-P writes an unwound stack: calling-context
-// trees and CallingContextEnter/Leave instead of Enter/Leave. What the log cannot say (request
-// ids, receive sizes of collectives) is documented in docs/interop.md.
+// trees and CallingContextEnter/Leave instead of Enter/Leave. Nonblocking requests (liblog's
+// request records) become OTF2's request events: MpiIsend ... MpiIrecv for messages,
+// NonBlockingCollectiveRequest/Complete for collectives. What the log cannot say (request ids of
+// persistent requests, receive sizes of collectives) is documented in docs/interop.md.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -39,7 +41,8 @@ struct Point {
   int64_t time;
   Record rec;
   bool dropped = false;  // attached to its interval, or a cancelled send
-  uint64_t request = 0;  // a send or receive of a nonblocking request: its serial (0: blocking)
+  // A send, receive or collective of a nonblocking request: its serial (0: blocking).
+  uint64_t request = 0;
 };
 
 struct LocationSummary {
@@ -250,16 +253,27 @@ void attach_collectives(std::vector<Interval>* states, std::vector<Point>* point
   }
 }
 
-// Gives each message end of a nonblocking request its request serial: a send is followed by its
-// kRequestPost, a receive preceded by its kRequestDone, at the same time (docs/FORMAT.md).
-// The request record that was folded into the message is dropped.
-void attach_requests(std::vector<Point>* points) {
+// Gives each message end and collective of a nonblocking request its request serial: a send and
+// a collective are followed by their kRequestPost, a receive preceded by its kRequestDone, at the
+// same time (docs/FORMAT.md). The request record that was folded into the message or collective
+// is dropped. Returns each nonblocking collective's point by serial, for its completion, which
+// carries the collective's operation, communicator, root and sizes.
+std::unordered_map<uint64_t, size_t> attach_requests(std::vector<Point>* points) {
   auto is = [](const Point& p, RecordKind k, log::RequestWhat w) {
     return p.rec.kind == static_cast<uint8_t>(k) && p.rec.b == static_cast<int32_t>(w);
   };
+  std::unordered_map<uint64_t, size_t> collectives;
   for (size_t k = 0; k + 1 < points->size(); ++k) {
     Point& a = (*points)[k];
     Point& b = (*points)[k + 1];
+    // A collective is "dropped" when attached to its call's state; its request is still its own.
+    if (a.rec.kind == static_cast<uint8_t>(RecordKind::kCollective) && !b.dropped && a.time == b.time &&
+        is(b, RecordKind::kRequestPost, log::RequestWhat::kCollective)) {
+      a.request = static_cast<uint32_t>(b.rec.a);
+      b.dropped = true;
+      collectives[a.request] = k;
+      continue;
+    }
     if (a.dropped || b.dropped || a.time != b.time) continue;
     if (a.rec.kind == static_cast<uint8_t>(RecordKind::kSend) &&
         is(b, RecordKind::kRequestPost, log::RequestWhat::kSend)) {
@@ -271,6 +285,7 @@ void attach_requests(std::vector<Point>* points) {
       a.dropped = true;
     }
   }
+  return collectives;
 }
 
 }  // namespace
@@ -281,15 +296,17 @@ Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, const st
   std::vector<Point> points;
   std::vector<std::pair<uint32_t, int64_t>> unpaired;
   MPE_RETURN_IF_ERROR(gather_location(log, rank, chunks, progress, &states, &points, &unpaired));
+  // Points first: the states keep indices into them. Stable, so that a request record stays next
+  // to the message or collective record it belongs to.
+  std::stable_sort(points.begin(), points.end(),
+                   [](const Point& a, const Point& b) { return a.time < b.time; });
   attach_collectives(&states, &points);
   std::sort(states.begin(), states.end(), [](const Interval& a, const Interval& b) {
     if (a.start != b.start) return a.start < b.start;
     if (a.end != b.end) return a.end > b.end;
     return a.depth < b.depth;
   });
-  std::stable_sort(points.begin(), points.end(),
-                   [](const Point& a, const Point& b) { return a.time < b.time; });
-  attach_requests(&points);
+  const std::unordered_map<uint64_t, size_t> nonblocking = attach_requests(&points);
 
   const uint64_t loc = location_ref(rank, thread);
   OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(archive, loc);
@@ -309,11 +326,26 @@ Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, const st
     if (e != OTF2_SUCCESS && err == OTF2_SUCCESS) err = e;
     ++events;
   };
-  auto collective_end = [&](const Record& c, uint64_t time) {
+  // A collective's end: MpiCollectiveEnd in its call, or for a nonblocking one (request != 0)
+  // NonBlockingCollectiveComplete in the Wait/Test that completed it, as Score-P writes them.
+  auto collective_end = [&](const Record& c, uint64_t time, uint64_t request) {
     const auto op = detail::collective_op(log.category_name(c.cat)).value_or(OTF2_COLLECTIVE_OP_BARRIER);
     const uint32_t root = c.a < 0 ? OTF2_UNDEFINED_UINT32 : static_cast<uint32_t>(c.a);
     const uint64_t received = c.b > 0 ? static_cast<uint64_t>(c.b) : 0;
-    check(OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, time, op, comm_ref(rank, c.comm), root, c.c, received));
+    if (request)
+      check(OTF2_EvtWriter_NonBlockingCollectiveComplete(w, nullptr, time, op, comm_ref(rank, c.comm), root,
+                                                         c.c, received, request));
+    else
+      check(
+          OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, time, op, comm_ref(rank, c.comm), root, c.c, received));
+  };
+  // A collective's start, right after its call's Enter: MpiCollectiveBegin, or for a nonblocking
+  // one NonBlockingCollectiveRequest (OTF2 pairs it with the Complete, not with an End).
+  auto collective_begin = [&](const Point& c, uint64_t time) {
+    if (c.request)
+      check(OTF2_EvtWriter_NonBlockingCollectiveRequest(w, nullptr, time, c.request));
+    else
+      check(OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, time));
   };
   std::vector<size_t> open;
   // The calling context of the last CallingContextEnter, or the parent of the last left.
@@ -331,7 +363,8 @@ Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, const st
   auto leave = [&]() {
     const Interval& s = states[open.back()];
     const uint64_t t = ts(s.end);
-    if (s.collective >= 0) collective_end(points[static_cast<size_t>(s.collective)].rec, t);
+    if (s.collective >= 0 && !points[static_cast<size_t>(s.collective)].request)
+      collective_end(points[static_cast<size_t>(s.collective)].rec, t, 0);
     if (use_contexts) {
       check(OTF2_EvtWriter_CallingContextLeave(w, nullptr, t, s.context));
       previous = contexts[s.context].parent;
@@ -368,14 +401,20 @@ Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, const st
           check(OTF2_EvtWriter_MpiIrecvRequest(w, nullptr, t, static_cast<uint32_t>(r.a)));
         break;
       case RecordKind::kRequestDone:  // a receive's was folded into its MpiIrecv
-        if (r.b == static_cast<int32_t>(log::RequestWhat::kSend))
+        if (r.b == static_cast<int32_t>(log::RequestWhat::kSend)) {
           check(OTF2_EvtWriter_MpiIsendComplete(w, nullptr, t, static_cast<uint32_t>(r.a)));
-        else if (r.b == static_cast<int32_t>(log::RequestWhat::kCancelled))
+        } else if (r.b == static_cast<int32_t>(log::RequestWhat::kCancelled)) {
           check(OTF2_EvtWriter_MpiRequestCancelled(w, nullptr, t, static_cast<uint32_t>(r.a)));
+        } else if (r.b == static_cast<int32_t>(log::RequestWhat::kCollective)) {
+          // Without its posting collective (not in this location's records) there is nothing to
+          // say what completed: no event.
+          const auto c = nonblocking.find(static_cast<uint32_t>(r.a));
+          if (c != nonblocking.end()) collective_end(points[c->second].rec, t, points[c->second].request);
+        }
         break;
       case RecordKind::kCollective:  // no call state around it (logging was paused)
-        check(OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, t));
-        collective_end(r, t);
+        collective_begin(p, t);
+        if (!p.request) collective_end(r, t, 0);
         break;
       case RecordKind::kCommCreate:
         if (comm_ref(rank, r.comm) != OTF2_UNDEFINED_COMM)
@@ -413,7 +452,7 @@ Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, const st
       }
       const uint64_t t = ts(s.start);
       enter(s, t);
-      if (s.collective >= 0) check(OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, t));
+      if (s.collective >= 0) collective_begin(points[static_cast<size_t>(s.collective)], t);
       used_cats.insert(s.cat);
       open.push_back(i++);
     } else {

@@ -19,7 +19,7 @@ enum Cat : uint16_t { kSend, kRecv, kIrecv, kWaitall, kSsend, kBarrier, kBcast, 
 const char* const kNames[] = {"MPI_Send",    "MPI_Recv",  "MPI_Irecv",  "MPI_Waitall",    "MPI_Ssend",
                               "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Iallreduce", "MPI_Wait"};
 constexpr int32_t kRecvReq = static_cast<int32_t>(mpe::log::RequestWhat::kRecv);
-constexpr int32_t kCollReq = 3;  // RequestWhat for a nonblocking collective
+constexpr int32_t kCollReq = static_cast<int32_t>(mpe::log::RequestWhat::kCollective);
 
 Record state(uint64_t start, uint64_t end, Cat cat) {
   return mpe::log::make_record(RecordKind::kState, start, cat, 0, 0, 0, end - start);

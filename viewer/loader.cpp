@@ -12,6 +12,7 @@ namespace upshot {
 TraceLoader::TraceLoader(QObject *parent) : QObject(parent)
 {
     qRegisterMetaType<std::shared_ptr<upshot::TraceModel>>();
+    qRegisterMetaType<std::shared_ptr<const upshot::WaitStates>>();
 }
 
 TraceLoader::~TraceLoader()
@@ -26,7 +27,8 @@ void TraceLoader::load(const QString &path)
     std::shared_ptr<std::atomic<int>> latest = m_latest;
     ++m_running;
     QPointer<TraceLoader> self(this);
-    QThread *thread = QThread::create([self, path, generation, latest] {
+    const bool analyze = m_analyzeWaits;
+    QThread *thread = QThread::create([self, path, generation, latest, analyze] {
         auto post = [self](auto fn) {
             if (self) QMetaObject::invokeMethod(self.data(), fn, Qt::QueuedConnection);
         };
@@ -54,13 +56,28 @@ void TraceLoader::load(const QString &path)
         preview.reset();
         const QString stage = QStringLiteral("Decoding %1 chunks").arg(file->index().size());
         // Cancelled (a newer load started, or the loader is gone): stop decoding early.
-        finish(buildModel(*file, [&](int p) {
+        auto built = buildModel(*file, [&](int p) {
             if (*latest != generation) return false;
             post([self, p, stage, generation] {
                 if (self && self->m_generation == generation) emit self->progress(p, stage);
             });
             return true;
-        }));
+        });
+        const std::shared_ptr<TraceModel> model = built.ok() ? built.value() : nullptr;
+        finish(std::move(built));
+        // The wait states, here while the file is open; the analysis cannot be interrupted, so
+        // it starts only if the load is still the latest.
+        if (!model || !analyze || *latest != generation) return;
+        auto waits = analyzeWaits(*file, *model);
+        const std::shared_ptr<const WaitStates> result = waits.ok() ? waits.value() : nullptr;
+        const QString error = QString::fromStdString(waits.status().to_string());
+        post([self, model, result, path, error, generation] {
+            if (!self || self->m_generation != generation) return;
+            if (result)
+                emit self->waitsReady(model, result, path);
+            else
+                emit self->waitsFailed(model, path, error);
+        });
     });
     connect(thread, &QThread::finished, thread, &QObject::deleteLater);
     thread->start();

@@ -1,4 +1,5 @@
-// Loads a logfile on a worker thread and reports the preview, progress and the result by signals.
+// Loads a logfile on a worker thread and reports the preview, progress and the result by
+// signals; then, on the same thread, analyzes its wait states (waitstates.h).
 #pragma once
 
 #include <QObject>
@@ -8,6 +9,7 @@
 #include <memory>
 
 #include "tracemodel.h"
+#include "waitstates.h"
 
 namespace upshot {
 
@@ -19,9 +21,13 @@ public:
     ~TraceLoader() override;
 
     // Starts loading path on a worker thread: first the index preview, then the full model,
-    // decoded on all cores. A load already running is cancelled and its results dropped.
+    // decoded on all cores, then (when enabled) its wait states. A load already running is
+    // cancelled and its results dropped; an analysis already running ends, unheard.
     void load(const QString &path);
     bool isLoading() const { return m_running > 0; }
+    // Whether loads analyze wait states after the model (default on).
+    void setAnalyzeWaits(bool on) { m_analyzeWaits = on; }
+    bool analyzesWaits() const { return m_analyzeWaits; }
 
 signals:
     void progress(int percent, const QString &stage);
@@ -29,6 +35,10 @@ signals:
     void previewReady(std::shared_ptr<upshot::TraceModel> model, const QString &path);
     void loaded(std::shared_ptr<upshot::TraceModel> model, const QString &path);
     void failed(const QString &path, const QString &error);
+    // After loaded(): the wait states of model, or why there are none (the model stays usable).
+    void waitsReady(std::shared_ptr<upshot::TraceModel> model, std::shared_ptr<const upshot::WaitStates> waits,
+        const QString &path);
+    void waitsFailed(std::shared_ptr<upshot::TraceModel> model, const QString &path, const QString &error);
 
 private:
     int m_generation = 0;
@@ -36,6 +46,7 @@ private:
     // thread may outlive the loader.
     std::shared_ptr<std::atomic<int>> m_latest = std::make_shared<std::atomic<int>>(0);
     int m_running = 0;
+    bool m_analyzeWaits = true;
 };
 
 } // namespace upshot

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <tuple>
 #include <vector>
 
 #include "mainwindow.h"
@@ -20,6 +21,7 @@
 #include "renderer.h"
 #include "svgexport.h"
 #include "tracebuilder.h"
+#include "waitstates.h"
 
 namespace {
 
@@ -122,6 +124,7 @@ mpe::StatusOr<std::shared_ptr<upshot::TraceModel>> loadPreview(const QString &pa
 // full model is built on all cores, and frames of it are timed at full view and in a 1 ms
 // window at the middle of the run. Memory: peak RSS (VmHWM) minus the RSS of the process
 // before it opened the file (Qt up, fonts loaded by painting an empty frame), per record.
+// Last, the wait states are analyzed and the same frames timed with their overlay (*_waits_*).
 int runBench(const QString &path, QSize size)
 {
     {
@@ -165,6 +168,21 @@ int runBench(const QString &path, QSize size)
     const auto [rows8, rows8Cpu] = medianFrameMs(*model, scrolled);
     const double records = static_cast<double>(std::max<uint64_t>(1, model->recordCount()));
     const double MiB = 1024.0 * 1024.0;
+    // The same frames with the wait-state overlay, after the analysis the window runs in the
+    // background (timed, with the peak memory it reaches).
+    timer.restart();
+    auto waits = upshot::analyzeWaits(*file, *model);
+    const double waitsMs = timer.nsecsElapsed() / 1e6;
+    double fullW = 0, fullWCpu = 0, windowW = 0, windowWCpu = 0, rows8W = 0, rows8WCpu = 0;
+    if (waits.ok()) {
+        model->setWaits(*waits);
+        std::tie(fullW, fullWCpu)
+            = medianFrameMs(*model, upshot::fittedView(*model, model->tBegin(), model->tEnd(), size));
+        std::tie(windowW, windowWCpu) = medianFrameMs(*model, upshot::fittedView(*model, mid, mid + 1e6, size));
+        std::tie(rows8W, rows8WCpu) = medianFrameMs(*model, scrolled);
+    } else {
+        std::fprintf(stderr, "upshot: wait states not analyzed: %s\n", waits.status().to_string().c_str());
+    }
     std::printf(
         "file %s\nrecords %llu\nrows %d\nstart_to_first_frame_ms %.1f\npreview_open_and_frame_ms %.1f\n"
         "full_load_ms %.1f\nframe_full_ms %.2f\nframe_1ms_window_ms %.2f\nframe_full_cpu_ms %.2f\n"
@@ -175,6 +193,14 @@ int runBench(const QString &path, QSize size)
         previewMs, loadMs, full, window, fullCpu, windowCpu, rows8, rows8Cpu,
         static_cast<double>(model->memoryBytes()) / records, rssBase, peak, (peak - rssBase) * MiB / records,
         (rss - rssBase) * MiB / records);
+    if (waits.ok())
+        std::printf("waits_instances %llu\nwaits_analysis_ms %.1f\nwaits_overlay_bytes_per_instance %.1f\n"
+                    "rss_peak_with_waits_mib %.1f\nframe_full_waits_ms %.2f\nframe_full_waits_cpu_ms %.2f\n"
+                    "frame_1ms_window_waits_ms %.2f\nframe_1ms_window_waits_cpu_ms %.2f\n"
+                    "frame_full_rows8_scrolled_waits_ms %.2f\nframe_full_rows8_scrolled_waits_cpu_ms %.2f\n",
+            static_cast<unsigned long long>((*waits)->instanceCount()), waitsMs,
+            static_cast<double>((*waits)->memoryBytes()) / std::max<double>(1, (*waits)->instanceCount()), peakRssMiB(),
+            fullW, fullWCpu, windowW, windowWCpu, rows8W, rows8WCpu);
     return 0;
 }
 
@@ -213,7 +239,10 @@ int main(int argc, char **argv)
         "preview", "With --export: draw the preview from the logfile's index (no decoding: instant on huge logs).");
     QCommandLineOption grabOpt(
         "grab", "Open FILE in the whole window (offscreen), save a picture of it and exit.", "out.png");
-    parser.addOptions({ exportOpt, rangeOpt, sizeOpt, benchOpt, previewOpt, grabOpt });
+    QCommandLineOption waitsOpt("waits",
+        "With --export: analyze the wait states and draw their overlay (the waiting part of each state "
+        "hatched, one colour per pattern).");
+    parser.addOptions({ exportOpt, rangeOpt, sizeOpt, benchOpt, previewOpt, grabOpt, waitsOpt });
     parser.addPositionalArgument("FILE", "The logfile to open.");
     parser.process(app);
     const QStringList files = parser.positionalArguments();
@@ -239,15 +268,42 @@ int main(int argc, char **argv)
             }
         }
         if (parser.isSet(benchOpt)) return runBench(files[0], size);
+        if (parser.isSet(waitsOpt) && parser.isSet(previewOpt)) {
+            std::fprintf(stderr, "upshot: --waits needs the decoded log, not --preview\n");
+            return 2;
+        }
         QElapsedTimer timer;
         timer.start();
-        auto loaded = parser.isSet(previewOpt) ? loadPreview(files[0]) : upshot::loadModel(files[0]);
+        // With --waits the file stays open for the analysis after the model is built.
+        std::shared_ptr<mpe::interop::OpenedLog> opened;
+        mpe::StatusOr<std::shared_ptr<upshot::TraceModel>> loaded = mpe::Status();
+        if (parser.isSet(previewOpt)) {
+            loaded = loadPreview(files[0]);
+        } else if (parser.isSet(waitsOpt)) {
+            auto o = mpe::interop::OpenedLog::open(files[0].toStdString());
+            if (o.ok()) opened = *o;
+            loaded = o.ok() ? upshot::buildModel(opened->file()) : decltype(loaded)(o.status());
+        } else {
+            loaded = upshot::loadModel(files[0]);
+        }
         if (!loaded.ok()) {
             std::fprintf(
                 stderr, "upshot: cannot open %s: %s\n", qPrintable(files[0]), loaded.status().to_string().c_str());
             return 1;
         }
         const std::shared_ptr<upshot::TraceModel> model = *loaded;
+        QString waitsNote;
+        if (opened) {
+            // A failed analysis leaves the picture without the overlay, and says why.
+            auto waits = upshot::analyzeWaits(opened->file(), *model);
+            if (waits.ok()) {
+                model->setWaits(*waits);
+                waitsNote = QStringLiteral(", %1 wait states").arg((*waits)->instanceCount());
+            } else {
+                std::fprintf(stderr, "upshot: wait states not drawn: %s\n", waits.status().to_string().c_str());
+            }
+            opened.reset();
+        }
         const double loadMs = timer.nsecsElapsed() / 1e6;
         upshot::RenderStats stats;
         const QString out = parser.value(exportOpt);
@@ -264,10 +320,10 @@ int main(int argc, char **argv)
             std::fprintf(stderr, "upshot: cannot write %s\n", qPrintable(out));
             return 1;
         }
-        std::printf(
-            "upshot: wrote %s (%dx%d): %zu boxes, %zu folds, %zu arrows, %zu events; load %.0f ms, total %.0f ms\n",
-            qPrintable(out), size.width(), size.height(), stats.boxes, stats.folds, stats.arrows, stats.events, loadMs,
-            timer.nsecsElapsed() / 1e6);
+        std::printf("upshot: wrote %s (%dx%d): %zu boxes, %zu folds, %zu arrows, %zu events%s; load %.0f ms, total "
+                    "%.0f ms\n",
+            qPrintable(out), size.width(), size.height(), stats.boxes, stats.folds, stats.arrows, stats.events,
+            qPrintable(waitsNote), loadMs, timer.nsecsElapsed() / 1e6);
         return 0;
     }
 

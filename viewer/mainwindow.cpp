@@ -32,8 +32,10 @@
 namespace upshot {
 
 namespace {
-// Search list entries: a category index (Qt::UserRole, -1 = any searchable) or a call site id.
+// Search list entries: a category index (Qt::UserRole, -1 = any searchable), a call site id or
+// a wait-state pattern.
 constexpr int kSiteRole = Qt::UserRole + 1;
+constexpr int kWaitRole = Qt::UserRole + 2;
 constexpr int kMaxSiteEntries = 500; // the rest is found by typing
 } // namespace
 
@@ -72,6 +74,12 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     detailsDock->setObjectName("detailsDock");
     detailsDock->setWidget(m_details);
     addDockWidget(Qt::RightDockWidgetArea, detailsDock);
+
+    m_waits = new WaitStatesWidget(this);
+    auto *waitsDock = new QDockWidget(tr("Wait states"), this);
+    waitsDock->setObjectName("waitsDock");
+    waitsDock->setWidget(m_waits);
+    addDockWidget(Qt::RightDockWidgetArea, waitsDock);
 
     m_stats = new StatsWidget(this);
     auto *statsDock = new QDockWidget(tr("Window statistics"), this);
@@ -121,10 +129,17 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     clickZoom->setCheckable(true);
     clickZoom->setChecked(true);
     connect(clickZoom, &QAction::toggled, m_timeline, &TimelineWidget::setClickZooms);
-    for (QAction *a : { backA, fwdA, fit, zin, zout, clickZoom })
+    m_waitsAction = view->addAction(tr("Wait states overlay"));
+    m_waitsAction->setObjectName("waitsOverlayAction");
+    m_waitsAction->setCheckable(true);
+    m_waitsAction->setChecked(true);
+    m_waitsAction->setShortcut(QKeySequence(Qt::Key_W));
+    m_waitsAction->setToolTip(tr("Hatch the waiting part of each state, one colour per wait-state pattern (W)"));
+    connect(m_waitsAction, &QAction::toggled, m_timeline, &TimelineWidget::setShowWaits);
+    for (QAction *a : { backA, fwdA, fit, zin, zout, clickZoom, m_waitsAction })
         tb->addAction(a);
     view->addSeparator();
-    for (QDockWidget *d : { legendDock, histDock, detailsDock, statsDock })
+    for (QDockWidget *d : { legendDock, histDock, waitsDock, detailsDock, statsDock })
         view->addAction(d->toggleViewAction());
     auto updateHistory = [this, backA, fwdA] {
         backA->setEnabled(m_timeline->canGoBack());
@@ -162,8 +177,10 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
                "Click: zoom ×2 (Shift: ×½) and show details; double-click a state: zoom to it\n"
                "Drag: pan; Ctrl+drag or right-drag: zoom to the band; Shift+drag: duration ruler\n"
                "+/-: zoom; arrows: pan; Home/F: fit all; Backspace, Alt+Left/Right: zoom history\n"
-               "F3 / Shift+F3: next / previous instance of the searched category or call site\n"
-               "(pick one from the Find list, or type file:line or a function name)"));
+               "F3 / Shift+F3: next / previous instance of the searched category, call site or\n"
+               "wait-state pattern (pick one from the Find list or the Wait states dock, or type\n"
+               "file:line or a function name)\n"
+               "W: wait-state overlay on or off; click a waiting state to see what made it wait"));
     });
 
     connect(m_loader, &TraceLoader::progress, this, [this](int p, const QString &stage) {
@@ -177,12 +194,22 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
         m_progress->hide();
         setModel(std::move(model), path);
     });
+    connect(m_loader, &TraceLoader::waitsReady, this, &MainWindow::setWaits);
+    connect(m_loader, &TraceLoader::waitsFailed, this,
+        [this](std::shared_ptr<TraceModel> model, const QString &path, const QString &error) {
+            if (model != m_model) return;
+            // The timeline stays as it is, without the overlay.
+            m_waits->setStatus(tr("Wait states not analyzed: %1").arg(error));
+            statusBar()->showMessage(tr("Wait-state analysis skipped: %1").arg(error), 10000);
+            emit waitsAnalyzed(path, false);
+        });
     connect(m_loader, &TraceLoader::failed, this, [this](const QString &path, const QString &error) {
         m_progress->hide();
         if (m_previewPath == path) { // a damaged chunk: the preview goes too
             m_previewPath.clear();
             m_model.reset();
             m_timeline->setModel(nullptr);
+            m_waits->setModel(nullptr);
         }
         m_hover->setText(tr("Could not open %1").arg(path));
         auto *box = new QMessageBox(QMessageBox::Critical, tr("upshot"),
@@ -198,6 +225,15 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     connect(m_timeline, &TimelineWidget::viewChanged, this, [this](double t0, double t1) {
         m_histogram->setRange(t0, t1);
         m_stats->setRange(t0, t1);
+        m_waits->setRange(t0, t1);
+    });
+    // A pattern clicked in the Wait states dock: its instances are framed and Find steps
+    // through them.
+    connect(m_waits, &WaitStatesWidget::patternActivated, this, [this](int pattern) {
+        m_timeline->setWaitPattern(pattern);
+        if (pattern < 0) return;
+        const int i = m_searchCat->findData(pattern, kWaitRole);
+        if (i >= 0) m_searchCat->setCurrentIndex(i);
     });
     connect(m_legend, &LegendModel::categoriesChanged, m_timeline->viewport(), qOverload<>(&QWidget::update));
     connect(m_legendView, &QTableView::doubleClicked, this, [this](const QModelIndex &i) {
@@ -237,6 +273,8 @@ void MainWindow::showPreview(std::shared_ptr<TraceModel> preview, const QString 
     m_model = std::move(preview);
     m_previewPath = path;
     m_timeline->setModel(m_model);
+    m_waits->setModel(nullptr);
+    m_waits->setStatus(tr("Loading…"));
     setWindowTitle(QStringLiteral("%1 — upshot (preview)").arg(QFileInfo(path).fileName()));
     emit previewShown(path);
 }
@@ -252,6 +290,8 @@ void MainWindow::setModel(std::shared_ptr<TraceModel> model, const QString &path
     m_legendView->resizeColumnsToContents();
     m_histogram->setModel(m_model);
     m_stats->setModel(m_model);
+    m_waits->setModel(m_model);
+    if (!m_model->waits() && m_loader->analyzesWaits()) m_waits->setStatus(tr("Analyzing wait states…"));
     m_searchCat->clear();
     m_searchCat->addItem(tr("any searchable"), -1);
     for (int c = 0; c < m_model->categoryCount(); ++c)
@@ -281,6 +321,35 @@ void MainWindow::setModel(std::shared_ptr<TraceModel> model, const QString &path
     emit fileLoaded(path);
 }
 
+void MainWindow::setWaits(
+    std::shared_ptr<TraceModel> model, std::shared_ptr<const WaitStates> waits, const QString &path)
+{
+    if (!m_model || model != m_model) return; // another log is shown by now
+    m_model->setWaits(waits);
+    m_waits->setModel(m_model);
+    const auto [t0, t1] = std::pair(m_timeline->view().scale.t0(), m_timeline->view().scale.t1());
+    m_waits->setRange(t0, t1);
+    // Find entries for the patterns the log has, after "any searchable".
+    int at = 1;
+    for (int p = 0; p < kWaitPatterns; ++p) {
+        if (waits->runTotals()[static_cast<size_t>(p)].instances == 0) continue;
+        m_searchCat->insertItem(at, tr("wait: %1").arg(waitPatternName(p)));
+        m_searchCat->setItemData(at, p, kWaitRole);
+        m_searchCat->setItemData(at, waitColor(p), Qt::DecorationRole);
+        ++at;
+    }
+    m_timeline->viewport()->update();
+    double ns = 0;
+    for (const WaitTotal &t : waits->runTotals())
+        ns += t.ns;
+    statusBar()->showMessage(tr("Wait states: %1 instances, %2 waiting (%3% of MPI time)")
+                                 .arg(waits->instanceCount())
+                                 .arg(formatDuration(ns))
+                                 .arg(waits->mpiNs() > 0 ? 100.0 * ns / waits->mpiNs() : 0.0, 0, 'f', 1),
+        10000);
+    emit waitsAnalyzed(path, true);
+}
+
 bool MainWindow::search(bool forward)
 {
     if (!m_model) return false;
@@ -289,6 +358,21 @@ bool MainWindow::search(bool forward)
     const QString text = m_searchCat->currentText().trimmed();
     const int entry = m_searchCat->findText(text);
     StateRef s;
+    if (entry >= 0 && m_searchCat->itemData(entry, kWaitRole).isValid()) {
+        // Instances of a pattern, in time order; ties (same start) by row, so none is skipped.
+        const WaitStates *W = m_model->waits();
+        WaitRef from = m_timeline->selectedWait();
+        if (from.valid() && (!W || static_cast<double>(W->span(from).start) != t)) from = {};
+        const WaitRef w = W
+            ? W->find(t, from, forward, m_searchCat->itemData(entry, kWaitRole).toInt(), m_timeline->selectedRows())
+            : WaitRef {};
+        if (!w.valid()) {
+            statusBar()->showMessage(forward ? tr("No later instance") : tr("No earlier instance"), 3000);
+            return false;
+        }
+        m_timeline->showWait(w);
+        return true;
+    }
     if (entry >= 0 && m_searchCat->itemData(entry, kSiteRole).isValid()) {
         std::vector<bool> sites(static_cast<size_t>(m_model->callSiteCount()) + 1, false);
         const uint32_t id = m_searchCat->itemData(entry, kSiteRole).toUInt();
@@ -302,7 +386,8 @@ bool MainWindow::search(bool forward)
             s = m_model->findSite(t, forward, sites, m_timeline->selectedRows());
         } else {
             const int cat = m_searchCat->findText(text, Qt::MatchFixedString); // a category, any case
-            if (cat < 0 || m_searchCat->itemData(cat, kSiteRole).isValid()) {
+            if (cat < 0 || m_searchCat->itemData(cat, kSiteRole).isValid()
+                || m_searchCat->itemData(cat, kWaitRole).isValid()) {
                 statusBar()->showMessage(tr("No category or call site matches \"%1\"").arg(text), 3000);
                 return false;
             }

@@ -8,6 +8,7 @@
 
 #include "tracemodel.h"
 
+class QAction;
 class QComboBox;
 class QLabel;
 class QMenu;
@@ -22,6 +23,7 @@ class LegendModel;
 class StatsWidget;
 class TimelineWidget;
 class TraceLoader;
+class WaitStatesWidget;
 
 class MainWindow : public QMainWindow
 {
@@ -37,11 +39,15 @@ public:
     LegendModel *legend() const { return m_legend; }
     StatsWidget *stats() const { return m_stats; }
     TraceLoader *loader() const { return m_loader; }
+    WaitStatesWidget *waitStates() const { return m_waits; }
+    // View ▸ Wait states overlay (checkable, on by default).
+    QAction *waitsOverlayAction() const { return m_waitsAction; }
     std::shared_ptr<TraceModel> model() const { return m_model; }
-    // Finds the next (or previous) instance of what the search box names: a category or call
-    // site picked from its list, or typed text naming call sites (TraceModel::matchCallSites():
-    // "file:line", a function, a part of a site's text) or, failing that, a category by name.
-    // Returns false (and says so in the status bar) when there is none.
+    // Finds the next (or previous) instance of what the search box names: a category, call
+    // site or wait-state pattern picked from its list, or typed text naming call sites
+    // (TraceModel::matchCallSites(): "file:line", a function, a part of a site's text) or,
+    // failing that, a category by name. Returns false (and says so in the status bar) when
+    // there is none.
     bool search(bool forward);
     // Puts text in the search box: the list entry it names, else a call-site query.
     void setSearchText(const QString &text);
@@ -52,6 +58,8 @@ signals:
     void previewShown(const QString &path);
     void fileLoaded(const QString &path);
     void loadFailed(const QString &path, const QString &error);
+    // The wait states of the shown log are analyzed (ok) or could not be (the status bar says why).
+    void waitsAnalyzed(const QString &path, bool ok);
 
 protected:
     void dragEnterEvent(QDragEnterEvent *e) override;
@@ -63,6 +71,7 @@ private:
     void addRecent(const QString &path);
     void rebuildRecentMenu();
     void exportImage();
+    void setWaits(std::shared_ptr<TraceModel> model, std::shared_ptr<const WaitStates> waits, const QString &path);
 
     std::shared_ptr<TraceModel> m_model;
     QString m_previewPath; // the file whose preview the timeline shows, if any
@@ -76,6 +85,8 @@ private:
     QProgressBar *m_progress;
     QLabel *m_hover;
     QComboBox *m_searchCat;
+    WaitStatesWidget *m_waits;
+    QAction *m_waitsAction;
     QMenu *m_recentMenu;
 };
 

@@ -4,6 +4,8 @@
 
 #include <QPainterPath>
 
+#include <array>
+#include <climits>
 #include <cmath>
 
 #include "lodfolder.h"
@@ -50,6 +52,48 @@ public:
             auto *line = reinterpret_cast<QRgb *>(m_bits + y * m_bpl);
             std::fill(line + x0, line + x1 + 1, value);
         }
+    }
+    // The wait-state hatch: diagonal stripes (x + y constant) every 6 px, 2 px of rgb and 1 px
+    // of white over what is there: the colour shows on light states, the white on dark ones
+    // (a Late Sender's crimson over a red MPI_Wait). Through the painter, a translucent tint
+    // (an SVG keeps it as fill-opacity).
+    void hatch(const QRect &r0, QRgb rgb)
+    {
+        if (!m_bits) {
+            QColor c = QColor::fromRgb(rgb);
+            c.setAlpha(110);
+            return m_p.fillRect(r0, c);
+        }
+        const int x0 = std::max(r0.left(), m_clip.left()), x1 = std::min(r0.right(), m_clip.right());
+        const int y0 = std::max(r0.top(), m_clip.top()), y1 = std::min(r0.bottom(), m_clip.bottom());
+        const QRgb value = 0xff000000u | rgb;
+        const QRgb stripe[3] = { value, value, 0xffffffffu };
+        for (int y = y0; y <= y1; ++y) {
+            auto *line = reinterpret_cast<QRgb *>(m_bits + y * m_bpl);
+            // x, y >= 0 inside the clip: the stripe through x0 starts at x0 - (x0 + y) % 6.
+            int x = x0 - (x0 + y) % 6;
+            auto clipped = [&] {
+                for (int k = 0; k < 3; ++k)
+                    if (x + k >= x0 && x + k <= x1) line[x + k] = stripe[k];
+            };
+            if (x < x0) clipped(), x += 6;
+            for (; x + 2 <= x1; x += 6) // the full stripes: three stores each
+                line[x] = value, line[x + 1] = value, line[x + 2] = stripe[2];
+            if (x <= x1) clipped();
+        }
+    }
+    // A 1-pixel frame just inside r.
+    void frame(const QRect &r, QRgb rgb)
+    {
+        if (!m_bits) {
+            m_p.setPen(QPen(QColor::fromRgb(rgb), 0));
+            m_p.setBrush(Qt::NoBrush);
+            return m_p.drawRect(r.adjusted(0, 0, -1, -1));
+        }
+        fill(QRect(r.left(), r.top(), r.width(), 1), rgb);
+        fill(QRect(r.left(), r.bottom(), r.width(), 1), rgb);
+        fill(QRect(r.left(), r.top(), 1, r.height()), rgb);
+        fill(QRect(r.right(), r.top(), 1, r.height()), rgb);
     }
     // An event marker: a triangle pointing down, its top edge from x - s to x + s at y and its
     // apex 1.6 s below, filled with rgb and edged in black; scanline spans (a painter polygon
@@ -225,6 +269,138 @@ static void paintRuler(QPainter &p, const ViewState &v)
     p.drawText(QRect(4, 0, v.labelWidth - 6, v.rulerHeight - 2), Qt::AlignVCenter | Qt::AlignLeft, span);
 }
 
+// The lanes a row shows at the view's row height (the painter's rule for the boxes).
+static int shownLanes(const TraceModel &model, const ViewState &v, int row)
+{
+    return std::min(model.laneCount(row), v.rowHeight >= 8 ? 1 << 20 : (v.rowHeight >= 4 ? 2 : 1));
+}
+
+// The wait-state overlay: each pattern's waiting intervals hatched in its colour over the
+// states' boxes, with a 2-px bar along the box's bottom so that a 1-px instance still shows,
+// and a frame around the instances of the selected pattern. Per row and pattern the coarsest
+// coverage level whose gaps are under 2 pixels is drawn (the spans themselves when there is
+// none), intervals that touch in pixels merge, and the pixel columns they cover are claimed
+// per row (the later pattern winning where several meet) before anything is drawn: each pixel
+// is hatched once, and a row costs O(its width) plus a few intervals per pixel, at any zoom.
+static void paintWaits(DirectCanvas &canvas, const TraceModel &model, const ViewState &v, int firstRow, int lastRow,
+    const QRect &plot, RenderStats &st)
+{
+    const WaitStates &W = *model.waits();
+    const double t0 = v.scale.t0(), t1 = v.scale.t1(), nsPerPixel = v.scale.nsPerPixel();
+    std::array<QRgb, kWaitPatterns> rgb {}, dark {};
+    for (int k = 0; k < kWaitPatterns; ++k) {
+        rgb[k] = waitColor(k).rgb();
+        dark[k] = waitColor(k).darker(170).rgb();
+    }
+    struct Run
+    {
+        int x0 = 0, x1 = -1, depth = 0;
+    };
+    // Columns plot.left() - 2 .. plot.right() + 2: 0, or pattern + 1 and the lane << 3.
+    const int colBase = plot.left() - 2;
+    std::vector<uint16_t> owner(static_cast<size_t>(plot.width() + 5), 0);
+    for (int r = firstRow; r <= std::min(lastRow, W.rowCount() - 1); ++r) {
+        if (W.spans(r).empty()) continue;
+        const int lanes = std::max(1, std::min(shownLanes(model, v, r), 8191));
+        std::array<Run, kWaitPatterns> runs {};
+        int lo = INT_MAX, hi = -1; // the columns claimed
+        auto claim = [&](int k, const Run &run) {
+            const auto value = static_cast<uint16_t>((k + 1) | (run.depth << 3));
+            std::fill(owner.begin() + (run.x0 - colBase), owner.begin() + (run.x1 - colBase) + 1, value);
+            lo = std::min(lo, run.x0), hi = std::max(hi, run.x1);
+        };
+        auto add = [&](int k, int64_t a, int64_t b, int depth) {
+            depth = std::min(depth, lanes - 1);
+            const double xa = std::max(v.xOf(static_cast<double>(a)), plot.left() - 2.0);
+            const double xb = std::min(v.xOf(static_cast<double>(b)), plot.right() + 2.0);
+            if (xb < xa) return;
+            // xa, xb >= plot.left() - 2 > 0: truncation is floor, and ceil is one more unless exact.
+            const int ix0 = static_cast<int>(xa);
+            const int ix1
+                = std::min(plot.right() + 2, std::max(ix0, static_cast<int>(xb) + (xb > static_cast<int>(xb)) - 1));
+            Run &run = runs[static_cast<size_t>(k)];
+            if (run.x1 >= run.x0 && run.depth == depth && ix0 <= run.x1 + 1) {
+                run.x1 = std::max(run.x1, ix1);
+                return;
+            }
+            if (run.x1 >= run.x0) claim(k, run);
+            run = { ix0, ix1, depth };
+        };
+        std::array<const std::vector<WaitStates::Cover> *, kWaitPatterns> level {};
+        bool fromSpans = false;
+        // Gaps up to 2 px are bridged: the hatch's period is 6 px, a narrower gap does not show.
+        for (int k = 0; k < kWaitPatterns; ++k) {
+            for (const WaitStates::CoverLevel &l : W.coverLevels(r, k))
+                if (l.gap <= 2 * nsPerPixel) level[static_cast<size_t>(k)] = &l.items;
+            fromSpans |= level[static_cast<size_t>(k)] == nullptr && W.count(r, k) > 0;
+        }
+        if (fromSpans) {
+            const auto &S = W.spans(r);
+            auto [b, e] = W.visible(r, t0, t1);
+            const bool disjoint = W.disjoint(r);
+            for (size_t i = b; i < e;) {
+                const size_t k = S[i].pattern;
+                if (level[k]) {
+                    ++i;
+                    continue;
+                }
+                add(S[i].pattern, S[i].start, S[i].end, S[i].depth);
+                if (!disjoint) {
+                    ++i;
+                    continue;
+                }
+                // The spans starting before the column after this run lie inside the run, but
+                // for the last of them, which may reach past it: gallop to it (a few steps per
+                // pixel instead of one per span on a dense row at coarse zoom).
+                const double next = v.timeAt(runs[k].x1 + 1);
+                const size_t j
+                    = gallopFirst(i + 1, e, [&](size_t q) { return static_cast<double>(S[q].start) < next; });
+                if (j > i + 1 && !level[S[j - 1].pattern])
+                    add(S[j - 1].pattern, S[j - 1].start, S[j - 1].end, S[j - 1].depth);
+                i = j;
+            }
+        }
+        for (int k = 0; k < kWaitPatterns; ++k) {
+            if (!level[static_cast<size_t>(k)]) continue;
+            // Disjoint intervals: gallop past those inside the run, as for the spans.
+            const auto &C = *level[static_cast<size_t>(k)];
+            const size_t e
+                = partitionIndex(0, C.size(), [&](size_t j) { return static_cast<double>(C[j].start) < t1; });
+            for (size_t i = partitionIndex(0, e, [&](size_t j) { return static_cast<double>(C[j].end) <= t0; });
+                 i < e;) {
+                add(k, C[i].start, C[i].end, C[i].depth);
+                const double next = v.timeAt(runs[static_cast<size_t>(k)].x1 + 1);
+                const size_t j
+                    = gallopFirst(i + 1, e, [&](size_t q) { return static_cast<double>(C[q].start) < next; });
+                if (j > i + 1) add(k, C[j - 1].start, C[j - 1].end, C[j - 1].depth);
+                i = j;
+            }
+        }
+        for (int k = 0; k < kWaitPatterns; ++k)
+            if (runs[static_cast<size_t>(k)].x1 >= runs[static_cast<size_t>(k)].x0)
+                claim(k, runs[static_cast<size_t>(k)]);
+        // Draw the claimed columns, one rectangle per stretch of one pattern and lane.
+        for (int x = lo; x <= hi;) {
+            const uint16_t value = owner[static_cast<size_t>(x - colBase)];
+            int end = x + 1;
+            while (end <= hi && owner[static_cast<size_t>(end - colBase)] == value)
+                ++end;
+            if (value != 0) {
+                const int k = (value & 7) - 1;
+                auto [y0, y1] = v.boxY(r, value >> 3);
+                const int iy0 = static_cast<int>(y0), ih = std::max(1, static_cast<int>(y1) - iy0); // as the boxes
+                const QRect rect(x, iy0, end - x, ih);
+                canvas.hatch(rect, rgb[k]);
+                if (ih >= 6) canvas.fill(QRect(rect.left(), rect.bottom() - 1, rect.width(), 2), rgb[k]);
+                if (k == v.waitPattern && rect.width() >= 3) canvas.frame(rect, dark[k]);
+                ++st.waitRuns;
+            }
+            x = end;
+        }
+        if (hi >= lo) std::fill(owner.begin() + (lo - colBase), owner.begin() + (hi - colBase) + 1, 0);
+    }
+}
+
 void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, RenderStats *stats)
 {
     RenderStats local;
@@ -293,7 +469,7 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
         while (static_cast<int>(layers.size()) < model.laneCount(r))
             layers.emplace_back().fills.resize(palette.fill.size());
         // Rows too thin to show nesting draw their outer lanes only.
-        const int lanes = std::min(model.laneCount(r), v.rowHeight >= 8 ? 1 << 20 : (v.rowHeight >= 4 ? 2 : 1));
+        const int lanes = shownLanes(model, v, r);
         for (int d = 0; d < lanes; ++d) {
             Layer &layer = layers[static_cast<size_t>(d)];
             boxes.clear();
@@ -391,6 +567,7 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
             }
         }
     }
+    if (v.showWaits && model.waits()) paintWaits(canvas, model, v, firstRow, lastRow, plot, st);
     for (int r = firstRow; r <= lastRow; ++r) {
         // Pcontrol strips at the bottom of the row.
         const auto &mk = model.markers(r);
@@ -557,6 +734,43 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
         p.setPen(QPen(QColor(255, 200, 0), 3));
         p.drawLine(QPointF(v.xOf(static_cast<double>(m.send_time)), v.rowCenter(model.rowOfTimeline(m.send_timeline))),
             QPointF(v.xOf(static_cast<double>(m.recv_time)), v.rowCenter(model.rowOfTimeline(m.recv_timeline))));
+    }
+    if (const WaitStates *W = model.waits(); W && v.showWaits && v.selectedWait.valid()
+        && v.selectedWait.row < W->rowCount() && v.selectedWait.index < W->spans(v.selectedWait.row).size()) {
+        // The selected instance: its waiting part framed, and what made it wait (the culprit's
+        // state, and for the point-to-point patterns the message's arrow) in its colour.
+        const WaitSpan &s = W->span(v.selectedWait);
+        const QColor c = waitColor(s.pattern);
+        p.setBrush(Qt::NoBrush);
+        if (s.state != WaitSpan::kNone) {
+            auto [y0, y1] = v.boxY(v.selectedWait.row, model.depth(v.selectedWait.row, s.state));
+            const double a = v.xOf(static_cast<double>(s.start)), b = v.xOf(static_cast<double>(s.end));
+            p.setPen(QPen(c.darker(170), 2));
+            p.drawRect(QRectF(a, y0, std::max(b - a, 1.0), y1 - y0));
+        }
+        if (s.culpritRow >= 0 && s.culpritState != WaitSpan::kNone) {
+            auto [y0, y1] = v.boxY(s.culpritRow, model.depth(s.culpritRow, s.culpritState));
+            const double a = v.xOf(model.start(s.culpritRow, s.culpritState));
+            const double b = v.xOf(model.end(s.culpritRow, s.culpritState));
+            p.setPen(QPen(c, 3));
+            p.drawRect(QRectF(a - 1, y0 - 1, std::max(b - a, 1.0) + 2, y1 - y0 + 2));
+        }
+        if (s.message != WaitSpan::kNone && s.message < M.size()) {
+            const Message &m = M[s.message];
+            const QPointF a(v.xOf(static_cast<double>(m.send_time)), v.rowCenter(model.rowOfTimeline(m.send_timeline)));
+            const QPointF b(v.xOf(static_cast<double>(m.recv_time)), v.rowCenter(model.rowOfTimeline(m.recv_timeline)));
+            p.setPen(QPen(c, 3));
+            p.drawLine(a, b);
+            const QPointF d = b - a;
+            const double len = std::hypot(d.x(), d.y());
+            if (len > 12) {
+                const QPointF u = d / len, n(-u.y(), u.x());
+                p.setPen(QPen(c, 1));
+                p.setBrush(c);
+                p.drawPolygon(QPolygonF({ b, b - u * 10 + n * 5, b - u * 10 - n * 5 }));
+                p.setBrush(Qt::NoBrush);
+            }
+        }
     }
     if (v.cursorTime >= 0) {
         p.setPen(QPen(QColor(0, 120, 255), 1, Qt::DashLine));

@@ -11,6 +11,7 @@
 
 #include "timescale.h"
 #include "tracemodel.h"
+#include "waitstates.h"
 
 namespace upshot {
 
@@ -30,6 +31,9 @@ struct ViewState
     QRect rubberBand; // in canvas pixels; empty = none
     double cursorTime = -1; // search cursor, < 0 = none
     std::vector<int> selectedRows; // rows whose labels were clicked: search scope (empty = all)
+    bool showWaits = true; // the wait-state overlay, when the model has its wait states
+    int waitPattern = -1; // the pattern whose instances are selected (outlined), -1 = none
+    WaitRef selectedWait; // shown with its culprit's state and, point to point, its message
 
     QRect plotRect() const
     {
@@ -50,6 +54,7 @@ struct ViewState
 struct RenderStats
 {
     size_t boxes = 0, folds = 0, arrows = 0, arrowBundles = 0, events = 0;
+    size_t waitRuns = 0; // rectangles of the wait-state overlay
 };
 
 // Paints one frame of the model into a painter covering view.size.

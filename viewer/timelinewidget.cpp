@@ -30,6 +30,8 @@ TimelineWidget::TimelineWidget(QWidget *parent) : QAbstractScrollArea(parent)
 void TimelineWidget::setModel(std::shared_ptr<TraceModel> model, bool keepView)
 {
     m_model = std::move(model);
+    m_view.selectedWait = {};
+    m_view.waitPattern = -1;
     if (keepView && m_model) {
         // Indices into the old model mean nothing in the new one.
         m_view.selected = {};
@@ -141,11 +143,41 @@ void TimelineWidget::setSelectedRows(std::vector<int> rows)
     viewport()->update();
 }
 
+void TimelineWidget::setShowWaits(bool on)
+{
+    m_view.showWaits = on;
+    viewport()->update();
+}
+
+void TimelineWidget::setWaitPattern(int pattern)
+{
+    m_view.waitPattern = pattern;
+    viewport()->update();
+}
+
+void TimelineWidget::showWait(WaitRef w)
+{
+    const WaitStates *W = m_model ? m_model->waits() : nullptr;
+    if (!W || !w.valid() || w.row >= W->rowCount() || w.index >= W->spans(w.row).size()) return;
+    const WaitSpan &s = W->span(w);
+    if (s.state != WaitSpan::kNone) {
+        showState({ w.row, s.state });
+    } else {
+        TimeScale sc = m_view.scale;
+        setScale(TimeScale((s.start + s.end) / 2.0 - sc.visibleSpan() / 2, sc.nsPerPixel(), sc.width()), true);
+    }
+    m_view.selectedWait = w;
+    m_view.cursorTime = static_cast<double>(s.start);
+    viewport()->update();
+    emit detailsChanged(W->describe(*m_model, w));
+}
+
 void TimelineWidget::showState(StateRef s)
 {
     if (!m_model || !s.valid()) return;
     m_view.selected = s;
     m_view.selectedMessage = -1;
+    m_view.selectedWait = {};
     const double a = m_model->start(s.row, s.index), b = m_model->end(s.row, s.index);
     TimeScale sc = m_view.scale;
     const double span = sc.visibleSpan();
@@ -315,6 +347,7 @@ void TimelineWidget::keyPressEvent(QKeyEvent *e)
         m_view.measure.reset();
         m_view.selected = {};
         m_view.selectedMessage = -1;
+        m_view.selectedWait = {};
         viewport()->update();
         break;
     default:
@@ -416,6 +449,11 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent *e)
             if (d >= 0 && s.valid()) m_view.selected = s;
             m_view.selectedMessage = messageAt(*m_model, m_view, pos);
             if (m_view.selectedMessage >= 0) m_view.selected = {};
+            // A state that waits: its instance is selected too, to show what made it wait.
+            const WaitStates *W = m_model->waits();
+            m_view.selectedWait = W && m_view.showWaits && m_view.selected.valid()
+                ? W->atState(*m_model, m_view.selected.row, m_view.selected.index)
+                : WaitRef {};
         }
         m_view.cursorTime = m_view.timeAt(pos.x());
         if (!text.isEmpty()) emit detailsChanged(text);
@@ -469,7 +507,12 @@ QString TimelineWidget::describeAt(QPointF pos) const
     for (const LodBox &b : boxes) {
         if (b.x0 <= 4.5 && b.x1 >= 3.5) {
             if (b.folded) return m_model->describeFold(row, m_model->summarize(row, b.first, b.last));
-            return m_model->describeState({ row, b.first });
+            const QString text = m_model->describeState({ row, b.first });
+            // A state that waits first says how long, and for whom (its site ends the state's text).
+            if (const WaitStates *W = m_model->waits(); W && m_view.showWaits)
+                if (const WaitRef w = W->atState(*m_model, row, b.first); w.valid())
+                    return W->describe(*m_model, w, false) + QLatin1Char('\n') + text;
+            return text;
         }
     }
     return {};

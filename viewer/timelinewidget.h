@@ -49,6 +49,17 @@ public:
     std::vector<int> selectedRows() const { return m_view.selectedRows; }
     void setSelectedRows(std::vector<int> rows);
 
+    // The wait-state overlay (drawn when the model has its wait states; on by default).
+    void setShowWaits(bool on);
+    bool showWaits() const { return m_view.showWaits; }
+    // Frames the instances of pattern (-1 = none) in the overlay.
+    void setWaitPattern(int pattern);
+    // Selects a wait-state instance: its waiting state is selected and centred as by
+    // showState(), the cursor moves to where the waiting starts, and its culprit (and message)
+    // are highlighted.
+    void showWait(WaitRef w);
+    WaitRef selectedWait() const { return m_view.selectedWait; }
+
 signals:
     void viewChanged(double t0, double t1);
     void detailsChanged(const QString &text);

@@ -203,6 +203,13 @@ QString TraceModel::rowLabel(int row) const
     return threaded ? QStringLiteral("rank %1.%2").arg(T.rank).arg(T.thread) : QStringLiteral("rank %1").arg(T.rank);
 }
 
+int TraceModel::rowOf(uint32_t rank, uint32_t thread) const
+{
+    auto it = std::partition_point(m_rows.begin(), m_rows.end(),
+        [&](const Row &r) { return std::pair(r.rank, r.thread) < std::pair(rank, thread); });
+    return it != m_rows.end() && it->rank == rank && it->thread == thread ? static_cast<int>(it - m_rows.begin()) : -1;
+}
+
 int TraceModel::categoryIndexSlow(uint32_t id) const
 {
     for (size_t i = 0; i < m_categories.size(); ++i)

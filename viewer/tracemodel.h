@@ -140,6 +140,7 @@ struct Message
 };
 
 class ModelBuilder;
+class WaitStates;
 
 class TraceModel
 {
@@ -152,6 +153,8 @@ public:
     QString rowLabel(int row) const;
     uint32_t rank(int row) const { return m_rows[row].rank; }
     int rowOfTimeline(uint32_t timeline) const { return static_cast<int>(timeline); }
+    // The row of (rank, thread), or -1.
+    int rowOf(uint32_t rank, uint32_t thread) const;
     int worldSize() const { return m_worldSize; }
     double tBegin() const { return static_cast<double>(m_tBegin); }
     double tEnd() const { return static_cast<double>(m_tEnd); }
@@ -330,6 +333,12 @@ public:
     // Bytes held by the model's arrays (states, events, messages, blocks and indices), by capacity.
     size_t memoryBytes() const;
 
+    // The wait states of the log (waitstates.h), once analyzed: null until then, and for
+    // previews. Set on the GUI thread, which is the one that paints.
+    const WaitStates *waits() const { return m_waits.get(); }
+    std::shared_ptr<const WaitStates> sharedWaits() const { return m_waits; }
+    void setWaits(std::shared_ptr<const WaitStates> waits) { m_waits = std::move(waits); }
+
 private:
     friend class ModelBuilder;
 
@@ -373,6 +382,7 @@ private:
     int m_worldSize = 0;
     bool m_preview = false;
     QString m_program;
+    std::shared_ptr<const WaitStates> m_waits;
 };
 
 // Loads a logfile or an OTF2 archive into a model (decoding on all cores). progress (0..100) is

@@ -157,4 +157,39 @@ inline bool writeCallsiteLog(const std::string &path)
     return writeLog(path, callsiteRecords(), callsiteDefs());
 }
 
+// A two-rank run with known wait states (categories as defs(): MPI_Send 0, MPI_Recv 1,
+// MPI_Barrier 2; times in ns):
+//   rank 0: compute [0,100] (so that the run starts at 0: the model's times are the log's);
+//           MPI_Send [150,200] to rank 1 (tag 3, 64 bytes: eager); MPI_Barrier [300,450].
+//   rank 1: MPI_Recv [100,300] from rank 0, completing at 300; MPI_Barrier [400,450], late.
+// Waits: Late Sender on rank 1 [100,150] in its MPI_Recv, for rank 0's MPI_Send entered at 150
+// (the message 150 -> 300); Wait at Barrier on rank 0 [300,400], for rank 1 entering at 400.
+inline std::vector<std::vector<Record>> waitRecords()
+{
+    const uint16_t kSend = 0, kRecv = 1, kBarrier = 2, U = kUserCategoryBase;
+    std::vector<Record> r0 = { rec(RecordKind::kUserEvent, 0, U), rec(RecordKind::kUserEvent, 100, U + 1),
+        rec(RecordKind::kState, 150, kSend, 0, 0, 0, 50), rec(RecordKind::kSend, 150, kSend, 1, 3, 0, 64),
+        rec(RecordKind::kState, 300, kBarrier, 0, 0, 0, 150),
+        rec(RecordKind::kCollective, 300, kBarrier, -1, 0, 0, 0) };
+    std::vector<Record> r1 = { rec(RecordKind::kState, 100, kRecv, 0, 0, 0, 200),
+        rec(RecordKind::kRecv, 300, kRecv, 0, 3, 0, 64), rec(RecordKind::kState, 400, kBarrier, 0, 0, 0, 50),
+        rec(RecordKind::kCollective, 400, kBarrier, -1, 0, 0, 0) };
+    return { r0, r1 };
+}
+
+// n Late Senders every 200 ns: rank 1's MPI_Recv [200k, 200k+100] waits 40 ns for rank 0's
+// MPI_Send [200k+40, 200k+60] (tag 5, 8 bytes).
+inline std::vector<std::vector<Record>> denseWaitRecords(int n)
+{
+    std::vector<Record> r0, r1;
+    for (int k = 0; k < n; ++k) {
+        const uint64_t t = 200ull * k;
+        r0.push_back(rec(RecordKind::kState, t + 40, 0, 0, 0, 0, 20));
+        r0.push_back(rec(RecordKind::kSend, t + 40, 0, 1, 5, 0, 8));
+        r1.push_back(rec(RecordKind::kState, t, 1, 0, 0, 0, 100));
+        r1.push_back(rec(RecordKind::kRecv, t + 100, 1, 0, 5, 0, 8));
+    }
+    return { r0, r1 };
+}
+
 } // namespace testlog

@@ -47,6 +47,8 @@ private:
     std::shared_ptr<std::atomic<int>> m_latest = std::make_shared<std::atomic<int>>(0);
     int m_running = 0;
     bool m_analyzeWaits = true;
+    // Logs with more records than this get no automatic wait-state analysis (see loader.cpp).
+    static constexpr uint64_t kAutoWaitsRecords = 20000000;
 };
 
 } // namespace upshot

@@ -421,11 +421,13 @@ size_t WaitStates::memoryBytes() const
     return b;
 }
 
-mpe::StatusOr<std::shared_ptr<const WaitStates>> analyzeWaits(const mpe::log::LogFile &file, const TraceModel &model)
+mpe::StatusOr<std::shared_ptr<const WaitStates>> analyzeWaits(
+    const mpe::log::LogFile &file, const TraceModel &model, std::function<bool()> keepGoing)
 {
     try {
         mpe::waits::Options options;
         options.keep_instances = true;
+        options.keep_going = std::move(keepGoing);
         std::shared_ptr<const WaitStates> out;
         {
             auto report = mpe::waits::analyze(file, options);

@@ -30,6 +30,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -167,7 +168,9 @@ private:
 };
 
 // Runs mpe::waits::analyze() over file (the log model was built from) and lays the instances
-// out. Errors: the analysis's (corrupt, truncated, io-error), out-of-memory.
-mpe::StatusOr<std::shared_ptr<const WaitStates>> analyzeWaits(const mpe::log::LogFile &file, const TraceModel &model);
+// out; keepGoing, asked between chunks, can stop it (kCancelled). Errors: the analysis's
+// (corrupt, truncated, io-error), out-of-memory.
+mpe::StatusOr<std::shared_ptr<const WaitStates>> analyzeWaits(
+    const mpe::log::LogFile &file, const TraceModel &model, std::function<bool()> keepGoing = {});
 
 } // namespace upshot

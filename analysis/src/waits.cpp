@@ -474,6 +474,8 @@ StatusOr<Report> analyze(const log::LogFile& file, const Options& options) {
   for (size_t i = 0; i < nchunks; ++i) {
     const Status got = next.get();
     if (!got.ok()) return got;
+    if (options.keep_going && !options.keep_going())
+      return Status(StatusCode::kCancelled, "wait-state analysis stopped");
     if (i + 1 < nchunks) next = std::async(std::launch::async, read, i + 1);
     const std::vector<Record>* recs = &slots[i % 2].recs;
     const log::IndexEntry& entry = file.index()[i];

@@ -21,6 +21,8 @@ const char* status_code_name(StatusCode code) {
       return "invalid argument";
     case StatusCode::kOutOfMemory:
       return "out of memory";
+    case StatusCode::kCancelled:
+      return "cancelled";
   }
   return "unknown";
 }

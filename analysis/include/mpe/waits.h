@@ -27,6 +27,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -105,6 +106,9 @@ struct Options {
   // A standard-mode blocking send of more bytes than this is taken to use a rendezvous (and can
   // be a Late Receiver); synchronous sends always are. MPICH and Open MPI switch at 16-64 KiB.
   uint64_t eager_limit = 65536;
+  // Asked between chunks when set: false stops the analysis, which then returns kCancelled (a
+  // viewer whose user opened another file).
+  std::function<bool()> keep_going;
 };
 
 // Analyzes a whole logfile. Errors: the reader's (corrupt, truncated, io-error).

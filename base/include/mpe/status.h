@@ -16,7 +16,8 @@ enum class StatusCode {
   kTruncated,
   kIoError,
   kInvalidArgument,
-  kOutOfMemory
+  kOutOfMemory,
+  kCancelled  // the caller asked the work to stop
 };
 
 // Names a code ("corrupt", "truncated"...).

@@ -460,8 +460,8 @@ StatusOr<Report> analyze(const log::LogFile& file, const Options& options) {
   TimelineScan::Shared shared{file, traits, options, e, report, {}};
   std::unique_ptr<TimelineScan> scan;
   uint32_t cur_rank = UINT32_MAX, cur_thread = UINT32_MAX;
-  const size_t nchunks =
-      file.index().size();  // Two sets of buffers: the worker fills one while this thread scans the other.
+  const size_t nchunks = file.index().size();
+  // Two sets of buffers: the worker fills one while this thread scans the other.
   struct Slot {
     log::LogFile::ChunkScratch scratch;
     std::vector<Record> recs;

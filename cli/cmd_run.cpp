@@ -50,7 +50,7 @@ Launcher launcher_of(const std::string& command) {
 
 void add_run_command(CLI::App& app) {
   struct Options {
-    bool time = false, umq = false, log = false;
+    bool time = false, umq = false, log = false, quiet = false;
     std::vector<std::string> command;
   };
   auto opts = std::make_shared<Options>();
@@ -58,6 +58,8 @@ void add_run_command(CLI::App& app) {
   run->add_flag("--time", opts->time, "time, calls and bytes per MPI routine (libmpetime)");
   run->add_flag("--umq", opts->umq, "receives that meet a long unexpected-message queue (libumq)");
   run->add_flag("--log", opts->log, "timestamped event log (liblog)");
+  run->add_flag("--quiet", opts->quiet,
+                "no informational lines from the tools (MPE_QUIET=1); lines about lost data still print");
   run->add_option("command", opts->command, "the launcher and program, after --, e.g. -- mpiexec -n 4 ./app")
       ->required();
   set_action(run, [opts]() -> Status {
@@ -82,12 +84,15 @@ void add_run_command(CLI::App& app) {
     switch (launcher_of(argv[0])) {
       case Launcher::kOpenMpi:
         argv.insert(argv.begin() + 1, {"-x", "LD_PRELOAD=" + preload});
+        if (opts->quiet) argv.insert(argv.begin() + 1, {"-x", "MPE_QUIET=1"});
         break;
       case Launcher::kMpich:
         argv.insert(argv.begin() + 1, {"-genv", "LD_PRELOAD", preload});
+        if (opts->quiet) argv.insert(argv.begin() + 1, {"-genv", "MPE_QUIET", "1"});
         break;
       case Launcher::kNone:
         setenv("LD_PRELOAD", preload.c_str(), 1);
+        if (opts->quiet) setenv("MPE_QUIET", "1", 1);
         break;
     }
     std::vector<char*> cargv;

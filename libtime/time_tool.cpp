@@ -662,8 +662,8 @@ void finalize() {
     mpe::config::warn("libmpetime: cannot write the report " + txt + ": " + std::strerror(errno));
     return;
   }
-  mpe::config::warn("libmpetime: report in " + txt + " and " + json + "; " + std::to_string(files) + " of " +
-                    std::to_string(size) + " per-process files in " + base + ".<rank>.txt");
+  mpe::config::inform("libmpetime: report in " + txt + " and " + json + "; " + std::to_string(files) +
+                      " of " + std::to_string(size) + " per-process files in " + base + ".<rank>.txt");
 }
 
 void before_finalize() noexcept {

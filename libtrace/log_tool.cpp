@@ -140,9 +140,8 @@ void finish_log() {
   close_spill(!keep_parts);
   if (g_rank == 0 && drop_mpelog) ::unlink(out.c_str());
   if (ok && g_rank == 0 && !drop_mpelog)
-    std::fprintf(stderr, "mpe-tools: liblog wrote %s (%llu records, %llu bytes)\n", out.c_str(),
-                 static_cast<unsigned long long>(merged->records),
-                 static_cast<unsigned long long>(merged->bytes));
+    config::inform("liblog wrote " + out + " (" + std::to_string(merged->records) + " records, " +
+                   std::to_string(merged->bytes) + " bytes)");
   // Each rank whose own step failed says why; rank 0 speaks for the run.
   if (!ok && (g_rank == 0 || merged.status().message() != kAnotherRankFailed))
     config::warn("liblog: rank " + std::to_string(g_rank) + ": the merge into " + out + " failed (" +

@@ -126,8 +126,8 @@ bool write_otf2(MPI_Comm comm, const std::string& mpelog, const std::string& arc
         fs::remove_all(archive_dir, ec);
       if (ok) fs::rename(tmp, archive_dir, ec);
       if (ok && !ec)
-        config::warn("liblog wrote " + archive_dir + "/traces.otf2 (OTF2, " + std::to_string(size) +
-                     " ranks writing in parallel)");
+        config::inform("liblog wrote " + archive_dir + "/traces.otf2 (OTF2, " + std::to_string(size) +
+                       " ranks writing in parallel)");
       else {
         std::error_code ignored;
         fs::remove_all(tmp, ignored);

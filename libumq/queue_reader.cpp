@@ -221,10 +221,10 @@ void on_receive(mpe::Call& call) noexcept {
 }
 
 void no_variable_line(const std::string& looked_for) {
-  mpe::config::warn("umq: looked for the MPI_T performance variable " + looked_for +
-                    " (unexpected-message queue length); this MPI library exports none, so libumq "
-                    "is inactive. To get one, use MPICH configured with --enable-mpit-pvars=recvq "
-                    "(scripts/build-mpich-pvars) or Open MPI with its ob1 PML.");
+  mpe::config::inform("umq: looked for the MPI_T performance variable " + looked_for +
+                      " (unexpected-message queue length); this MPI library exports none, so libumq "
+                      "is inactive. To get one, use MPICH configured with --enable-mpit-pvars=recvq "
+                      "(scripts/build-mpich-pvars) or Open MPI with its ob1 PML.");
 }
 
 bool acceptable_type(MPI_Datatype t, int* width) {

@@ -38,6 +38,11 @@ void warn(const char* message, bool rank0_only) noexcept {
 
 void warn(const std::string& message, bool rank0_only) noexcept { warn(message.c_str(), rank0_only); }
 
+void inform(const std::string& message, bool rank0_only) noexcept {
+  static const bool quiet = env_bool("MPE_QUIET", false);  // read once: test harnesses set it per run
+  if (!quiet) warn(message.c_str(), rank0_only);
+}
+
 int64_t env_int(const char* name, int64_t fallback, int64_t min, int64_t max) {
   const char* v = env(name);
   if (!v) return fallback;

@@ -25,4 +25,9 @@ void warn(const std::string& message, bool rank0_only = true) noexcept;
 // The same without allocating: for reporting a failed allocation (pass a string literal).
 void warn(const char* message, bool rank0_only = true) noexcept;
 
+// An informational line ("liblog wrote ...", "report in ..."): printed as warn() does, except
+// under MPE_QUIET=1, which silences these and only these. A line that says data was lost, or
+// that a tool could not do its job, is a warn() and always prints.
+void inform(const std::string& message, bool rank0_only = true) noexcept;
+
 }  // namespace mpe::config

@@ -44,7 +44,7 @@ namespace {
 std::string g_finish_name;  // MPE_Finish_log's file name, if given; guarded by g_mutex
 
 std::string part_path(int rank) {
-  return config::output_dir() + "/" + config::output_prefix() + ".mpelog." + std::to_string(rank) + ".part";
+  return config::temp_dir() + "/" + config::output_name() + ".mpelog." + std::to_string(rank) + ".part";
 }
 
 std::string final_path() {
@@ -52,13 +52,12 @@ std::string final_path() {
   if (!g_finish_name.empty())
     return g_finish_name.ends_with(".mpelog") && g_finish_name.size() > 7 ? g_finish_name
                                                                           : g_finish_name + ".mpelog";
-  const std::string dir = config::env_string("MPE_LOG_DIR", ".");
-  return dir + "/" + config::output_prefix() + ".mpelog";
+  return config::output_path(".mpelog");
 }
 
 log::Definitions base_definitions() {
   log::Definitions d;
-  d.program = config::output_prefix();
+  d.program = config::output_name();
   d.clock = mpe_clock_name();
   d.ticks_per_second = mpe_clock_ticks_per_second();
   std::vector<std::string> names;
@@ -145,8 +144,8 @@ void finish_log() {
   // Each rank whose own step failed says why; rank 0 speaks for the run.
   if (!ok && (g_rank == 0 || merged.status().message() != kAnotherRankFailed))
     config::warn("liblog: rank " + std::to_string(g_rank) + ": the merge into " + out + " failed (" +
-                     merged.status().message() + "); the per-rank files " + config::output_prefix() +
-                     ".mpelog.<rank>.part are kept: run `mpe merge --recover`",
+                     merged.status().message() + "); the per-rank files " + config::temp_dir() + "/" +
+                     config::output_name() + ".mpelog.<rank>.part are kept: run `mpe merge --recover`",
                  false);
 }
 

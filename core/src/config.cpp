@@ -74,7 +74,7 @@ bool env_bool(const char* name, bool fallback) {
   return fallback;
 }
 
-std::string output_dir() {
+std::string temp_dir() {
   std::string dir = env_string("MPE_TMPDIR", ".");
   if (access(dir.c_str(), W_OK) != 0) {
     warn("MPE_TMPDIR='" + dir + "' is not a writable directory; writing to the working directory.");
@@ -85,6 +85,26 @@ std::string output_dir() {
 
 std::string output_prefix() { return env_string("MPE_LOGFILE_PREFIX", program_invocation_short_name); }
 
-std::string output_path(const std::string& suffix) { return output_dir() + "/" + output_prefix() + suffix; }
+std::string output_name() {
+  const std::string prefix = output_prefix();
+  const size_t slash = prefix.rfind('/');
+  return slash == std::string::npos ? prefix : prefix.substr(slash + 1);
+}
+
+std::string output_path(const std::string& suffix) {
+  const std::string prefix = output_prefix();
+  const size_t slash = prefix.rfind('/');
+  const std::string dir = slash == std::string::npos ? env_string("MPE_LOG_DIR", ".")
+                          : slash == 0               ? std::string("/")
+                                                     : prefix.substr(0, slash);
+  const std::string name = output_name();
+  if (access(dir.c_str(), W_OK) != 0) {
+    warn("the output directory '" + dir + "' (" +
+         (slash == std::string::npos ? "MPE_LOG_DIR" : "MPE_LOGFILE_PREFIX") +
+         ") does not exist or is not writable; writing " + name + suffix + " to the working directory.");
+    return "./" + name + suffix;
+  }
+  return (dir == "/" ? dir : dir + "/") + name + suffix;
+}
 
 }  // namespace mpe::config

@@ -24,7 +24,7 @@ void write_counts() noexcept {
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const std::string path =
-      mpe::config::output_dir() + "/count." COUNT_TOOL_NAME "." + std::to_string(rank) + ".txt";
+      mpe::config::temp_dir() + "/count." COUNT_TOOL_NAME "." + std::to_string(rank) + ".txt";
   FILE* f = std::fopen(path.c_str(), "w");
   if (!f) return;
   for (int i = 0; i < mpe::kFnCount; ++i)

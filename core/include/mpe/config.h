@@ -13,11 +13,18 @@ std::string env_string(const char* name, const std::string& fallback);
 // True for 1/yes/true/on; a value that is none of those nor 0/no/false/off is reported.
 bool env_bool(const char* name, bool fallback);
 
-// The directory for output files: MPE_TMPDIR, else the working directory.
-std::string output_dir();
-// The file prefix: MPE_LOGFILE_PREFIX, else the program name.
+// Where per-rank temporary files go (liblog's spill files), as MPE defines MPE_TMPDIR: that
+// directory, else the working directory.
+std::string temp_dir();
+// The file prefix: MPE_LOGFILE_PREFIX, else the program name. As in MPE it may include a
+// directory, absolute or relative to the working directory ("/scratch/run7", "out/run7").
 std::string output_prefix();
-// output_dir()/output_prefix() + suffix.
+// The prefix without its directory ("run7"): names temporary files and the program.
+std::string output_name();
+// Where an output file (logfile, report) named `suffix` goes: prefix + suffix when the prefix
+// includes a directory, else MPE_LOG_DIR (or the working directory) / prefix + suffix. A
+// directory that does not exist or cannot be written gets one line, and the working directory
+// is used instead.
 std::string output_path(const std::string& suffix);
 
 // Prints one line "mpe-tools: <message>" on stderr; from rank 0 only when rank0_only is set.

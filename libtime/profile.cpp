@@ -125,6 +125,23 @@ std::string innermost_text(const std::vector<Frame>& frames) {
 
 using Json = nlohmann::ordered_json;  // keeps the keys in the order written
 
+// The one text form of CallStats in the per-process file: " calls incl excl min max sent recv".
+std::string stats_fields(const CallStats& c) {
+  return fmt(" %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64, c.calls,
+             c.incl_ns, c.excl_ns, c.min_ns, c.max_ns, c.bytes_sent, c.bytes_recv);
+}
+
+bool read_stats(std::istream& in, CallStats* c) {
+  return static_cast<bool>(in >> c->calls >> c->incl_ns >> c->excl_ns >> c->min_ns >> c->max_ns >>
+                           c->bytes_sent >> c->bytes_recv);
+}
+
+// The one JSON form of CallStats, for routines and call sites alike.
+Json stats_json(const CallStats& c) {
+  return {{"calls", c.calls},          {"incl_ns", c.incl_ns}, {"excl_ns", c.excl_ns},
+          {"min_ns", c.min_ns},        {"max_ns", c.max_ns},   {"bytes_sent", c.bytes_sent},
+          {"bytes_recv", c.bytes_recv}};
+}
 Json frames_json(const std::vector<Frame>& frames) {
   Json out = Json::array();
   for (const Frame& f : frames)
@@ -204,16 +221,12 @@ std::string serialize(const RankProfile& p) {
   s += fmt("run_ns %" PRIu64 "\nmpi_ns %" PRIu64 "\n", p.run_ns, p.mpi_ns);
   s += fmt("routines %zu\n", p.routines.size());
   s += "# name calls incl_ns excl_ns min_ns max_ns bytes_sent bytes_recv\n";
-  for (const auto& r : p.routines)
-    s += fmt("%s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-             r.name.c_str(), r.calls, r.incl_ns, r.excl_ns, r.min_ns, r.max_ns, r.bytes_sent, r.bytes_recv);
+  for (const auto& r : p.routines) s += r.name + stats_fields(r) + "\n";
   s += fmt("callsites %zu\n", p.sites.size());
   s += "# site id routine calls incl_ns excl_ns min_ns max_ns bytes_sent bytes_recv frames\n";
   s += "# frame<TAB>line<TAB>offset<TAB>function<TAB>file<TAB>module, innermost first\n";
   for (const auto& c : p.sites) {
-    s += fmt("site %" PRIu32 " ", c.id) + c.routine +
-         fmt(" %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %zu\n",
-             c.calls, c.incl_ns, c.excl_ns, c.min_ns, c.max_ns, c.bytes_sent, c.bytes_recv, c.frames.size());
+    s += fmt("site %" PRIu32 " ", c.id) + c.routine + stats_fields(c) + fmt(" %zu\n", c.frames.size());
     for (const Frame& f : c.frames)
       s += fmt("frame\t%d\t0x%jx\t", f.line, static_cast<uintmax_t>(f.offset)) + one_field(f.function) +
            "\t" + one_field(f.file) + "\t" + one_field(f.module) + "\n";
@@ -272,8 +285,7 @@ StatusOr<RankProfile> parse(const std::string& text) {
     if (!content()) return Status(StatusCode::kTruncated, "truncated routine table");
     std::istringstream f(line);
     RoutineStats r;
-    if (!(f >> r.name >> r.calls >> r.incl_ns >> r.excl_ns >> r.min_ns >> r.max_ns >> r.bytes_sent >>
-          r.bytes_recv))
+    if (!(f >> r.name) || !read_stats(f, &r))
       return Status(StatusCode::kCorrupt, "corrupt routine line: " + line);
     p.routines.push_back(r);
   }
@@ -288,9 +300,8 @@ StatusOr<RankProfile> parse(const std::string& text) {
       std::string tag;
       SiteStats c;
       size_t nframes = 0;
-      if (!(f >> tag >> c.id >> c.routine >> c.calls >> c.incl_ns >> c.excl_ns >> c.min_ns >> c.max_ns >>
-            c.bytes_sent >> c.bytes_recv >> nframes) ||
-          tag != "site" || nframes > 64)
+      if (!(f >> tag >> c.id >> c.routine) || !read_stats(f, &c) || !(f >> nframes) || tag != "site" ||
+          nframes > 64)
         return Status(StatusCode::kCorrupt, "corrupt call-site line: " + line);
       while (c.frames.size() < nframes) {
         if (!content()) return Status(StatusCode::kTruncated, "truncated call-site frames");
@@ -398,23 +409,14 @@ std::string json_report(const std::vector<RankProfile>& ps) {
   Json per_rank = Json::array();
   for (const auto& p : ps) {
     Json routines = Json::object();
-    for (const auto& r : p.routines)
-      routines[r.name] = {{"calls", r.calls},          {"incl_ns", r.incl_ns}, {"excl_ns", r.excl_ns},
-                          {"min_ns", r.min_ns},        {"max_ns", r.max_ns},   {"bytes_sent", r.bytes_sent},
-                          {"bytes_recv", r.bytes_recv}};
+    for (const auto& r : p.routines) routines[r.name] = stats_json(r);
     Json sites = Json::array();
-    for (const auto& c : p.sites)
-      sites.push_back({{"id", c.id},
-                       {"routine", c.routine},
-                       {"text", callsite_text(c.frames)},
-                       {"calls", c.calls},
-                       {"incl_ns", c.incl_ns},
-                       {"excl_ns", c.excl_ns},
-                       {"min_ns", c.min_ns},
-                       {"max_ns", c.max_ns},
-                       {"bytes_sent", c.bytes_sent},
-                       {"bytes_recv", c.bytes_recv},
-                       {"frames", frames_json(c.frames)}});
+    for (const auto& c : p.sites) {
+      Json site = {{"id", c.id}, {"routine", c.routine}, {"text", callsite_text(c.frames)}};
+      site.update(stats_json(c));
+      site["frames"] = frames_json(c.frames);
+      sites.push_back(std::move(site));
+    }
     per_rank.push_back({{"rank", p.rank},
                         {"host", p.host},
                         {"threads", p.threads},

@@ -17,31 +17,29 @@ inline constexpr int kCurrentVersion = 2;
 inline constexpr int kMinSupportedVersion = 1;
 inline constexpr const char* kMagic = "mpetime";
 
-// One MPI routine in one process, summed over its threads. Times are nanoseconds.
-struct RoutineStats {
-  std::string name;
+// What libmpetime measures of a set of calls in one process (a routine's, or one call site's),
+// summed over its threads. Times are nanoseconds.
+struct CallStats {
   uint64_t calls = 0;
-  uint64_t incl_ns = 0;  // inclusive: wall time inside the routine
-  uint64_t excl_ns = 0;  // exclusive: minus the time of MPI calls nested inside it
+  uint64_t incl_ns = 0;  // inclusive: wall time inside the calls
+  uint64_t excl_ns = 0;  // exclusive: minus the time of MPI calls nested inside them
   uint64_t min_ns = 0;   // shortest and longest single call (inclusive)
   uint64_t max_ns = 0;
   uint64_t bytes_sent = 0;
   uint64_t bytes_recv = 0;
 };
 
+// One MPI routine in one process.
+struct RoutineStats : CallStats {
+  std::string name;
+};
+
 // One call site of one process: one MPI routine called from one place of the code (its frames,
-// innermost first, as MPE_CALLSITE_DEPTH asked). Times are nanoseconds, as for a routine.
-struct SiteStats {
+// innermost first, as MPE_CALLSITE_DEPTH asked).
+struct SiteStats : CallStats {
   uint32_t id = 0;  // the process's call-site id (mpe/callsite.h); 0: unknown call site
   std::string routine;
   std::vector<Frame> frames;  // empty when unknown
-  uint64_t calls = 0;
-  uint64_t incl_ns = 0;
-  uint64_t excl_ns = 0;
-  uint64_t min_ns = 0;  // shortest and longest single call (inclusive)
-  uint64_t max_ns = 0;
-  uint64_t bytes_sent = 0;
-  uint64_t bytes_recv = 0;
 };
 
 // Everything one process measured.

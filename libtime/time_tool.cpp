@@ -514,6 +514,18 @@ mpe::time::RankProfile collect(uint64_t end, int rank, int size) {
   auto ns = [&](uint64_t ticks) {
     return static_cast<uint64_t>(std::llround(static_cast<double>(ticks) * ns_per_tick));
   };
+  // A routine's or a site's sum, in nanoseconds: the one conversion both tables use.
+  auto stats = [&](const Sum& sum) {
+    mpe::time::CallStats c;
+    c.calls = sum.calls;
+    c.incl_ns = ns(sum.incl);
+    c.excl_ns = ns(sum.excl());
+    c.min_ns = ns(sum.min);
+    c.max_ns = ns(sum.max);
+    c.bytes_sent = sum.sent;
+    c.bytes_recv = sum.recv;
+    return c;
+  };
   mpe::time::RankProfile p;
   p.rank = rank;
   p.size = size;
@@ -552,13 +564,7 @@ mpe::time::RankProfile collect(uint64_t end, int rank, int size) {
     c.routine = mpe::kFnInfo[key.second].name;
     if (key.first >= 1 && key.first <= names.size() && names[key.first - 1].id == key.first)
       c.frames = names[key.first - 1].frames;
-    c.calls = sum.calls;
-    c.incl_ns = ns(sum.incl);
-    c.excl_ns = ns(sum.excl());
-    c.min_ns = ns(sum.min);
-    c.max_ns = ns(sum.max);
-    c.bytes_sent = sum.sent;
-    c.bytes_recv = sum.recv;
+    static_cast<mpe::time::CallStats&>(c) = stats(sum);
     p.sites.push_back(std::move(c));
   }
   for (int f = 0; f < mpe::kFnCount; ++f) {
@@ -568,13 +574,7 @@ mpe::time::RankProfile collect(uint64_t end, int rank, int size) {
     if (!sum.calls) continue;
     mpe::time::RoutineStats r;
     r.name = info.name;
-    r.calls = sum.calls;
-    r.incl_ns = ns(sum.incl);
-    r.excl_ns = ns(sum.excl());
-    r.min_ns = ns(sum.min);
-    r.max_ns = ns(sum.max);
-    r.bytes_sent = sum.sent;
-    r.bytes_recv = sum.recv;
+    static_cast<mpe::time::CallStats&>(r) = stats(sum);
     p.mpi_ns += r.excl_ns;
     p.routines.push_back(std::move(r));
   }

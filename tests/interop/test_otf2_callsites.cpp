@@ -21,15 +21,14 @@
 #include "mpe/log_layout.h"
 #include "mpe/log_reader.h"
 #include "mpe/log_writer.h"
+#include "otf2_test_support.h"
 
 namespace {
 
 using namespace mpe::log;
 using mpe::Frame;
 
-std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "interop_callsites_" + std::to_string(getpid()) + "_" + name;
-}
+std::string temp_path(const std::string& name) { return otf2_test::temp_path("interop_callsites", name); }
 
 constexpr uint16_t kSend = 0, kRecv = 1, kBarrier = 2;
 constexpr uint16_t kPhase = kUserCategoryBase + 1, kPhaseEnd = kUserCategoryBase + 2;
@@ -43,22 +42,9 @@ const Frame kPhaseFrame{"main", "/src/app/a.c", 5, "/bin/app", 0x1050};
 const Frame kRecvFrame{"main", "/src/app/c.c", 7, "/bin/app", 0x3070};
 
 Definitions defs() {
-  Definitions d;
-  d.world_size = 2;
-  d.program = "callsites";
-  d.clock = "monotonic";
-  d.ticks_per_second = 1e9;
-  d.categories = mpi_categories({"MPI_Send", "MPI_Recv", "MPI_Barrier"});
-  for (uint32_t r = 0; r < 2; ++r) {
-    RankMeta m;
-    m.rank = r;
-    m.world_size = 2;
-    m.host = "h";
-    m.threads = {ThreadDef{0, 100 + r}};
-    m.comms = {CommDef{0, 0, false, {0, 1}}, CommDef{1, (1ull << 62) | r, false, {static_cast<int32_t>(r)}}};
+  Definitions d = otf2_test::two_rank_definitions("callsites", {"MPI_Send", "MPI_Recv", "MPI_Barrier"});
+  for (RankMeta& m : d.ranks)
     m.user_categories = {Category{kPhase, CategoryKind::kState, kPhaseEnd, 0x00FF00, "phase"}};
-    d.ranks.push_back(m);
-  }
   // Rank-local ids (1..n on each rank): the same frames have different ids on the two ranks.
   d.ranks[0].callsites = {CallSiteDef{1, {kSendFrame}}, CallSiteDef{2, kDeep}, CallSiteDef{3, {kNoLine}},
                           CallSiteDef{4, {kPhaseFrame}}};
@@ -191,15 +177,7 @@ struct Seen {
 
 Seen read_archive(const std::string& dir, bool enter_leave_only) {
   Seen seen;
-  OTF2_Reader* r = OTF2_Reader_Open((dir + "/traces.otf2").c_str());
-  EXPECT_NE(r, nullptr);
-  if (!r) return seen;
-  OTF2_Reader_SetSerialCollectiveCallbacks(r);
   OTF2_GlobalDefReaderCallbacks* dc = OTF2_GlobalDefReaderCallbacks_New();
-  OTF2_GlobalDefReaderCallbacks_SetStringCallback(dc, [](void* u, OTF2_StringRef self, const char* s) {
-    static_cast<Seen*>(u)->strings[self] = s;
-    return OTF2_CALLBACK_SUCCESS;
-  });
   OTF2_GlobalDefReaderCallbacks_SetRegionCallback(
       dc, [](void* u, OTF2_RegionRef self, OTF2_StringRef name, OTF2_StringRef, OTF2_StringRef,
              OTF2_RegionRole, OTF2_Paradigm paradigm, OTF2_RegionFlag, OTF2_StringRef, uint32_t, uint32_t) {
@@ -214,22 +192,6 @@ Seen read_archive(const std::string& dir, bool enter_leave_only) {
         static_cast<Seen*>(u)->contexts[self] = {region, scl, parent};
         return OTF2_CALLBACK_SUCCESS;
       });
-  OTF2_GlobalDefReaderCallbacks_SetLocationCallback(
-      dc,
-      [](void* u, OTF2_LocationRef self, OTF2_StringRef, OTF2_LocationType, uint64_t, OTF2_LocationGroupRef) {
-        static_cast<Seen*>(u)->locations.push_back(self);
-        return OTF2_CALLBACK_SUCCESS;
-      });
-  uint64_t n = 0;
-  OTF2_GlobalDefReader* gdr = OTF2_Reader_GetGlobalDefReader(r);
-  OTF2_Reader_RegisterGlobalDefCallbacks(r, gdr, dc, &seen);
-  EXPECT_EQ(OTF2_Reader_ReadAllGlobalDefinitions(r, gdr, &n), OTF2_SUCCESS);
-  OTF2_Reader_CloseGlobalDefReader(r, gdr);
-  OTF2_GlobalDefReaderCallbacks_Delete(dc);
-
-  for (uint64_t l : seen.locations) OTF2_Reader_SelectLocation(r, l);
-  EXPECT_EQ(OTF2_Reader_OpenDefFiles(r), OTF2_SUCCESS);
-  EXPECT_EQ(OTF2_Reader_OpenEvtFiles(r), OTF2_SUCCESS);
   OTF2_EvtReaderCallbacks* ec = OTF2_EvtReaderCallbacks_New();
   if (enter_leave_only) {
     OTF2_EvtReaderCallbacks_SetEnterCallback(
@@ -261,20 +223,7 @@ Seen read_archive(const std::string& dir, bool enter_leave_only) {
           return OTF2_CALLBACK_SUCCESS;
         });
   }
-  for (uint64_t l : seen.locations) {
-    OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(r, l);
-    if (OTF2_DefReader* dr = OTF2_Reader_GetDefReader(r, l)) {  // the mapping tables
-      OTF2_Reader_ReadAllLocalDefinitions(r, dr, &n);
-      OTF2_Reader_CloseDefReader(r, dr);
-    }
-    OTF2_Reader_RegisterEvtCallbacks(r, er, ec, &seen);
-    EXPECT_EQ(OTF2_Reader_ReadAllLocalEvents(r, er, &n), OTF2_SUCCESS);
-    OTF2_Reader_CloseEvtReader(r, er);
-  }
-  OTF2_EvtReaderCallbacks_Delete(ec);
-  OTF2_Reader_CloseDefFiles(r);
-  OTF2_Reader_CloseEvtFiles(r);
-  OTF2_Reader_Close(r);
+  otf2_test::read_archive(dir, dc, ec, &seen);
   return seen;
 }
 

@@ -15,14 +15,13 @@
 #include "mpe/interop.h"
 #include "mpe/log_reader.h"
 #include "mpe/log_writer.h"
+#include "otf2_test_support.h"
 
 namespace {
 
 using namespace mpe::log;
 
-std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "interop_test_" + std::to_string(getpid()) + "_" + name;
-}
+std::string temp_path(const std::string& name) { return otf2_test::temp_path("interop_test", name); }
 
 Record rec(RecordKind k, uint64_t t, uint16_t cat, int32_t a = 0, int32_t b = 0, uint32_t comm = 0,
            uint64_t c = 0) {
@@ -32,22 +31,10 @@ Record rec(RecordKind k, uint64_t t, uint16_t cat, int32_t a = 0, int32_t b = 0,
 constexpr uint16_t kSend = 0, kRecv = 1, kBarrier = 2, kPcontrol = 3;
 
 Definitions defs() {
-  Definitions d;
-  d.world_size = 2;
-  d.program = "nesting";
-  d.clock = "monotonic";
-  d.ticks_per_second = 1e9;
-  d.categories = mpi_categories({"MPI_Send", "MPI_Recv", "MPI_Barrier", "MPI_Pcontrol"});
-  for (uint32_t r = 0; r < 2; ++r) {
-    RankMeta m;
-    m.rank = r;
-    m.world_size = 2;
-    m.host = "h";
-    m.threads = {ThreadDef{0, 100 + r}};
-    m.comms = {CommDef{0, 0, false, {0, 1}}, CommDef{1, (1ull << 62) | r, false, {static_cast<int32_t>(r)}}};
+  Definitions d =
+      otf2_test::two_rank_definitions("nesting", {"MPI_Send", "MPI_Recv", "MPI_Barrier", "MPI_Pcontrol"});
+  for (RankMeta& m : d.ranks)
     m.user_categories = {Category{kUserCategoryBase + 5, CategoryKind::kEvent, 0, 0x00FF00, "tick"}};
-    d.ranks.push_back(m);
-  }
   merge_user_categories(&d);
   return d;
 }

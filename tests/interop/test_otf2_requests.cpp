@@ -23,35 +23,20 @@
 #include "mpe/log_layout.h"
 #include "mpe/log_reader.h"
 #include "mpe/log_writer.h"
+#include "otf2_test_support.h"
 
 namespace {
 
 using namespace mpe::log;
 
-std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "interop_requests_" + std::to_string(getpid()) + "_" + name;
-}
+std::string temp_path(const std::string& name) { return otf2_test::temp_path("interop_requests", name); }
 
 enum : uint16_t { kInit, kIallreduce, kIbcast, kIsend, kIrecv, kWaitall, kWait, kIbarrier, kTest, kBarrier };
 
 Definitions defs() {
-  Definitions d;
-  d.world_size = 2;
-  d.program = "requests";
-  d.clock = "monotonic";
-  d.ticks_per_second = 1e9;
-  d.categories = mpi_categories({"MPI_Init", "MPI_Iallreduce", "MPI_Ibcast", "MPI_Isend", "MPI_Irecv",
-                                 "MPI_Waitall", "MPI_Wait", "MPI_Ibarrier", "MPI_Test", "MPI_Barrier"});
-  for (uint32_t r = 0; r < 2; ++r) {
-    RankMeta m;
-    m.rank = r;
-    m.world_size = 2;
-    m.host = "h";
-    m.threads = {ThreadDef{0, 100 + r}};
-    m.comms = {CommDef{0, 0, false, {0, 1}}, CommDef{1, (1ull << 62) | r, false, {static_cast<int32_t>(r)}}};
-    d.ranks.push_back(m);
-  }
-  return d;
+  return otf2_test::two_rank_definitions(
+      "requests", {"MPI_Init", "MPI_Iallreduce", "MPI_Ibcast", "MPI_Isend", "MPI_Irecv", "MPI_Waitall",
+                   "MPI_Wait", "MPI_Ibarrier", "MPI_Test", "MPI_Barrier"});
 }
 
 Record state(uint64_t start, uint64_t end, uint16_t cat) {
@@ -134,15 +119,7 @@ std::string root_text(uint32_t root) { return root == OTF2_UNDEFINED_UINT32 ? "n
 
 Seen read_archive(const std::string& dir) {
   Seen seen;
-  OTF2_Reader* r = OTF2_Reader_Open((dir + "/traces.otf2").c_str());
-  EXPECT_NE(r, nullptr);
-  if (!r) return seen;
-  OTF2_Reader_SetSerialCollectiveCallbacks(r);
   OTF2_GlobalDefReaderCallbacks* dc = OTF2_GlobalDefReaderCallbacks_New();
-  OTF2_GlobalDefReaderCallbacks_SetStringCallback(dc, [](void* u, OTF2_StringRef self, const char* s) {
-    static_cast<Seen*>(u)->strings[self] = s;
-    return OTF2_CALLBACK_SUCCESS;
-  });
   OTF2_GlobalDefReaderCallbacks_SetRegionCallback(
       dc, [](void* u, OTF2_RegionRef self, OTF2_StringRef name, OTF2_StringRef, OTF2_StringRef,
              OTF2_RegionRole, OTF2_Paradigm, OTF2_RegionFlag, OTF2_StringRef, uint32_t, uint32_t) {
@@ -150,22 +127,6 @@ Seen read_archive(const std::string& dir) {
         s->regions[self] = s->strings[name];
         return OTF2_CALLBACK_SUCCESS;
       });
-  OTF2_GlobalDefReaderCallbacks_SetLocationCallback(
-      dc,
-      [](void* u, OTF2_LocationRef self, OTF2_StringRef, OTF2_LocationType, uint64_t, OTF2_LocationGroupRef) {
-        static_cast<Seen*>(u)->locations.push_back(self);
-        return OTF2_CALLBACK_SUCCESS;
-      });
-  uint64_t n = 0;
-  OTF2_GlobalDefReader* gdr = OTF2_Reader_GetGlobalDefReader(r);
-  OTF2_Reader_RegisterGlobalDefCallbacks(r, gdr, dc, &seen);
-  EXPECT_EQ(OTF2_Reader_ReadAllGlobalDefinitions(r, gdr, &n), OTF2_SUCCESS);
-  OTF2_Reader_CloseGlobalDefReader(r, gdr);
-  OTF2_GlobalDefReaderCallbacks_Delete(dc);
-
-  for (uint64_t l : seen.locations) OTF2_Reader_SelectLocation(r, l);
-  EXPECT_EQ(OTF2_Reader_OpenDefFiles(r), OTF2_SUCCESS);
-  EXPECT_EQ(OTF2_Reader_OpenEvtFiles(r), OTF2_SUCCESS);
   OTF2_EvtReaderCallbacks* ec = OTF2_EvtReaderCallbacks_New();
   static auto add = [](OTF2_LocationRef l, void* u, uint64_t t, const std::string& text) {
     static_cast<Seen*>(u)->events[l].push_back(std::to_string(t) + " " + text);
@@ -242,20 +203,7 @@ Seen read_archive(const std::string& dir) {
                 " bytes=" + std::to_string(len));
         return OTF2_CALLBACK_SUCCESS;
       });
-  for (uint64_t l : seen.locations) {
-    OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(r, l);
-    if (OTF2_DefReader* dr = OTF2_Reader_GetDefReader(r, l)) {  // the mapping tables
-      OTF2_Reader_ReadAllLocalDefinitions(r, dr, &n);
-      OTF2_Reader_CloseDefReader(r, dr);
-    }
-    OTF2_Reader_RegisterEvtCallbacks(r, er, ec, &seen);
-    EXPECT_EQ(OTF2_Reader_ReadAllLocalEvents(r, er, &n), OTF2_SUCCESS);
-    OTF2_Reader_CloseEvtReader(r, er);
-  }
-  OTF2_EvtReaderCallbacks_Delete(ec);
-  OTF2_Reader_CloseDefFiles(r);
-  OTF2_Reader_CloseEvtFiles(r);
-  OTF2_Reader_Close(r);
+  otf2_test::read_archive(dir, dc, ec, &seen);
   return seen;
 }
 

@@ -187,12 +187,7 @@ class TimelineScan {
   }
 
   bool world(uint32_t comm, int32_t r, int32_t* out, uint64_t* gid) const {
-    if (comm >= rm_.comms.size()) return false;
-    const log::CommDef& c = rm_.comms[comm];
-    if (c.index != comm || r < 0 || static_cast<size_t>(r) >= c.members.size()) return false;
-    *out = c.members[static_cast<size_t>(r)];
-    *gid = c.global_id;
-    return true;
+    return log::world_rank(rm_, comm, r, out, gid);
   }
 
   void attach(Need what, size_t index, int64_t t) {

@@ -174,6 +174,17 @@ class UserStates {
   std::vector<uint32_t> open_sites_;                // call site of each open state
 };
 
+// The world rank of rank r of a rank's communicator `comm` (a record's per-rank comm index), and
+// the communicator's global id; false when the definitions do not know them.
+inline bool world_rank(const RankMeta& rm, uint32_t comm, int32_t r, int32_t* world, uint64_t* gid) {
+  if (comm >= rm.comms.size()) return false;
+  const CommDef& c = rm.comms[comm];
+  if (c.index != comm || r < 0 || static_cast<size_t>(r) >= c.members.size()) return false;
+  *world = c.members[static_cast<size_t>(r)];
+  *gid = c.global_id;
+  return true;
+}
+
 // Interprets n records of chunk e in logged order, exactly as load_trace() does, and tells sink:
 //   sink.state(start, end, cat, depth, site)  an MPI call, or a user state whose end event came;
 //   sink.event(const Event&)              everything else that is kept as a point;
@@ -186,12 +197,7 @@ void interpret_records(const LogFile& file, const IndexEntry& e, const Record* r
                        UserStates* user_states, Sink& sink) {
   const RankMeta& rm = file.definitions().ranks[e.rank];
   auto world = [&](uint32_t comm, int32_t r, int32_t* out, uint64_t* gid) {
-    if (comm >= rm.comms.size()) return false;
-    const CommDef& c = rm.comms[comm];
-    if (c.index != comm || r < 0 || static_cast<size_t>(r) >= c.members.size()) return false;
-    *out = c.members[static_cast<size_t>(r)];
-    *gid = c.global_id;
-    return true;
+    return world_rank(rm, comm, r, out, gid);
   };
   const int32_t me = static_cast<int32_t>(e.rank);
   const bool has_sites = file.version() >= kFirstCallsiteVersion;

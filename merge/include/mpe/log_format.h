@@ -32,6 +32,13 @@ enum class RecordKind : uint8_t {
   // can be written: a = the request's serial on its thread (1, 2, ...), b = RequestWhat.
   kRequestPost = 9,   // posted: for a send, the kSend just before it (same time) is its message
   kRequestDone = 10,  // completed: for a receive, the kRecv just after it (same time) is its message
+  // Reserved for format version 4 (fields documented where they are implemented, and in
+  // docs/FORMAT.md): MPI_T performance-variable samples (liblog's MPE_LOG_PVARS) and one-sided
+  // communication (RMA operations, their completions, window creation).
+  kCounter = 11,
+  kRmaOp = 12,
+  kRmaComplete = 13,
+  kWinCreate = 14,
 };
 
 enum class RequestWhat : int32_t {

@@ -1,7 +1,11 @@
 // What liblog costs: (1) ns added per logged cheap call (MPI_Iprobe through liblog against
 // PMPI_Iprobe, same process, same run, alternating); (2) the finalize merge: N logged calls per
 // rank, the time MPI_Finalize takes and its throughput; peak memory per rank.
+// (3) "pvar": the same added cost per MPI_Iprobe (a receive-family call, where MPE_LOG_PVARS reads)
+// and, in the same run, one raw PMPI_T_pvar_read of the queue variable; bench/log_pvars.sh runs it
+// with and without MPE_LOG_PVARS=umq and prints what the variable adds beyond liblog alone.
 // Run: mpiexec -n 2 bench_log cost [reps]      mpiexec -n 8 bench_log merge [calls per rank]
+//      mpiexec -n 1 bench_log pvar [reps]
 // (linked with liblog.so; MPE_LOG_BUFFER bounds the record buffer).
 #include <mpi.h>
 #include <unistd.h>
@@ -16,6 +20,7 @@
 #include <vector>
 
 #include "cheap_call.h"
+#include "queue_variable.h"
 
 namespace {
 
@@ -53,6 +58,34 @@ int main(int argc, char** argv) {
           "time; includes compression and spilling)\n",
           p.baseline, p.candidate, p.added, clock_ns, reps, kIters);
     }
+    PMPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+  }
+  if (mode == "pvar") {
+    const int reps = argc > 2 ? std::atoi(argv[2]) : 31;
+    constexpr int kIters = 200000;
+    int provided;
+    PMPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    MPI_T_pvar_session session;
+    MPI_T_pvar_handle handle;
+    char name[256];
+    if (rank == 0 && open_queue_variable(&session, &handle, name)) {
+      static unsigned char buf[1 << 16];
+      iprobe_ns(PMPI_Iprobe, kIters);  // warm up both paths
+      iprobe_ns(MPI_Iprobe, kIters);
+      const Paired p = paired(
+          reps, [] { return iprobe_ns(PMPI_Iprobe, kIters); }, [] { return iprobe_ns(MPI_Iprobe, kIters); });
+      const double read_ns = median_of(
+          reps, [&] { return ns_per_call([&] { PMPI_T_pvar_read(session, handle, buf); }, kIters, cpu_ns); });
+      std::printf("bench_log pvar: variable=%s MPE_LOG_PVARS=%s added=%.2f read=%.2f\n", name,
+                  std::getenv("MPE_LOG_PVARS") ? std::getenv("MPE_LOG_PVARS") : "", p.added, read_ns);
+      PMPI_T_pvar_handle_free(session, &handle);
+      PMPI_T_pvar_session_free(&session);
+    } else if (rank == 0) {
+      std::printf("bench_log pvar: skipped: this MPI exports no unexpected-queue variable\n");
+    }
+    PMPI_T_finalize();
     PMPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();
     return 0;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "paired.h"
+#include "queue_variable.h"
 
 namespace {
 
@@ -25,35 +26,6 @@ using mpe::bench::median;
 template <typename F>
 double ns_per(F f, int iterations) {
   return mpe::bench::ns_per_call(f, iterations, mpe::bench::cpu_ns);
-}
-
-// The variable libumq would use, bound to MPI_COMM_WORLD when it is per communicator.
-bool open_variable(MPI_T_pvar_session* session, MPI_T_pvar_handle* handle, char* name_out) {
-  const char* env = std::getenv("MPE_UMQ_PVAR");
-  const char* names[] = {env && *env ? env : "unexpected_recvq_length", "pml_ob1_unexpected_msgq_length"};
-  int num = 0;
-  PMPI_T_pvar_get_num(&num);
-  for (const char* want : names)
-    for (int i = 0; i < num; ++i) {
-      char name[256], desc[256];
-      int nl = sizeof name, dl = sizeof desc, verb, cls, bind, ro, cont, atom;
-      MPI_Datatype type;
-      MPI_T_enum et;
-      if (PMPI_T_pvar_get_info(i, name, &nl, &verb, &cls, &type, &et, desc, &dl, &bind, &ro, &cont, &atom) !=
-              MPI_SUCCESS ||
-          std::strcmp(name, want) != 0)
-        continue;
-      MPI_Comm world = MPI_COMM_WORLD;
-      int count = 0;
-      if (PMPI_T_pvar_session_create(session) != MPI_SUCCESS) return false;
-      if (PMPI_T_pvar_handle_alloc(*session, i, bind == MPI_T_BIND_MPI_COMM ? &world : nullptr, handle,
-                                   &count) != MPI_SUCCESS)
-        return false;
-      if (!cont) PMPI_T_pvar_start(*session, *handle);
-      std::snprintf(name_out, 256, "%s", name);
-      return true;
-    }
-  return false;
 }
 
 void* g_frames[16];
@@ -79,7 +51,7 @@ int main(int argc, char** argv) {
   MPI_T_pvar_session session;
   MPI_T_pvar_handle handle;
   char name[256];
-  if (open_variable(&session, &handle, name)) {
+  if (mpe::bench::open_queue_variable(&session, &handle, name)) {
     static unsigned char buf[1 << 16];
     std::vector<double> tool, plain, read;
     int flag;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "mpe/log_counters.h"
 #include "mpe/log_reader.h"
 
 namespace mpe::cli {
@@ -35,6 +36,13 @@ const char* kind_name(log::RecordKind k) {
     case log::RecordKind::kRequestPost:  // folded into messages; never an event
     case log::RecordKind::kRequestDone:
       return "request";
+    case log::RecordKind::kRmaOp:  // folded into RMA transfers ("rma")
+    case log::RecordKind::kRmaComplete:
+      return "rma";
+    case log::RecordKind::kWinCreate:
+      return "win";
+    case log::RecordKind::kCounter:  // read through mpe/log_counters.h
+      return "counter";
   }
   return "?";
 }
@@ -54,8 +62,9 @@ void add_print_command(CLI::App& app) {
   cmd->add_option("--rank", opts->ranks, "only these ranks (repeatable)");
   cmd->add_option("--from", opts->from, "only from this time (ns since the start)");
   cmd->add_option("--to", opts->to, "only up to this time (ns since the start)");
-  cmd->add_option("--kind", opts->kinds,
-                  "only these kinds: state, msg, coll, marker, event, comm, send, recv (repeatable)");
+  cmd->add_option(
+      "--kind", opts->kinds,
+      "only these kinds: state, msg, coll, marker, event, comm, send, recv, rma, win, counter (repeatable)");
   set_action(cmd, [opts]() -> Status {
     const auto got = load_log(opts->file);
     if (!got.ok()) return got.status();
@@ -111,6 +120,15 @@ void add_print_command(CLI::App& app) {
             std::snprintf(buf, sizeof buf, "%lld r%u.t%u comm index=%u size=%d",
                           static_cast<long long>(e.time), T.rank, T.thread, e.comm, e.a);
             break;
+          case log::RecordKind::kWinCreate:
+            std::snprintf(buf, sizeof buf, "%lld r%u.t%u win %s index=%d comm=%u ordinal=%d bytes=%llu",
+                          static_cast<long long>(e.time), T.rank, T.thread,
+                          file->category_name(e.cat).c_str(), e.a, e.comm, e.b,
+                          static_cast<unsigned long long>(e.c));
+            break;
+          case log::RecordKind::kRmaOp:  // printed below, as transfers
+          case log::RecordKind::kRmaComplete:
+            continue;
           default:  // an unmatched send or receive whose communicator is unknown
             std::snprintf(buf, sizeof buf, "%lld r%u.t%u %s peer=%d tag=%d comm=%u bytes=%llu (unmatched)",
                           static_cast<long long>(e.time), T.rank, T.thread, k, e.a, e.b, e.comm,
@@ -131,6 +149,44 @@ void add_print_command(CLI::App& app) {
                       static_cast<long long>(m.recv_time), m.tag, static_cast<unsigned long long>(m.bytes),
                       static_cast<unsigned long long>(m.comm));
         lines.push_back({m.send_time, m.send_timeline, buf});
+      }
+    }
+    for (const auto& x : tr->rma.transfers) {
+      const auto& O = tr->timelines[x.origin_timeline];
+      if (!(kinds.empty() || kinds.count("rma")) ||
+          !(ranks.empty() || ranks.count(static_cast<int>(O.rank)) || ranks.count(x.target)) ||
+          x.start < opts->from || x.start > opts->to)
+        continue;
+      const std::string done = x.complete >= 0
+                                   ? std::to_string(x.complete) + " by " + file->category_name(x.complete_cat)
+                                   : "never";
+      std::snprintf(
+          buf, sizeof buf, "%lld r%u.t%u rma %s -> r%d window=%u sent=%llu received=%llu completed=%s (%s)",
+          static_cast<long long>(x.start), O.rank, O.thread, log::rma_kind_name(x.kind), x.target, x.window,
+          static_cast<unsigned long long>(x.sent), static_cast<unsigned long long>(x.received), done.c_str(),
+          file->category_name(x.cat).c_str());
+      lines.push_back({x.start, x.origin_timeline, buf});
+    }
+    if (kinds.empty() || kinds.count("counter")) {
+      const log::Counters counters(*file);
+      for (uint32_t rank = 0; rank < file->definitions().world_size && !counters.all().empty(); ++rank) {
+        if (!ranks.empty() && !ranks.count(static_cast<int>(rank))) continue;
+        const Status s =
+            log::for_each_counter_sample(*file, counters, rank, [&](const log::CounterSample& x) {
+              if (x.time < opts->from || x.time > opts->to) return;
+              const log::Counter* c = counters.counter(x.counter);
+              const bool delta = c && c->def.semantics == PvarSemantics::kDelta;
+              std::string where = x.comm == log::kUnknownComm ? "" : " comm=" + std::to_string(x.comm);
+              if (x.max_peer >= 0) where += " max_peer=" + std::to_string(x.max_peer);
+              if (c && c->def.semantics == PvarSemantics::kWatermark)
+                where += " changes=" + std::to_string(x.changes);
+              std::snprintf(buf, sizeof buf, "%lld r%u.t%u counter %s %s=%.17g%s",
+                            static_cast<long long>(x.time), rank, x.thread, c ? c->def.name.c_str() : "?",
+                            delta ? "delta" : "value", x.value, where.c_str());
+              const int tl = tr->timeline_of(rank, x.thread);
+              lines.push_back({x.time, tl < 0 ? 0u : static_cast<uint32_t>(tl), buf});
+            });
+        if (!s.ok()) return s;
       }
     }
     std::stable_sort(lines.begin(), lines.end(),

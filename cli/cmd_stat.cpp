@@ -106,6 +106,21 @@ void add_stat_command(CLI::App& app) {
       }
     }
     for (const auto& m : tr->messages) bytes += m.bytes;
+    // One-sided operations: totals, and count and bytes per kind of operation.
+    struct RmaKindStat {
+      uint64_t count = 0, sent = 0, received = 0;
+    };
+    std::map<std::string, RmaKindStat> rma_kinds;
+    uint64_t rma_sent = 0, rma_received = 0, rma_completed = 0;
+    for (const auto& t : tr->rma.transfers) {
+      auto& k = rma_kinds[log::rma_kind_name(t.kind)];
+      ++k.count;
+      k.sent += t.sent;
+      k.received += t.received;
+      rma_sent += t.sent;
+      rma_received += t.received;
+      if (t.complete >= 0) ++rma_completed;
+    }
     const auto site_stats = callsite_stats(*file);
     if (!site_stats.ok()) return site_stats.status();
     // Call sites by total time, the way mpiP ranks them; only for logs that have call sites.
@@ -138,6 +153,15 @@ void add_stat_command(CLI::App& app) {
                        {"unmatched_recvs", tr->unmatched_recvs},
                        {"backward", tr->backward_messages},
                        {"bytes", bytes}};
+      Json& rma = o["rma"] = {{"windows", tr->rma.windows.size()},
+                              {"operations", tr->rma.transfers.size()},
+                              {"completed", rma_completed},
+                              {"unresolved", tr->rma.unresolved},
+                              {"bytes_sent", rma_sent},
+                              {"bytes_received", rma_received}};
+      Json& by_kind = rma["by_kind"] = Json::object();
+      for (const auto& [kind, k] : rma_kinds)
+        by_kind[kind] = {{"count", k.count}, {"bytes_sent", k.sent}, {"bytes_received", k.received}};
       o["collectives"] = collectives;
       o["markers"] = markers;
       o["user_events"] = user_events;
@@ -199,6 +223,12 @@ void add_stat_command(CLI::App& app) {
         tr->messages.size(), static_cast<unsigned long long>(tr->unmatched_sends),
         static_cast<unsigned long long>(tr->unmatched_recvs), static_cast<unsigned long long>(bytes),
         static_cast<unsigned long long>(tr->backward_messages));
+    std::printf(
+        "one-sided:  %zu operations (%llu completed, %llu unresolved) on %zu windows, %llu bytes sent, "
+        "%llu bytes received\n",
+        tr->rma.transfers.size(), static_cast<unsigned long long>(rma_completed),
+        static_cast<unsigned long long>(tr->rma.unresolved), tr->rma.windows.size(),
+        static_cast<unsigned long long>(rma_sent), static_cast<unsigned long long>(rma_received));
     std::printf(
         "events:     %llu collectives, %llu Pcontrol markers, %llu user events, %llu communicators created\n",
         static_cast<unsigned long long>(collectives), static_cast<unsigned long long>(markers),

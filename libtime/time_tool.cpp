@@ -237,12 +237,12 @@ __attribute__((noinline)) void count_bytes(const Call& c, Row& st, Table* t) noe
     case CallClass::kTestsome:
       completed_bytes(c, st, t);
       return;
-    case CallClass::kRma:
-      if (c.has(role::sendtype))
-        sent = (c.has(role::sendcount) ? c.sendcount : 1) * mpe::type_size(c.sendtype);
-      if (c.has(role::recvtype))
-        recv = (c.has(role::recvcount) ? c.recvcount : 1) * mpe::type_size(c.recvtype);
+    case CallClass::kRma: {
+      const mpe::Bytes b = mpe::rma_bytes(c);
+      sent = b.sent;
+      recv = b.recv;
       break;
+    }
     case CallClass::kFileRead:
       if (blocking) recv = mpe::status_bytes(c.status);
       break;
@@ -274,6 +274,7 @@ constexpr bool moves_bytes(CallClass c) {
     case CallClass::kCommCreate:
     case CallClass::kCommFree:
     case CallClass::kWinSync:
+    case CallClass::kWinCreate:
     case CallClass::kFileOpen:
     case CallClass::kFileClose:
       return false;

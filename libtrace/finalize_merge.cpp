@@ -1,10 +1,17 @@
 // The merge without a funnel.
 //
-// Steps: an exclusive scan of the ranks' chunk bytes gives each rank where its chunks start; the
-// planner places them; each rank copies its own chunks from its spill file into the logfile with
-// pread/pwrite, all ranks at once; rank 0 gathers only the index entries and rank definitions
-// (~100 B per chunk) and writes the tail, then the header. Cost: one pass over each rank's own
-// data, in parallel, plus one gather of the index.
+// Steps: an allgather of the ranks' chunk bytes (a running sum of them) gives each rank where
+// its chunks start; the planner places them; each rank copies its own chunks from its spill file
+// into the logfile with pread/pwrite, all ranks at once; rank 0 gathers only the index entries
+// and rank definitions (~100 B per chunk) and writes the tail, then the header. Cost: one pass
+// over each rank's own data, in parallel, plus one gather of the index.
+// Unshared directories: rank 0 writes a token at the start of the file, and a rank writes its own
+// part only when it reads that token back under rank 0's path. One allgather tells every rank who
+// sees the file and where each rank's part starts; the ranks that do not see it stream their
+// chunks to ranks that do (merge_relay.h), in bounded memory. When every rank sees the file this
+// costs nothing more: the allgather (24 bytes per rank) replaces the scan and the sum of the totals.
+// The file is written under a temporary name and renamed when complete, so a merge that fails or
+// dies never leaves a partial file by the logfile's name.
 // Failure modes: a local step that fails (a write, an allocation) only sets this rank's flag; the
 // ranks run the same collectives whatever happens, and agree on the flags (one allreduce) before
 // rank 0 completes the file, so one rank's error cannot leave the others waiting. A failed merge
@@ -16,12 +23,15 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <new>
 #include <vector>
 
 #include "log_state.h"
+#include "merge_relay.h"
 #include "mpe/collective.h"
 #include "mpe/config.h"
+#include "mpe/file_io.h"
 #include "mpe/log_layout.h"
 #include "spill.h"
 
@@ -67,6 +77,98 @@ Status complete_file(int fd, const log::Definitions& base, const std::vector<std
   return Status();
 }
 
+// The logfile's name while it is being written.
+constexpr const char* kTemporarySuffix = ".tmp";
+
+// What rank 0 tells the others once it created the file: whether it could, the token it wrote at
+// the file's start, and the file's name (fixed size: broadcast without allocating).
+struct Created {
+  int32_t ok = 0;
+  uint64_t relay_piece = kRelayPieceBytes;  // rank 0's MPE_LOG_RELAY_PIECE: both ends of a relay agree
+  char token[16] = {};
+  char path[4096] = {};
+};
+
+// What each rank tells every rank: its chunk bytes and records, and whether it sees rank 0's file.
+struct RankFacts {
+  uint64_t bytes = 0;
+  uint64_t records = 0;
+  uint64_t sees = 0;
+};
+
+// Creates the file and writes at its start a token no other run writes (host, pid, time); the
+// header later overwrites it. Returns the descriptor, or -1 with errno set.
+int create_with_token(const char* path, char* token) {
+  const int fd = ::open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  const uint64_t words[2] = {
+      static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec),
+      (static_cast<uint64_t>(::getpid()) << 32) ^ static_cast<uint64_t>(::gethostid())};
+  std::memcpy(token, words, sizeof words);
+  if (!io::pwrite_all_raw(fd, token, sizeof words, 0)) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(path);
+    errno = err;
+    return -1;
+  }
+  ::fdatasync(fd);  // a network file system shows other nodes the token once its server has it
+  return fd;
+}
+
+// Opens rank 0's file when this rank sees it: a file by that name holding the same token. The
+// token, not the inode, decides: a node-local directory may hold another run's file by the same
+// name, and NFS clients may number the same file's device differently. Returns -1 otherwise.
+int open_if_seen(const Created& c) {
+  const int fd = ::open(c.path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char token[sizeof c.token];
+  if (::pread(fd, token, sizeof token, 0) == static_cast<ssize_t>(sizeof token) &&
+      std::memcmp(token, c.token, sizeof token) == 0)
+    return fd;
+  ::close(fd);
+  return -1;
+}
+
+// The fallback for the ranks that do not see the file: each streams its chunks to a rank that
+// does (merge_relay.h). Collective over g_comm; skipped by every rank when any rank has failed
+// (a relay needs both ends). `fail` notes a failure as merge_at_finalize's does.
+template <typename Fail>
+void relay_blind_ranks(const std::vector<RankFacts>& facts, const log::RankPlacement& placed, int fd,
+                       uint64_t piece_bytes, Fail& fail, const bool& ok) {
+  std::vector<int> writer;
+  RelayBuffers buffers;
+  buffers.piece_bytes = piece_bytes;
+  try {
+    std::vector<char> sees;
+    for (const RankFacts& f : facts) sees.push_back(f.sees != 0);
+    writer = relay_writers(sees);
+  } catch (const std::bad_alloc&) {
+    fail("out of memory planning the relay");
+  }
+  const bool blind = fd < 0;
+  bool writes_for_others = false;
+  for (size_t r = 0; r < writer.size(); ++r)
+    writes_for_others |= writer[r] == g_rank && static_cast<int>(r) != g_rank;
+  if (ok && (blind || writes_for_others) && !buffers.allocate()) fail("out of memory for the relay buffers");
+  if (!collective::all_ok(ok, g_comm)) return;
+  if (blind) {
+    const Status s = relay_send(spill_fd(), placed, writer[static_cast<size_t>(g_rank)], g_comm, buffers);
+    if (!s.ok()) fail("cannot relay the chunks to a rank that sees the logfile", &s);
+    return;
+  }
+  uint64_t start = log::kEventsStart;
+  for (size_t r = 0; r < facts.size(); ++r) {
+    if (writer[r] == g_rank && static_cast<int>(r) != g_rank) {
+      const Status s = relay_receive(static_cast<int>(r), start, facts[r].bytes, fd, g_comm, buffers);
+      if (!s.ok()) fail("cannot write the chunks relayed by a rank that does not see the logfile", &s);
+    }
+    start += facts[r].bytes;
+  }
+}
+
 }  // namespace
 
 StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const log::Definitions& base) {
@@ -88,42 +190,61 @@ StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const log::Defin
     }
     ok = false;
   };
+  std::vector<RankFacts> facts;
+  std::string tmp;
   log::RankPlacement placed;
-  uint64_t mine[2] = {0, 0};  // chunk bytes, records
+  RankFacts mine;
   try {
+    facts.resize(static_cast<size_t>(g_size));
+    tmp = out + kTemporarySuffix;
     placed.chunks = spilled_chunks();
-    mine[0] = log::chunk_bytes(placed.chunks);
-    for (const auto& c : placed.chunks) mine[1] += c.header.nrecords;
+    mine.bytes = log::chunk_bytes(placed.chunks);
+    for (const auto& c : placed.chunks) mine.records += c.header.nrecords;
   } catch (const std::bad_alloc&) {
     fail("out of memory listing the spilled chunks");
   }
-  uint64_t before = 0, totals[2] = {0, 0};
-  PMPI_Exscan(&mine[0], &before, 1, MPI_UINT64_T, MPI_SUM, g_comm);
-  if (g_rank == 0) before = 0;
-  PMPI_Allreduce(mine, totals, 2, MPI_UINT64_T, MPI_SUM, g_comm);
+  // The allgather below needs every rank's buffer: agree first, and stop before any file exists.
+  if (!collective::all_ok(ok, g_comm))
+    return why ? Status::out_of_memory() : Status(StatusCode::kIoError, kAnotherRankFailed);
+
+  // Rank 0 creates the file under a temporary name, renamed once complete, so that no partial
+  // file ever carries the logfile's name.
+  Created created;
+  int fd = -1;
+  if (g_rank == 0) {
+    created.relay_piece = static_cast<uint64_t>(
+        config::env_int("MPE_LOG_RELAY_PIECE", kRelayPieceBytes, 4096, int64_t{1} << 30));
+    if (tmp.size() >= sizeof created.path) {
+      fail("the logfile's path is too long", nullptr, ENAMETOOLONG);
+    } else {
+      fd = create_with_token(tmp.c_str(), created.token);
+      if (fd < 0) fail("cannot create the logfile", nullptr, errno);
+      created.ok = fd >= 0;
+      std::memcpy(created.path, tmp.c_str(), tmp.size() + 1);
+    }
+  }
+  PMPI_Bcast(&created, sizeof created, MPI_BYTE, 0, g_comm);
+  if (!created.ok)
+    return Status(StatusCode::kIoError,
+                  "cannot create " + out + (g_rank == 0 ? std::string(": ") + std::strerror(why_errno) : ""));
+  if (g_rank != 0) fd = open_if_seen(created);
+  mine.sees = fd >= 0;
+  PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, facts.data(), sizeof mine, MPI_BYTE, g_comm);
+  uint64_t before = 0, events_total = 0;
+  MergeTotals totals_out;
+  for (int r = 0; r < g_size; ++r) {
+    const RankFacts& f = facts[static_cast<size_t>(r)];
+    if (r < g_rank) before += f.bytes;
+    events_total += f.bytes;
+    totals_out.records += f.records;
+    totals_out.relayed_ranks += f.sees ? 0 : 1;
+  }
   try {
     if (ok) placed = log::place_rank(std::move(placed.chunks), before);
   } catch (const std::bad_alloc&) {
     fail("out of memory placing the chunks");
   }
-
-  // Rank 0 creates the file empty; the others open it once it exists.
-  int fd = -1;
-  if (g_rank == 0) {
-    fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) fail("cannot create the logfile", nullptr, errno);
-  }
-  int created = g_rank == 0 ? (fd >= 0) : 0;
-  PMPI_Bcast(&created, 1, MPI_INT, 0, g_comm);
-  if (!created)
-    return Status(StatusCode::kIoError,
-                  "cannot create " + out + (g_rank == 0 ? std::string(": ") + std::strerror(why_errno) : ""));
-  if (g_rank != 0) {
-    fd = ::open(out.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-      fail("cannot open the logfile rank 0 created (is the directory shared by every node?)", nullptr, errno);
-  }
-  if (ok) {
+  if (ok && fd >= 0) {
     try {
       std::string buffer;
       const Status s = log::copy_chunks(spill_fd(), placed, fd, &buffer);
@@ -132,6 +253,7 @@ StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const log::Defin
       fail("out of memory for the copy buffer");
     }
   }
+  if (totals_out.relayed_ranks > 0) relay_blind_ranks(facts, placed, fd, created.relay_piece, fail, ok);
 
   std::string contribution;
   try {
@@ -144,15 +266,15 @@ StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const log::Defin
   const bool all_ok = collective::all_ok(ok, g_comm);
 
   int complete = 0;
-  MergeTotals totals_out;
-  totals_out.records = totals[1];
   if (g_rank == 0 && all_ok) {
     try {
-      const Status s = complete_file(fd, base, parts.value(), totals[0], &totals_out.bytes);
-      if (s.ok())
-        complete = 1;
-      else
+      const Status s = complete_file(fd, base, parts.value(), events_total, &totals_out.bytes);
+      if (!s.ok())
         fail("cannot complete the logfile", &s);
+      else if (::rename(tmp.c_str(), out.c_str()) != 0)
+        fail("cannot rename the complete logfile into place", nullptr, errno);
+      else
+        complete = 1;
     } catch (const std::bad_alloc&) {
       fail("out of memory assembling the definitions and index");
     }
@@ -160,7 +282,11 @@ StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const log::Defin
   if (fd >= 0) ::close(fd);
   PMPI_Bcast(&complete, 1, MPI_INT, 0, g_comm);
   if (complete) return totals_out;
-  if (g_rank == 0) ::unlink(out.c_str());  // no partial file that could pass for a logfile
+  if (g_rank == 0) {
+    // No partial file, and no older logfile that could pass for this run's.
+    ::unlink(tmp.c_str());
+    ::unlink(out.c_str());
+  }
   if (!why) return Status(StatusCode::kIoError, kAnotherRankFailed);
   std::string message = why;
   if (!detail.ok())

@@ -16,6 +16,7 @@
 
 #include "clock_sync.h"
 #include "communicators.h"
+#include "counters.h"
 #include "finalize_merge.h"
 #include "log_state.h"
 #include "mpe/callsite.h"
@@ -93,6 +94,7 @@ void after_init() noexcept {
   bool ready = false;
   try {
     define_rank();
+    counters::start();  // MPE_LOG_PVARS: before the first rank-meta chunk, which carries its definitions
     const Status s = open_spill(part_path(g_rank), base_definitions());
     if (s.ok())
       ready = true;
@@ -134,13 +136,23 @@ void finish_log() {
   const bool ok = merged.ok();
   const bool keep_parts = !ok || !config::env_bool("MPE_DELETE_LOCALFILE", true);
   const OutputFormats formats = output_formats();
-  const bool otf2_ok = ok && formats.otf2 && write_otf2(g_comm, out, otf2_path(out));
+  // OTF2 is written by every rank into one archive beside the logfile: it needs a directory that
+  // every rank sees. Without one, the logfile (complete thanks to the relay) is kept instead.
+  const bool shared = ok && merged->relayed_ranks == 0;
+  if (ok && formats.otf2 && !shared && g_rank == 0)
+    config::warn("liblog: no OTF2 archive: " + std::to_string(merged->relayed_ranks) +
+                 " ranks do not see the directory of " + out + "; convert the logfile with `mpe convert`");
+  const bool otf2_ok = shared && formats.otf2 && write_otf2(g_comm, out, otf2_path(out));
   const bool drop_mpelog = otf2_ok && !formats.mpelog;  // it was only the way to OTF2
   close_spill(!keep_parts);
   if (g_rank == 0 && drop_mpelog) ::unlink(out.c_str());
   if (ok && g_rank == 0 && !drop_mpelog)
     config::inform("liblog wrote " + out + " (" + std::to_string(merged->records) + " records, " +
-                   std::to_string(merged->bytes) + " bytes)");
+                   std::to_string(merged->bytes) + " bytes" +
+                   (shared ? std::string()
+                           : "; " + std::to_string(merged->relayed_ranks) +
+                                 " ranks that do not see this directory sent their chunks to ranks that do") +
+                   ")");
   // Each rank whose own step failed says why; rank 0 speaks for the run.
   if (!ok && (g_rank == 0 || merged.status().message() != kAnotherRankFailed))
     config::warn("liblog: rank " + std::to_string(g_rank) + ": the merge into " + out + " failed (" +
@@ -158,6 +170,7 @@ void before_finalize() noexcept {
                              static_cast<int32_t>(g_finalize_site.load()), 0, mpe_clock_now() - entered));
   sync_clocks(true);
   g_active.store(false);
+  counters::stop();
   name_callsites();
   if (config::env_bool("MPE_LOG_SIGNALS", true)) remove_signal_flush();
   spill_all();
@@ -171,10 +184,14 @@ void before_finalize() noexcept {
   if (g_comm != MPI_COMM_NULL) PMPI_Comm_free(&g_comm);
 }
 
-const Tool kTool = {"log",      kNeedsTime | kNeedsStatus, on_enter,     on_leave,
-                    after_init, before_finalize,           kEnterClasses};
+Tool kTool = {"log",      kNeedsTime | kNeedsStatus, on_enter,     on_leave,
+              after_init, before_finalize,           kEnterClasses};
 
 __attribute__((constructor)) void register_log_tool() {
+  // MPE_LOG_PVARS reads variables at the entry of more calls than liblog otherwise sees there.
+  bool every = false;
+  if (const uint64_t more = counters::enter_classes(&every); more || every)
+    kTool.enter_classes = every ? kEveryClass : kTool.enter_classes | more;
   if (mpe_core_register_tool(&kTool) != 0) config::warn("liblog: too many tools loaded; logging is off");
 }
 

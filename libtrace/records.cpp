@@ -7,12 +7,14 @@
 #include <new>
 
 #include "communicators.h"
+#include "counters.h"
 #include "log_tool.h"
 #include "mpe/bytes.h"
 #include "mpe/callsite.h"
 #include "mpe/clock.h"
 #include "mpe/completion.h"
 #include "mpe/config.h"
+#include "rma.h"
 
 namespace mpe::liblog {
 
@@ -147,6 +149,8 @@ void completions(ThreadLog* t, const Call& c) {
 }  // namespace
 
 void on_enter(Call& c) noexcept {
+  if (__builtin_expect(counters::g_on, 0) && g_active.load(std::memory_order_relaxed))
+    if (ThreadLog* t = thread_log()) counters::on_enter(t, c);  // MPE_LOG_PVARS
   if (mpe::completes_requests(c.cls)) {
     if (g_active.load(std::memory_order_relaxed))
       if (ThreadLog* t = thread_log()) snapshot(t, c);
@@ -185,6 +189,7 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
       return;
     }
     case CallClass::kCommCreate:
+      if (ok && c.newcomm && c.mode == Mode::kBlocking) counters::comm_created(*c.newcomm);
       if (ok && c.newcomm && c.mode == Mode::kBlocking)
         register_comm(*c.newcomm, c.t_leave, logging ? t : nullptr,
                       c.fn != Fn::MPI_Comm_spawn && c.fn != Fn::MPI_Comm_spawn_multiple &&
@@ -192,6 +197,9 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
                           c.fn != Fn::MPI_Comm_join);
       if (!logging) return;
       break;
+    case CallClass::kWinCreate:
+      if (ok) register_window(c, t);  // recorded even while paused, like communicators
+      return;
     default:
       if (!logging) return;
       break;
@@ -316,6 +324,12 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
       if (serial) put_request_post(t, c, serial, log::RequestWhat::kCollective);
       return;
     }
+    case CallClass::kRma:
+      put_rma_op(t, c);
+      return;
+    case CallClass::kWinSync:
+      put_rma_complete(t, c);
+      return;
     default:
       return;
   }

@@ -10,6 +10,7 @@
 #include "mpe/callsite.h"
 #include "mpe/core.h"
 #include "mpe/frame.h"
+#include "umq_report.h"
 
 namespace mpe::libumq {
 
@@ -30,23 +31,8 @@ void configure_call_sites(int depth, bool print) noexcept MPE_HIDDEN;
 // allocation, except the core's at a site's first sighting and the MPE_UMQ_PRINT line.
 void record(const Call& call, uint64_t length, int peer, uint64_t peer_value, int label) noexcept MPE_HIDDEN;
 
-// How often one peer held the largest share of the queue at a call site.
-struct PeerCount {
-  int peer = -1;  // rank in the receive's communicator
-  uint64_t times_top = 0;
-  uint64_t max_queued = 0;
-};
-
-// One call site of this rank, symbolized: what each rank sends rank 0 for the report.
-struct SiteRecord {
-  std::string mpi_function;  // the MPI routine called there
-  std::string communicator;  // the communicator of the first occurrence
-  uint64_t occurrences = 0;
-  uint64_t sum_length = 0;
-  uint64_t max_length = 0;
-  std::vector<PeerCount> peers;
-  std::vector<Frame> stack;  // innermost (the line that called MPI) first
-};
+using umq::PeerCount;
+using umq::SiteRecord;
 
 // Returns this rank's call sites, symbolized against its own memory map; describe_communicator
 // turns record()'s labels into text. Milliseconds per module on the stacks (see

@@ -7,15 +7,11 @@
 #include <vector>
 
 #include "mpe/core.h"
+#include "umq_report.h"
 
 namespace mpe::libumq {
 
-// The variable being read, as the report describes it.
-struct VariableInfo {
-  std::string name;
-  bool per_communicator = false;  // bound to communicators (Open MPI), else one process-wide value
-  uint64_t threshold = 0;         // receives that meet a longer queue are recorded
-};
+using umq::VariableInfo;  // the variable being read, as the report describes it
 
 // Starts MPI_T, picks the first of `names` whose class, type and binding libumq can read, opens a
 // session and binds MPI_COMM_WORLD and MPI_COMM_SELF. Returns false, after one line on stderr

@@ -38,12 +38,13 @@ class Run:
             return json.load(f)
 
 
-def run(np, argv, tools=(), env=None, timeout=120, check=True, workdir=None):
-    """Runs argv on np ranks with the given tools preloaded, in a fresh working directory."""
+def run(np, argv, tools=(), env=None, timeout=120, check=True, workdir=None, launch=()):
+    """Runs argv on np ranks with the given tools preloaded, in a fresh working directory.
+    `launch`: more mpiexec options (where and how to start the ranks)."""
     workdir = workdir or tempfile.mkdtemp(prefix="mpetest-")
     full_env = dict(os.environ)
     full_env.update(env or {})
-    cmd = [MPIEXEC] + MPIEXEC_FLAGS + ["-n", str(np)]
+    cmd = [MPIEXEC] + MPIEXEC_FLAGS + list(launch) + ["-n", str(np)]
     if tools:
         preload = ":".join(lib(t) for t in tools)
         cmd += (["-x", "LD_PRELOAD=" + preload] if MPI == "openmpi" else ["-genv", "LD_PRELOAD", preload])
@@ -53,6 +54,14 @@ def run(np, argv, tools=(), env=None, timeout=120, check=True, workdir=None):
     if check and p.returncode != 0:
         fail("%s exited %d\nstdout:\n%s\nstderr:\n%s" % (" ".join(cmd), p.returncode, p.stdout, p.stderr))
     return r
+
+
+def mpe(*args, check=True):
+    """Runs the `mpe` command; a nonzero exit fails the test unless check is False."""
+    p = subprocess.run([os.path.join(BUILD, "bin", "mpe")] + list(args), capture_output=True, text=True, timeout=120)
+    if check and p.returncode != 0:
+        fail("mpe %s exited %d:\n%s" % (" ".join(args), p.returncode, p.stderr))
+    return p
 
 
 def fail(msg):
@@ -72,3 +81,39 @@ def expect_eq(actual, expected, what):
 
 def cleanup(r):
     shutil.rmtree(r.workdir, ignore_errors=True)
+
+
+def marked_line(path, marker):
+    """The number of the first line of a source file that contains marker (a comment such as
+    /* flood-receive-line */ that tests find a call site by)."""
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if marker in line:
+                return n
+    fail("no %s in %s" % (marker, path))
+
+
+def use_openmpi(build):
+    """Runs the rest of a test against the Open MPI build tree `build` (mpiexec.openmpi)."""
+    global BUILD, MPIEXEC, MPI, MPIEXEC_FLAGS
+    BUILD = build
+    MPIEXEC = shutil.which("mpiexec.openmpi") or "mpiexec.openmpi"
+    MPI = "openmpi"
+    MPIEXEC_FLAGS = ["--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+
+
+def use_mpich_pvars(src):
+    """Runs the rest of a test on the pvar-enabled MPICH (building it with scripts/build-mpich-pvars
+    when missing, about 8 minutes): its mpiexec, and its libraries through LD_LIBRARY_PATH. Exits
+    with SKIP when it cannot be had."""
+    global MPIEXEC
+    prefix = os.environ.get("MPE_MPICH_PVARS_PREFIX", "/var/cache/mpe-tools/mpich-pvars")
+    if not os.path.exists(os.path.join(prefix, ".mpe-built")):
+        print("building the pvar-enabled MPICH into %s (about 8 minutes)" % prefix, flush=True)
+        subprocess.run([os.path.join(src, "scripts", "build-mpich-pvars"), prefix])
+    if not os.path.exists(os.path.join(prefix, ".mpe-built")):
+        print("SKIP: the pvar-enabled MPICH is missing at %s and scripts/build-mpich-pvars could not build it" % prefix)
+        sys.exit(0)
+    MPIEXEC = os.path.join(prefix, "bin", "mpiexec")
+    old = os.environ.get("LD_LIBRARY_PATH")
+    os.environ["LD_LIBRARY_PATH"] = os.path.join(prefix, "lib") + (":" + old if old else "")

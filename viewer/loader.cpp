@@ -13,6 +13,7 @@ TraceLoader::TraceLoader(QObject *parent) : QObject(parent)
 {
     qRegisterMetaType<std::shared_ptr<upshot::TraceModel>>();
     qRegisterMetaType<std::shared_ptr<const upshot::WaitStates>>();
+    qRegisterMetaType<std::shared_ptr<upshot::CounterTracks>>();
 }
 
 TraceLoader::~TraceLoader()
@@ -66,8 +67,9 @@ void TraceLoader::load(const QString &path)
         const std::shared_ptr<TraceModel> model = built.ok() ? built.value() : nullptr;
         finish(std::move(built));
         // The wait states, here while the file is open; the analysis cannot be interrupted, so
-        // it starts only if the load is still the latest.        if (!model || !analyze || *latest != generation)
-        // return; Above kAutoWaitsRecords the analysis's endpoints (~70 B per message end) would more than double the
+        // it starts only if the load is still the latest.
+        if (!model || !analyze || *latest != generation) return;
+        // Above kAutoWaitsRecords the analysis's endpoints (~70 B per message end) would more than double the
         // viewer's memory (measured: 1.3 GB -> 3.6 GB at 100 M records), so a big log is analyzed on request only: `mpe
         // waits`, or `upshot --export --waits`.
         uint64_t records = 0;
@@ -91,6 +93,15 @@ void TraceLoader::load(const QString &path)
                 emit self->waitsReady(model, result, path);
             else
                 emit self->waitsFailed(model, path, error);
+        });
+        // The unexpected queue rebuilt from the messages, as a counter track (same budget as the
+        // wait states: its pass 1 is theirs). A failure only leaves the track out.
+        if (*latest != generation) return;
+        auto counters = withRebuiltQueue(*file, *model, model->counters(), [&] { return *latest == generation; });
+        if (!counters.ok()) return;
+        const std::shared_ptr<CounterTracks> tracks = *counters;
+        post([self, model, tracks, path, generation] {
+            if (self && self->m_generation == generation) emit self->countersReady(model, tracks, path);
         });
     });
     connect(thread, &QThread::finished, thread, &QObject::deleteLater);

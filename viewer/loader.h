@@ -8,6 +8,7 @@
 #include <atomic>
 #include <memory>
 
+#include "countertracks.h"
 #include "tracemodel.h"
 #include "waitstates.h"
 
@@ -39,6 +40,10 @@ signals:
     void waitsReady(std::shared_ptr<upshot::TraceModel> model, std::shared_ptr<const upshot::WaitStates> waits,
         const QString &path);
     void waitsFailed(std::shared_ptr<upshot::TraceModel> model, const QString &path, const QString &error);
+    // After the wait states: model's counter tracks with the unexpected queue rebuilt from the log
+    // (countertracks.h), to replace model->counters() on the GUI thread.
+    void countersReady(std::shared_ptr<upshot::TraceModel> model, std::shared_ptr<upshot::CounterTracks> counters,
+        const QString &path);
 
 private:
     int m_generation = 0;

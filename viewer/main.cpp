@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "countertracks.h"
 #include "mainwindow.h"
 #include "mpe/interop.h"
 #include "renderer.h"
@@ -242,7 +243,9 @@ int main(int argc, char **argv)
     QCommandLineOption waitsOpt("waits",
         "With --export: analyze the wait states and draw their overlay (the waiting part of each state "
         "hatched, one colour per pattern).");
-    parser.addOptions({ exportOpt, rangeOpt, sizeOpt, benchOpt, previewOpt, grabOpt, waitsOpt });
+    QCommandLineOption umqOpt(
+        "umq", "With --export: add the unexpected-queue length rebuilt from the log's messages as a counter track.");
+    parser.addOptions({ exportOpt, rangeOpt, sizeOpt, benchOpt, previewOpt, grabOpt, waitsOpt, umqOpt });
     parser.addPositionalArgument("FILE", "The logfile to open.");
     parser.process(app);
     const QStringList files = parser.positionalArguments();
@@ -268,8 +271,8 @@ int main(int argc, char **argv)
             }
         }
         if (parser.isSet(benchOpt)) return runBench(files[0], size);
-        if (parser.isSet(waitsOpt) && parser.isSet(previewOpt)) {
-            std::fprintf(stderr, "upshot: --waits needs the decoded log, not --preview\n");
+        if ((parser.isSet(waitsOpt) || parser.isSet(umqOpt)) && parser.isSet(previewOpt)) {
+            std::fprintf(stderr, "upshot: --waits and --umq need the decoded log, not --preview\n");
             return 2;
         }
         QElapsedTimer timer;
@@ -279,7 +282,7 @@ int main(int argc, char **argv)
         mpe::StatusOr<std::shared_ptr<upshot::TraceModel>> loaded = mpe::Status();
         if (parser.isSet(previewOpt)) {
             loaded = loadPreview(files[0]);
-        } else if (parser.isSet(waitsOpt)) {
+        } else if (parser.isSet(waitsOpt) || parser.isSet(umqOpt)) {
             auto o = mpe::interop::OpenedLog::open(files[0].toStdString());
             if (o.ok()) opened = *o;
             loaded = o.ok() ? upshot::buildModel(opened->file()) : decltype(loaded)(o.status());
@@ -293,7 +296,14 @@ int main(int argc, char **argv)
         }
         const std::shared_ptr<upshot::TraceModel> model = *loaded;
         QString waitsNote;
-        if (opened) {
+        if (opened && parser.isSet(umqOpt)) {
+            auto counters = upshot::withRebuiltQueue(opened->file(), *model, model->counters());
+            if (counters.ok())
+                model->setCounters(*counters);
+            else
+                std::fprintf(stderr, "upshot: rebuilt queue not drawn: %s\n", counters.status().to_string().c_str());
+        }
+        if (opened && parser.isSet(waitsOpt)) {
             // A failed analysis leaves the picture without the overlay, and says why.
             auto waits = upshot::analyzeWaits(opened->file(), *model);
             if (waits.ok()) {

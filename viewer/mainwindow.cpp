@@ -136,7 +136,15 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     m_waitsAction->setShortcut(QKeySequence(Qt::Key_W));
     m_waitsAction->setToolTip(tr("Hatch the waiting part of each state, one colour per wait-state pattern (W)"));
     connect(m_waitsAction, &QAction::toggled, m_timeline, &TimelineWidget::setShowWaits);
-    for (QAction *a : { backA, fwdA, fit, zin, zout, clickZoom, m_waitsAction })
+    QAction *rmaAction = view->addAction(tr("One-sided transfers"));
+    rmaAction->setObjectName("rmaArrowsAction");
+    rmaAction->setCheckable(true);
+    rmaAction->setChecked(true);
+    rmaAction->setShortcut(QKeySequence(Qt::Key_O));
+    rmaAction->setToolTip(tr("Draw RMA operations (Put, Get, Accumulate...) as dashed orange arrows from the "
+                             "origin to the target, ending where a synchronisation completed them (O)"));
+    connect(rmaAction, &QAction::toggled, m_timeline, &TimelineWidget::setShowRma);
+    for (QAction *a : { backA, fwdA, fit, zin, zout, clickZoom, m_waitsAction, rmaAction })
         tb->addAction(a);
     view->addSeparator();
     for (QDockWidget *d : { legendDock, histDock, waitsDock, detailsDock, statsDock })
@@ -236,6 +244,15 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
         if (i >= 0) m_searchCat->setCurrentIndex(i);
     });
     connect(m_legend, &LegendModel::categoriesChanged, m_timeline->viewport(), qOverload<>(&QWidget::update));
+    connect(m_legend, &LegendModel::countersChanged, m_timeline, &TimelineWidget::countersChanged);
+    // The rebuilt unexpected queue joins the counter tracks once computed (after the wait states).
+    connect(m_loader, &TraceLoader::countersReady, this,
+        [this](std::shared_ptr<TraceModel> model, std::shared_ptr<CounterTracks> counters, const QString &) {
+            if (!m_model || model != m_model) return; // another log is shown by now
+            m_model->setCounters(std::move(counters));
+            m_legend->setModel(m_model);
+            m_timeline->countersChanged();
+        });
     connect(m_legendView, &QTableView::doubleClicked, this, [this](const QModelIndex &i) {
         const int cat = m_legend->categoryAt(i.row());
         if (!m_model || i.column() != LegendModel::Name || cat < 0) return;

@@ -1,6 +1,8 @@
 // The legend model, the duration histogram and the window statistics.
 #include "panels.h"
 
+#include "countertracks.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -35,7 +37,33 @@ void LegendModel::setModel(std::shared_ptr<TraceModel> model)
 
 int LegendModel::rowCount(const QModelIndex &parent) const
 {
-    return parent.isValid() || !m_model ? 0 : static_cast<int>(m_rows.size());
+    if (parent.isValid() || !m_model) return 0;
+    const CounterTracks *C = m_model->counters();
+    return static_cast<int>(m_rows.size() + (C ? C->counters().size() : 0));
+}
+
+int LegendModel::counterAt(int row) const
+{
+    const int k = row - static_cast<int>(m_rows.size());
+    return m_model && m_model->counters() && k >= 0 && k < static_cast<int>(m_model->counters()->counters().size())
+        ? k
+        : -1;
+}
+
+// The legend row of a counter: its checkbox shows or hides its tracks.
+static QVariant counterData(const CounterInfo &c, int column, int role)
+{
+    if (column == LegendModel::Name) {
+        if (role == Qt::DisplayRole) return c.name;
+        if (role == Qt::DecorationRole) return c.color;
+        if (role == Qt::CheckStateRole) return c.visible ? Qt::Checked : Qt::Unchecked;
+        if (role == Qt::ToolTipRole) return QObject::tr("counter track: %1").arg(c.description);
+    } else if (column == LegendModel::Count && role == Qt::DisplayRole) {
+        return QVariant::fromValue<qulonglong>(c.samples);
+    } else if (column == LegendModel::Inclusive && role == Qt::DisplayRole) {
+        return QObject::tr("max %1").arg(c.maxLevel, 0, 'g', 10);
+    }
+    return {};
 }
 
 int LegendModel::columnCount(const QModelIndex &parent) const
@@ -46,6 +74,8 @@ int LegendModel::columnCount(const QModelIndex &parent) const
 QVariant LegendModel::data(const QModelIndex &index, int role) const
 {
     if (!m_model || !index.isValid() || index.row() >= rowCount()) return {};
+    if (const int k = counterAt(index.row()); k >= 0)
+        return counterData(m_model->counters()->counters()[static_cast<size_t>(k)], index.column(), role);
     const CategoryInfo &c = m_model->categoryInfo(category(index.row()));
     switch (index.column()) {
     case Name:
@@ -76,6 +106,18 @@ QVariant LegendModel::data(const QModelIndex &index, int role) const
 bool LegendModel::setData(const QModelIndex &index, const QVariant &value, int role)
 {
     if (!m_model || !index.isValid() || index.row() >= rowCount()) return false;
+    if (const int k = counterAt(index.row()); k >= 0) {
+        CounterInfo &c = m_model->counters()->counter(k);
+        if (role == Qt::CheckStateRole && index.column() == Name)
+            c.visible = value.toInt() == Qt::Checked;
+        else if (role == Qt::DecorationRole && index.column() == Name && value.canConvert<QColor>())
+            c.color = value.value<QColor>();
+        else
+            return false;
+        emit dataChanged(index, index, { role });
+        emit countersChanged();
+        return true;
+    }
     CategoryInfo &c = m_model->categoryInfo(category(index.row()));
     if (role == Qt::CheckStateRole && index.column() == Name)
         c.visible = value.toInt() == Qt::Checked;
@@ -94,7 +136,8 @@ Qt::ItemFlags LegendModel::flags(const QModelIndex &index) const
 {
     if (!index.isValid()) return Qt::NoItemFlags;
     Qt::ItemFlags f = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
-    if (index.column() == Name || index.column() == Searchable) f |= Qt::ItemIsUserCheckable;
+    if (index.column() == Name || (index.column() == Searchable && counterAt(index.row()) < 0))
+        f |= Qt::ItemIsUserCheckable;
     return f;
 }
 

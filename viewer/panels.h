@@ -20,7 +20,8 @@ class QTabWidget;
 namespace upshot {
 
 // One row per category the log uses (largest inclusive time first): name (visible checkbox,
-// colour swatch), searchable, count, inclusive and exclusive time.
+// colour swatch), searchable, count, inclusive and exclusive time. Then one row per counter track
+// counter (countertracks.h): name (visible checkbox, colour), samples, and its largest level.
 class LegendModel : public QAbstractTableModel
 {
     Q_OBJECT
@@ -40,6 +41,12 @@ public:
 signals:
     // Colours or visibility changed: the timeline repaints.
     void categoriesChanged();
+    // A counter was shown or hidden: the timeline lays its bands out again.
+    void countersChanged();
+
+public:
+    // The counter (index into TraceModel::counters()) shown on a legend row, or -1.
+    int counterAt(int row) const;
 
 private:
     int category(int row) const { return m_rows[static_cast<size_t>(row)]; }

@@ -8,6 +8,7 @@
 #include <climits>
 #include <cmath>
 
+#include "countertracks.h"
 #include "lodfolder.h"
 
 namespace upshot {
@@ -17,6 +18,11 @@ using mpe::log::RecordKind;
 QColor arrowColor()
 {
     return QColor(10, 10, 10);
+}
+
+QColor rmaArrowColor()
+{
+    return QColor(230, 110, 0);
 }
 
 namespace {
@@ -180,11 +186,12 @@ int ViewState::rowAt(double y, int rowCount) const
 std::pair<double, double> ViewState::boxY(int row, int depth) const
 {
     const double top = rowTop(row);
-    const double pad = rowHeight >= 8 ? 1.5 : 0;
-    const double inset = std::min(rowHeight * 0.12, 4.0) * depth;
-    double y0 = top + pad + inset, y1 = top + rowHeight - pad - inset;
+    const double h = rowHeight - counterBand(row);
+    const double pad = h >= 8 ? 1.5 : 0;
+    const double inset = std::min(h * 0.12, 4.0) * depth;
+    double y0 = top + pad + inset, y1 = top + h - pad - inset;
     if (y1 - y0 < 2) {
-        const double c = top + rowHeight / 2;
+        const double c = top + h / 2;
         y0 = c - 1, y1 = c + 1;
     }
     return { y0, y1 };
@@ -207,6 +214,7 @@ ViewState fittedView(const TraceModel &model, double t0, double t1, QSize size)
     v.scale = TimeScale::fit(t0, t1, size.width() - v.labelWidth);
     const double avail = size.height() - v.rulerHeight;
     v.rowHeight = std::clamp(avail / std::max(1, model.rowCount()), 1.0, 100.0);
+    setCounterRows(v, model);
     return v;
 }
 
@@ -401,6 +409,44 @@ static void paintWaits(DirectCanvas &canvas, const TraceModel &model, const View
     }
 }
 
+// One-sided transfers: a dashed orange arrow from the operation on the origin's row to the
+// synchronisation that completed it, on the target's first row (never completed: not drawn).
+// Transfers are sorted by start, so those starting after t1 end the walk; at most kMaxRma are
+// drawn, an even sample beyond that.
+static void paintRma(QPainter &p, const TraceModel &model, const ViewState &v, double t0, double t1, int firstRow,
+    int lastRow, RenderStats &st)
+{
+    constexpr size_t kMaxRma = 20000;
+    const auto &X = model.rmaTransfers();
+    const size_t end
+        = static_cast<size_t>(std::upper_bound(X.begin(), X.end(), t1, [](double t, const mpe::log::RmaTransfer &x) {
+              return t < static_cast<double>(x.start);
+          }) - X.begin());
+    const size_t stride = std::max<size_t>(1, end / kMaxRma);
+    const QPen pen(rmaArrowColor(), 2, Qt::DashLine); // not antialiased: pure colour, as the messages
+    p.setRenderHint(QPainter::Antialiasing, false);
+    p.setBrush(rmaArrowColor());
+    for (size_t i = 0; i < end; i += stride) {
+        const mpe::log::RmaTransfer &x = X[i];
+        if (x.complete < 0 || static_cast<double>(x.complete) < t0) continue;
+        const int ro = model.rowOfTimeline(x.origin_timeline), rt = model.rowOf(static_cast<uint32_t>(x.target), 0);
+        if (rt < 0 || (ro < firstRow && rt < firstRow) || (ro > lastRow && rt > lastRow)) continue;
+        const QPointF a(v.xOf(static_cast<double>(x.start)), v.rowCenter(ro));
+        const QPointF b(v.xOf(static_cast<double>(x.complete)), v.rowCenter(rt));
+        p.setPen(pen);
+        p.drawLine(a, b);
+        const QPointF d = b - a;
+        const double len = std::hypot(d.x(), d.y());
+        if (len > 12) {
+            const QPointF u = d / len, n(-u.y(), u.x());
+            p.setPen(Qt::NoPen);
+            p.drawPolygon(QPolygonF({ b, b - u * 8 + n * 3.5, b - u * 8 - n * 3.5 }));
+        }
+        ++st.rmaArrows;
+    }
+    p.setBrush(Qt::NoBrush);
+}
+
 void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, RenderStats *stats)
 {
     RenderStats local;
@@ -568,6 +614,7 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
         }
     }
     if (v.showWaits && model.waits()) paintWaits(canvas, model, v, firstRow, lastRow, plot, st);
+    st.counterTracks = paintCounterBands(p, model, v, firstRow, lastRow);
     for (int r = firstRow; r <= lastRow; ++r) {
         // Pcontrol strips at the bottom of the row.
         const auto &mk = model.markers(r);
@@ -593,7 +640,8 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
         for (size_t i = eb; i < ee;) {
             const auto &e = E[i];
             const double x = v.xOf(static_cast<double>(e.time));
-            if (e.kind != RecordKind::kMarker) {
+            // One-sided operations and their completions are the ends of the RMA arrows.
+            if (e.kind != RecordKind::kMarker && e.kind != RecordKind::kRmaOp && e.kind != RecordKind::kRmaComplete) {
                 const int cat = e.category;
                 const double y = v.rowTop(r) + 1;
                 if (triangles) {
@@ -729,6 +777,7 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
         st.arrowBundles = bundles.size();
         st.arrows = vis.size() * weight;
     }
+    if (v.showRma) paintRma(p, model, v, t0, t1, firstRow, lastRow, st);
     if (v.selectedMessage >= 0 && static_cast<size_t>(v.selectedMessage) < M.size()) {
         const Message &m = M[static_cast<size_t>(v.selectedMessage)];
         p.setPen(QPen(QColor(255, 200, 0), 3));

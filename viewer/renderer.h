@@ -32,8 +32,12 @@ struct ViewState
     double cursorTime = -1; // search cursor, < 0 = none
     std::vector<int> selectedRows; // rows whose labels were clicked: search scope (empty = all)
     bool showWaits = true; // the wait-state overlay, when the model has its wait states
+    bool showRma = true; // one-sided transfers as dashed arrows
     int waitPattern = -1; // the pattern whose instances are selected (outlined), -1 = none
     WaitRef selectedWait; // shown with its culprit's state and, point to point, its message
+    // Rows with a counter band under their states (setCounterRows(), countertracks.h), by row.
+    std::vector<uint8_t> counterRows;
+    static constexpr double kCounterBand = 12; // px, less on rows under 30 px
 
     QRect plotRect() const
     {
@@ -45,6 +49,13 @@ struct ViewState
     int rowAt(double y, int rowCount) const;
     double timeAt(double x) const { return scale.xToTime(x - labelWidth); }
     double xOf(double t) const { return labelWidth + scale.timeToX(t); }
+    // Height of the counter band at the bottom of a row (0 when it has none): the states keep the rest.
+    double counterBand(int row) const
+    {
+        const bool has
+            = row >= 0 && static_cast<size_t>(row) < counterRows.size() && counterRows[static_cast<size_t>(row)];
+        return has ? std::min(kCounterBand, rowHeight * 0.4) : 0;
+    }
     // Vertical extent of a state box at depth d in a row.
     std::pair<double, double> boxY(int row, int depth) const;
     // The lane depth under canvas y in a row (deepest lane whose box contains y).
@@ -55,6 +66,8 @@ struct RenderStats
 {
     size_t boxes = 0, folds = 0, arrows = 0, arrowBundles = 0, events = 0;
     size_t waitRuns = 0; // rectangles of the wait-state overlay
+    size_t rmaArrows = 0; // one-sided transfers drawn
+    size_t counterTracks = 0; // counter tracks drawn (countertracks.h)
 };
 
 // Paints one frame of the model into a painter covering view.size.
@@ -73,5 +86,7 @@ long eventAt(const TraceModel &model, const ViewState &view, int row, double x, 
 
 // The colour used for message arrows (tests look for it).
 QColor arrowColor();
+// The colour of the dashed arrows of one-sided transfers, origin to target (tests look for it).
+QColor rmaArrowColor();
 
 } // namespace upshot

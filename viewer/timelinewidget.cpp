@@ -1,6 +1,8 @@
 // The timeline widget's navigation and interaction; painting is delegated to paintTimeline().
 #include "timelinewidget.h"
 
+#include "countertracks.h"
+
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
@@ -32,6 +34,7 @@ void TimelineWidget::setModel(std::shared_ptr<TraceModel> model, bool keepView)
     m_model = std::move(model);
     m_view.selectedWait = {};
     m_view.waitPattern = -1;
+    if (m_model) setCounterRows(m_view, *m_model);
     if (keepView && m_model) {
         // Indices into the old model mean nothing in the new one.
         m_view.selected = {};
@@ -146,6 +149,18 @@ void TimelineWidget::setSelectedRows(std::vector<int> rows)
 void TimelineWidget::setShowWaits(bool on)
 {
     m_view.showWaits = on;
+    viewport()->update();
+}
+
+void TimelineWidget::countersChanged()
+{
+    if (m_model) setCounterRows(m_view, *m_model);
+    viewport()->update();
+}
+
+void TimelineWidget::setShowRma(bool on)
+{
+    m_view.showRma = on;
     viewport()->update();
 }
 
@@ -490,6 +505,10 @@ QString TimelineWidget::describeAt(QPointF pos) const
     const long msg = messageAt(*m_model, m_view, pos, 3);
     if (msg >= 0) return m_model->describeMessage(static_cast<size_t>(msg));
     if (row < 0) return {};
+    // The counter band: every visible track's value at the mouse's time.
+    if (const CounterTracks *C = m_model->counters();
+        C && pos.y() >= m_view.rowTop(row) + m_view.rowHeight - m_view.counterBand(row))
+        return C->describe(row, m_view.timeAt(pos.x()));
     if (pos.y() < m_view.rowTop(row) + std::min(8.0, m_view.rowHeight / 3)) {
         const long ev = eventAt(*m_model, m_view, row, pos.x(), 4);
         if (ev >= 0) return m_model->describeEvent(row, static_cast<size_t>(ev));

@@ -51,6 +51,9 @@ public:
 
     // The wait-state overlay (drawn when the model has its wait states; on by default).
     void setShowWaits(bool on);
+    void setShowRma(bool on);
+    // The model's counter tracks or their visibility changed: bands are laid out again.
+    void countersChanged();
     bool showWaits() const { return m_view.showWaits; }
     // Frames the instances of pattern (-1 = none) in the overlay.
     void setWaitPattern(int pattern);

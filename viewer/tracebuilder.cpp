@@ -1,6 +1,7 @@
 // Builds TraceModels: the index preview, and the full model from chunks decoded in parallel.
 #include "tracebuilder.h"
 
+#include "countertracks.h"
 #include "mpe/interop.h"
 
 #include <QFileInfo>
@@ -210,6 +211,11 @@ public:
             auto &E = m_model.m_rows[r].events;
             std::stable_sort(E.begin(), E.end(), [](const Event &a, const Event &b) { return a.time < b.time; });
         }
+        // After the causality repair, as load_trace() matches them.
+        const auto &rows = m_model.m_rows;
+        m_model.m_rma = mpe::log::match_rma(
+            m_file, static_cast<uint32_t>(rows.size()), [&](uint32_t r) { return rows[r].rank; },
+            [&](uint32_t r) -> const std::vector<Event> & { return rows[r].events; });
         m_model.m_tBegin = m_tBegin;
         m_model.m_tEnd = m_tEnd;
         m_model.finishRows();
@@ -461,6 +467,10 @@ mpe::StatusOr<std::shared_ptr<TraceModel>> buildModel(const LogFile &file, const
         }
     }
     builder.finish();
+    // The MPI_T counter tracks: one more read of the chunks, only for logs that define counters.
+    auto counters = loadCounterTracks(file, *model);
+    if (!counters.ok()) return counters.status();
+    model->setCounters(*counters);
     if (progress) progress(100);
     return model;
 }

@@ -382,6 +382,12 @@ QString TraceModel::describeEvent(int row, size_t i) const
             .arg(e.comm)
             .arg(e.a)
             .arg(rowLabel(row), at);
+    case RecordKind::kWinCreate:
+        return QStringLiteral("window %1 created by %2 (%3 bytes here) on %4 at %5")
+            .arg(e.a)
+            .arg(name)
+            .arg(e.c)
+            .arg(rowLabel(row), at);
     case RecordKind::kSend:
         return QStringLiteral("unmatched send to %1, tag %2, %3 bytes on %4 at %5")
             .arg(e.a)

@@ -141,6 +141,7 @@ struct Message
 
 class ModelBuilder;
 class WaitStates;
+class CounterTracks;
 
 class TraceModel
 {
@@ -266,6 +267,10 @@ public:
     size_t arrowSampleStride() const { return m_arrowSampleStride; }
     // The range of arrowSample() that may cross [t0, t1], as candidateMessages().
     std::pair<size_t, size_t> candidateSamples(double t0, double t1) const;
+    // One-sided transfers (mpe/rma.h), by start time; each names its origin timeline (= row) and
+    // its target's world rank, drawn to that rank's first row at the completing synchronisation.
+    const std::vector<mpe::log::RmaTransfer> &rmaTransfers() const { return m_rma.transfers; }
+    const std::vector<mpe::log::RmaWindow> &rmaWindows() const { return m_rma.windows; }
     // MPI_Pcontrol markers of a row: (time, level, logging on after the call).
     struct Marker
     {
@@ -339,6 +344,12 @@ public:
     std::shared_ptr<const WaitStates> sharedWaits() const { return m_waits; }
     void setWaits(std::shared_ptr<const WaitStates> waits) { m_waits = std::move(waits); }
 
+    // The counter tracks (countertracks.h): the log's MPI_T samples (buildModel() loads them), then
+    // with the rebuilt unexpected queue once computed. Null when there are none. Set on the GUI thread.
+    const CounterTracks *counters() const { return m_counters.get(); }
+    CounterTracks *counters() { return m_counters.get(); }
+    void setCounters(std::shared_ptr<CounterTracks> counters) { m_counters = std::move(counters); }
+
 private:
     friend class ModelBuilder;
 
@@ -371,6 +382,7 @@ private:
 
     std::vector<Row> m_rows;
     std::vector<Message> m_messages; // by send time
+    mpe::log::RmaModel m_rma;
     std::vector<ArrowSample> m_arrowSample;
     size_t m_arrowSampleStride = 1;
     std::vector<CategoryInfo> m_categories;
@@ -383,6 +395,7 @@ private:
     bool m_preview = false;
     QString m_program;
     std::shared_ptr<const WaitStates> m_waits;
+    std::shared_ptr<CounterTracks> m_counters;
 };
 
 // Loads a logfile or an OTF2 archive into a model (decoding on all cores). progress (0..100) is

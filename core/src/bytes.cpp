@@ -96,6 +96,15 @@ RootRole root_role(const Call& c, const CommShape& s) noexcept {
 
 }  // namespace
 
+Bytes rma_bytes(const Call& c) noexcept {
+  Bytes b;
+  const int target = c.has(role::dest) ? c.dest : c.has(role::source) ? c.source : MPI_PROC_NULL;
+  if (target == MPI_PROC_NULL) return b;
+  if (c.has(role::sendtype)) b.sent = (c.has(role::sendcount) ? c.sendcount : 1) * type_size(c.sendtype);
+  if (c.has(role::recvtype)) b.recv = (c.has(role::recvcount) ? c.recvcount : 1) * type_size(c.recvtype);
+  return b;
+}
+
 Bytes collective_bytes(const Call& c) noexcept {
   const bool in_place = c.has(role::sendbuf) && c.sendbuf == MPI_IN_PLACE;
   auto sbytes = [&] { return c.sendcount * type_size(c.sendtype); };

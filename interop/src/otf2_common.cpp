@@ -128,4 +128,32 @@ const char* collective_name(OTF2_CollectiveOp op) {
   return "MPI_collective";
 }
 
+OTF2_RmaAtomicType rma_atomic_type(log::RmaKind kind) {
+  switch (kind) {
+    case log::RmaKind::kCompareAndSwap:
+      return OTF2_RMA_ATOMIC_TYPE_COMPARE_AND_SWAP;
+    case log::RmaKind::kGetAccumulate:
+    case log::RmaKind::kFetchAndOp:
+      return OTF2_RMA_ATOMIC_TYPE_FETCH_AND_ACCUMULATE;
+    default:
+      return OTF2_RMA_ATOMIC_TYPE_ACCUMULATE;
+  }
+}
+
+const char* rma_atomic_function(OTF2_RmaAtomicType type) {
+  switch (type) {
+    case OTF2_RMA_ATOMIC_TYPE_ACCUMULATE:
+    case OTF2_RMA_ATOMIC_TYPE_INCREMENT:
+      return "MPI_Accumulate";
+    case OTF2_RMA_ATOMIC_TYPE_TEST_AND_SET:
+    case OTF2_RMA_ATOMIC_TYPE_COMPARE_AND_SWAP:
+    case OTF2_RMA_ATOMIC_TYPE_SWAP:
+      return "MPI_Compare_and_swap";
+    case OTF2_RMA_ATOMIC_TYPE_FETCH_AND_ACCUMULATE:
+      return "MPI_Get_accumulate";
+    default:
+      return "MPI_Fetch_and_op";
+  }
+}
+
 }  // namespace mpe::interop::detail

@@ -5,9 +5,11 @@
 
 #include <otf2/otf2.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
+#include "mpe/rma.h"
 #include "mpe/status.h"
 
 namespace mpe::interop::detail {
@@ -25,6 +27,18 @@ std::optional<OTF2_CollectiveOp> collective_op(const std::string& mpi_name);
 OTF2_RegionRole region_role(const std::string& name, bool is_mpi);
 // The name of an OTF2 collective operation as an MPI function ("MPI_Allreduce").
 const char* collective_name(OTF2_CollectiveOp op);
+// The OTF2 atomic type of an accumulating RMA operation (Accumulate, Get_accumulate,
+// Fetch_and_op, Compare_and_swap), and back the MPI function a reader assumes for an atomic type
+// when no enclosing call names it.
+OTF2_RmaAtomicType rma_atomic_type(log::RmaKind kind);
+const char* rma_atomic_function(OTF2_RmaAtomicType type);
+
+// A location's id, numbered as Score-P numbers them: the master thread of rank r is location r,
+// thread t of rank r is (t << 32) | r. Readers that cannot resolve a communicator's group (ViTE)
+// take a message's rank for its location id; with this numbering that lands on the rank's master
+// thread instead of on no location at all. Readers of our archives go by location groups, so
+// archives with the old numbering ((rank << 16) | thread) still read.
+inline uint64_t location_ref(uint32_t rank, uint32_t thread) { return (uint64_t{thread} << 32) | rank; }
 
 // The CallingContextProperty names Score-P gives an unwound frame (scorep_tracing.c): the
 // executable or shared library (string) and the instruction's offset in it (uint64), or the

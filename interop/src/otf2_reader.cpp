@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "mpe/log_defs.h"
 #include "mpe/log_writer.h"
 #include "otf2_common.h"
+#include "otf2_metrics.h"
 
 namespace mpe::interop {
 
@@ -64,6 +66,7 @@ struct Globals {
   std::map<uint32_t, RegionDef> regions;
   std::map<uint32_t, GroupDef> groups;
   std::vector<CommDefRaw> comms;
+  std::map<uint32_t, uint32_t> rma_wins;                   // one-sided window -> its communicator
   std::map<uint32_t, std::pair<uint32_t, uint32_t>> scls;  // source code location -> (file string, line)
   struct ContextDef {
     uint32_t region;
@@ -78,6 +81,13 @@ struct Globals {
     OTF2_AttributeValue value;
   };
   std::vector<ContextProperty> context_properties;  // resolved once the strings are all read
+  struct MetricMemberDef {
+    uint32_t self, name, description;  // strings
+    OTF2_MetricMode mode;
+    OTF2_Type type;
+  };
+  std::vector<MetricMemberDef> metric_members;  // resolved once the strings are all read
+  std::map<uint32_t, std::vector<OTF2_MetricMemberRef>> metric_classes;
 
   std::string str(uint32_t ref) const {
     auto it = strings.find(ref);
@@ -127,6 +137,11 @@ OTF2_CallbackCode on_comm(void* u, OTF2_CommRef self, OTF2_StringRef, OTF2_Group
   static_cast<Globals*>(u)->comms.push_back(CommDefRaw{self, group});
   return OTF2_CALLBACK_SUCCESS;
 }
+OTF2_CallbackCode on_rma_win(void* u, OTF2_RmaWinRef self, OTF2_StringRef, OTF2_CommRef comm,
+                             OTF2_RmaWinFlag) {
+  static_cast<Globals*>(u)->rma_wins[self] = comm;
+  return OTF2_CALLBACK_SUCCESS;
+}
 OTF2_CallbackCode on_scl(void* u, OTF2_SourceCodeLocationRef self, OTF2_StringRef file, uint32_t line) {
   static_cast<Globals*>(u)->scls[self] = {file, line};
   return OTF2_CALLBACK_SUCCESS;
@@ -143,7 +158,21 @@ OTF2_CallbackCode on_context_property(void* u, OTF2_CallingContextRef context, O
 }
 
 // Our model of the archive: ranks, threads, categories, per-rank communicator tables.
+OTF2_CallbackCode on_metric_member(void* u, OTF2_MetricMemberRef self, OTF2_StringRef name,
+                                   OTF2_StringRef description, OTF2_MetricType, OTF2_MetricMode mode,
+                                   OTF2_Type type, OTF2_Base, int64_t, OTF2_StringRef) {
+  static_cast<Globals*>(u)->metric_members.push_back({self, name, description, mode, type});
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode on_metric_class(void* u, OTF2_MetricRef self, uint8_t n,
+                                  const OTF2_MetricMemberRef* members, OTF2_MetricOccurrence,
+                                  OTF2_RecorderKind) {
+  static_cast<Globals*>(u)->metric_classes[self].assign(members, members + n);
+  return OTF2_CALLBACK_SUCCESS;
+}
+
 struct Model {
+  detail::MetricImport metrics;                             // metric members -> MPI_T counters
   std::map<uint32_t, uint32_t> rank_of_group;               // location group -> rank
   std::map<uint64_t, std::pair<uint32_t, uint32_t>> where;  // location -> (rank, thread)
   std::vector<std::vector<uint64_t>> locations_of_rank;
@@ -153,6 +182,9 @@ struct Model {
   uint32_t next_mpi = 0, next_user = log::kUserCategoryBase;
   std::map<uint32_t, uint32_t> comm_index;  // OTF2 comm -> per-rank index (the same on every rank)
   std::map<uint32_t, uint32_t> comm_size;
+  // One-sided windows: OTF2 window -> (window index, the same on every rank; ordinal among the
+  // windows of its communicator, in definition order): what liblog's kWinCreate records carry.
+  std::map<uint32_t, std::pair<uint32_t, int32_t>> window;
   log::Definitions defs;
   // Call sites: each calling context's, unified over the archive by callsite_key(); per rank, the
   // local ids its records carry (RankMeta::callsites), numbered as first used.
@@ -389,6 +421,11 @@ struct LocationReader {
   uint32_t last_serial = 0;
   std::unordered_map<uint64_t, size_t> open_collectives;
   std::unordered_map<uint32_t, bool> is_collective;  // category -> names a collective
+  // One-sided: the windows whose kWinCreate this location wrote, and each open operation's
+  // (window, target) by its matching id.
+  std::set<uint32_t> windows_created;
+  std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> rma_open;
+  std::unordered_map<uint32_t, bool> is_rma_op;  // category -> names an RMA operation
 
   uint64_t ticks(OTF2_TimeStamp t) {
     const uint64_t v = t > g->offset ? t - g->offset : 0;
@@ -446,6 +483,48 @@ struct LocationReader {
       for (const auto& c : m->categories)
         if (c.id == cat) it->second = detail::collective_op(c.name).has_value();
     return it->second;
+  }
+  // The category of an RMA operation: its enclosing call when that names one, else `fallback`.
+  uint16_t rma_cat(const char* fallback) {
+    if (!stack.empty()) {
+      const uint32_t cat = stack.back().cat;
+      auto [it, fresh] = is_rma_op.try_emplace(cat, false);
+      log::RmaKind kind;
+      if (fresh)
+        for (const auto& c : m->categories)
+          if (c.id == cat) it->second = log::rma_kind_of(c.name, &kind);
+      if (it->second) return static_cast<uint16_t>(cat);
+    }
+    return static_cast<uint16_t>(m->category(fallback, true));
+  }
+  // Writes the window's kWinCreate once per location (at its first use when the archive has no
+  // RmaWinCreate for it); false for a window the definitions do not name.
+  bool window_created(uint32_t win, OTF2_TimeStamp time, uint16_t cat) {
+    const auto w = m->window.find(win);
+    if (w == m->window.end()) return false;
+    if (windows_created.insert(win).second) {
+      const auto c = g->rma_wins.find(win);
+      put(log::make_record(RecordKind::kWinCreate, ticks(time), cat, static_cast<int32_t>(w->second.first),
+                           w->second.second, comm(c->second), 0));
+    }
+    return true;
+  }
+  void rma_op(OTF2_TimeStamp time, uint32_t win, uint32_t remote, const char* fallback, uint64_t sent,
+              uint64_t received, uint64_t matching) {
+    if (!window_created(win, time, static_cast<uint16_t>(m->category("MPI_Win_create", true)))) return;
+    put(log::make_record(RecordKind::kRmaOp, ticks(time), rma_cat(fallback), static_cast<int32_t>(remote),
+                         static_cast<int32_t>(std::min<uint64_t>(received, INT32_MAX)), m->window[win].first,
+                         sent));
+    rma_open[matching] = {win, remote};
+  }
+  // An operation's completion: a kRmaComplete for its target (the operations to that target
+  // issued before it complete with it).
+  void rma_complete(OTF2_TimeStamp time, uint64_t matching) {
+    const auto it = rma_open.find(matching);
+    if (it == rma_open.end()) return;
+    put(log::make_record(RecordKind::kRmaComplete, ticks(time), enclosing_cat("MPI_Win_flush"),
+                         static_cast<int32_t>(it->second.second), 0, m->window[it->second.first].first, 0));
+    rma_open.erase(it);
   }
   void leave(uint64_t t) {
     const Open f = stack.back();
@@ -615,6 +694,51 @@ OTF2_CallbackCode ev_comm_create(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t
   return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
 }
 
+OTF2_CallbackCode ev_metric(OTF2_LocationRef loc, OTF2_TimeStamp time, uint64_t, void* u,
+                            OTF2_AttributeList* attrs, OTF2_MetricRef metric, uint8_t n,
+                            const OTF2_Type* types, const OTF2_MetricValue* values) {
+  auto* L = self(u);
+  std::vector<Record> recs;
+  L->m->metrics.records(
+      L->rank, &L->m->defs.ranks[L->rank], loc, L->ticks(time), metric, n, types, values, attrs,
+      [&](OTF2_CommRef c) { return L->comm(c); }, &recs);
+  for (const Record& r : recs) L->put(r);
+  return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
+}
+
+OTF2_CallbackCode ev_rma_win_create(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u,
+                                    OTF2_AttributeList*, OTF2_RmaWinRef win) {
+  auto* L = self(u);
+  L->window_created(win, time, L->enclosing_cat("MPI_Win_create"));
+  return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
+}
+OTF2_CallbackCode ev_rma_put(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*,
+                             OTF2_RmaWinRef win, uint32_t remote, uint64_t bytes, uint64_t matching) {
+  auto* L = self(u);
+  L->rma_op(time, win, remote, "MPI_Put", bytes, 0, matching);
+  return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
+}
+OTF2_CallbackCode ev_rma_get(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*,
+                             OTF2_RmaWinRef win, uint32_t remote, uint64_t bytes, uint64_t matching) {
+  auto* L = self(u);
+  L->rma_op(time, win, remote, "MPI_Get", 0, bytes, matching);
+  return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
+}
+OTF2_CallbackCode ev_rma_atomic(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*,
+                                OTF2_RmaWinRef win, uint32_t remote, OTF2_RmaAtomicType type, uint64_t sent,
+                                uint64_t received, uint64_t matching) {
+  auto* L = self(u);
+  L->rma_op(time, win, remote, detail::rma_atomic_function(type), sent, received, matching);
+  return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
+}
+// RmaOpCompleteBlocking, RmaOpCompleteNonBlocking and RmaOpCompleteRemote alike.
+OTF2_CallbackCode ev_rma_complete(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u,
+                                  OTF2_AttributeList*, OTF2_RmaWinRef, uint64_t matching) {
+  auto* L = self(u);
+  L->rma_complete(time, matching);
+  return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
+}
+
 // Markers (our user events and MPI_Pcontrol calls, or another producer's markers) with a
 // location scope become records of that location: user events, or Pcontrol markers.
 struct Markers {
@@ -711,9 +835,12 @@ Status otf2_to_mpelog(const std::string& otf2_path, const std::string& out_path)
   OTF2_GlobalDefReaderCallbacks_SetRegionCallback(G.defs, on_region);
   OTF2_GlobalDefReaderCallbacks_SetGroupCallback(G.defs, on_group);
   OTF2_GlobalDefReaderCallbacks_SetCommCallback(G.defs, on_comm);
+  OTF2_GlobalDefReaderCallbacks_SetRmaWinCallback(G.defs, on_rma_win);
   OTF2_GlobalDefReaderCallbacks_SetSourceCodeLocationCallback(G.defs, on_scl);
   OTF2_GlobalDefReaderCallbacks_SetCallingContextCallback(G.defs, on_context);
   OTF2_GlobalDefReaderCallbacks_SetCallingContextPropertyCallback(G.defs, on_context_property);
+  OTF2_GlobalDefReaderCallbacks_SetMetricMemberCallback(G.defs, on_metric_member);
+  OTF2_GlobalDefReaderCallbacks_SetMetricClassCallback(G.defs, on_metric_class);
   OTF2_GlobalDefReader* gdr = OTF2_Reader_GetGlobalDefReader(G.reader);
   if (!gdr) return detail::otf2_error(anchor + ": no global definitions", OTF2_ERROR_FILE_INTERACTION);
   uint64_t ndefs = 0;
@@ -725,6 +852,13 @@ Status otf2_to_mpelog(const std::string& otf2_path, const std::string& out_path)
   Model m;
   const std::string stem = std::filesystem::path(anchor).parent_path().filename().string();
   MPE_RETURN_IF_ERROR(build_model(g, stem.empty() ? "otf2" : stem, &m));
+  for (const auto& mm : g.metric_members)
+    m.metrics.member(mm.self, g.str(mm.name), g.str(mm.description), mm.mode, mm.type);
+  for (const auto& [ref, members] : g.metric_classes)
+    m.metrics.metric_class(ref, static_cast<uint8_t>(members.size()), members.data());
+  std::map<uint32_t, int32_t> windows_on;  // communicator -> windows defined on it so far
+  for (const auto& [win, comm] : g.rma_wins)
+    m.window[win] = {static_cast<uint32_t>(m.window.size()), windows_on[comm]++};
 
   Markers markers;
   markers.g = &g;
@@ -760,6 +894,14 @@ Status otf2_to_mpelog(const std::string& otf2_path, const std::string& out_path)
   OTF2_EvtReaderCallbacks_SetMpiCollectiveBeginCallback(G.events, ev_coll_begin);
   OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(G.events, ev_coll_end);
   OTF2_EvtReaderCallbacks_SetCommCreateCallback(G.events, ev_comm_create);
+  OTF2_EvtReaderCallbacks_SetMetricCallback(G.events, ev_metric);
+  OTF2_EvtReaderCallbacks_SetRmaWinCreateCallback(G.events, ev_rma_win_create);
+  OTF2_EvtReaderCallbacks_SetRmaPutCallback(G.events, ev_rma_put);
+  OTF2_EvtReaderCallbacks_SetRmaGetCallback(G.events, ev_rma_get);
+  OTF2_EvtReaderCallbacks_SetRmaAtomicCallback(G.events, ev_rma_atomic);
+  OTF2_EvtReaderCallbacks_SetRmaOpCompleteBlockingCallback(G.events, ev_rma_complete);
+  OTF2_EvtReaderCallbacks_SetRmaOpCompleteNonBlockingCallback(G.events, ev_rma_complete);
+  OTF2_EvtReaderCallbacks_SetRmaOpCompleteRemoteCallback(G.events, ev_rma_complete);
 
   AtomicOutput out(out_path);
   log::LogWriter writer;

@@ -8,6 +8,7 @@
 // persistent requests, receive sizes of collectives) is documented in docs/interop.md.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -15,7 +16,9 @@
 #include "mpe/interop.h"
 #include "mpe/log_defs.h"
 #include "mpe/otf2_export.h"
+#include "mpe/rma.h"
 #include "otf2_common.h"
+#include "otf2_metrics.h"
 
 namespace mpe::interop {
 
@@ -24,8 +27,7 @@ namespace {
 using log::Record;
 using log::RecordKind;
 
-// Location ids: rank in the high bits, thread index in the low 16 (same on every process).
-uint64_t location_ref(uint32_t rank, uint32_t thread) { return (uint64_t{rank} << 16) | thread; }
+using detail::location_ref;
 
 struct Interval {
   int64_t start;
@@ -64,6 +66,7 @@ struct CommInfo {
   uint64_t global_id = 0;
   bool inter = false;
   std::vector<int32_t> members;
+  bool self = false;  // MPI_COMM_SELF: one communicator for every rank, as Score-P defines it
 };
 
 // A node of the calling-context tree. A state's context is the chain of its call site's frames,
@@ -93,6 +96,7 @@ struct Otf2Export::Impl {
   }
 
   const log::LogFile& log;
+  detail::MetricExport metrics{log};  // MPI_T counters as metrics (otf2_metrics.h)
   OTF2_Archive* archive = nullptr;
   std::vector<CommInfo> comms;                 // by OTF2 comm ref
   std::vector<std::vector<uint32_t>> comm_of;  // [rank][per-rank comm index] -> comm ref
@@ -157,22 +161,51 @@ struct Otf2Export::Impl {
     return depth(next) - depth(a) + 1;
   }
 
+  // Every rank's MPI_COMM_SELF (id (1 << 62) | rank, the rank alone) becomes one communicator
+  // with a group of type COMM_SELF, as in Score-P's archives.
   void build_comms() {
     std::map<uint64_t, uint32_t> ref_of;
+    std::optional<uint32_t> self_ref;
     const auto& ranks = log.definitions().ranks;
     comm_of.resize(ranks.size());
     for (size_t r = 0; r < ranks.size(); ++r)
       for (const auto& c : ranks[r].comms) {
-        auto [it, fresh] = ref_of.try_emplace(c.global_id, static_cast<uint32_t>(comms.size()));
-        if (fresh) comms.push_back(CommInfo{c.global_id, c.inter, c.members});
+        const auto rank = static_cast<int32_t>(r);
+        const bool self =
+            !c.inter && c.global_id == ((1ull << 62) | r) && c.members == std::vector<int32_t>{rank};
+        uint32_t ref = static_cast<uint32_t>(comms.size());
+        if (self && self_ref) {
+          ref = *self_ref;
+        } else if (self) {
+          self_ref = ref;
+          comms.push_back(CommInfo{c.global_id, false, {}, true});
+        } else {
+          auto [it, fresh] = ref_of.try_emplace(c.global_id, ref);
+          if (fresh) comms.push_back(CommInfo{c.global_id, c.inter, c.members});
+          ref = it->second;
+        }
         if (comm_of[r].size() <= c.index) comm_of[r].resize(c.index + 1, OTF2_UNDEFINED_COMM);
-        comm_of[r][c.index] = it->second;
+        comm_of[r][c.index] = ref;
       }
   }
 
   uint32_t comm_ref(uint32_t rank, uint32_t index) const {
     if (rank >= comm_of.size() || index >= comm_of[rank].size()) return OTF2_UNDEFINED_COMM;
     return comm_of[rank][index];
+  }
+
+  // One-sided windows. Events name a window by its communicator's ref and its ordinal on it (what
+  // liblog's kWinCreate records say, the same on every member), so every process names it alike
+  // without asking the others; the root numbers the windows the summaries list densely (OTF2
+  // tools want dense refs) and every location's local definitions carry the mapping table.
+  std::set<std::pair<uint32_t, uint32_t>> used_windows;  // (local window id, comm ref)
+  std::vector<uint32_t> window_ids;                      // root: global window ref -> local id
+  static constexpr int kWindowBits = 8;                  // windows per communicator: 256
+  uint32_t window_id(uint32_t rank, uint32_t comm_index, int32_t ordinal) const {
+    const uint32_t c = comm_ref(rank, comm_index);
+    if (c == OTF2_UNDEFINED_COMM || c >> (32 - kWindowBits) || ordinal < 0 || ordinal >> kWindowBits)
+      return OTF2_UNDEFINED_RMA_WIN;
+    return c << kWindowBits | static_cast<uint32_t>(ordinal);
   }
 
   Status write_location(uint32_t rank, uint32_t thread, const std::vector<size_t>& chunks,
@@ -376,10 +409,49 @@ Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, const st
   auto close_before = [&](int64_t t) {
     while (!open.empty() && states[open.back()].end < t) leave();
   };
+  // One-sided: window index -> ref (from this location's kWinCreate records), and the operations
+  // waiting for the synchronisation that completes them (matching id = position among them).
+  std::unordered_map<uint32_t, OTF2_RmaWinRef> win_of;
+  log::RmaPending rma_pending;
+  uint64_t rma_ops = 0;
+  auto rma_op = [&](const Record& r, uint64_t t) {
+    const auto win = win_of.find(r.comm);
+    log::RmaKind kind;
+    if (win == win_of.end() || !log::rma_kind_of(log.category_name(r.cat), &kind)) return;
+    const uint64_t id = ++rma_ops, received = r.b > 0 ? static_cast<uint64_t>(r.b) : 0;
+    const auto target = static_cast<uint32_t>(r.a);
+    if (kind == log::RmaKind::kPut)
+      check(OTF2_EvtWriter_RmaPut(w, nullptr, t, win->second, target, r.c, id));
+    else if (kind == log::RmaKind::kGet)
+      check(OTF2_EvtWriter_RmaGet(w, nullptr, t, win->second, target, received, id));
+    else
+      check(OTF2_EvtWriter_RmaAtomic(w, nullptr, t, win->second, target, detail::rma_atomic_type(kind), r.c,
+                                     received, id));
+    rma_pending.issue(win->second, r.a, id);
+  };
   auto write_point = [&](const Point& p) {
     const Record& r = p.rec;
     const uint64_t t = ts(p.time);
     switch (static_cast<RecordKind>(r.kind)) {
+      case RecordKind::kWinCreate: {
+        const OTF2_RmaWinRef win = window_id(rank, r.comm, r.b);
+        if (win == OTF2_UNDEFINED_RMA_WIN) break;
+        win_of[static_cast<uint32_t>(r.a)] = win;
+        used_windows.insert({win, comm_ref(rank, r.comm)});
+        check(OTF2_EvtWriter_RmaWinCreate(w, nullptr, t, win));
+        break;
+      }
+      case RecordKind::kRmaOp:
+        rma_op(r, t);
+        break;
+      case RecordKind::kRmaComplete: {
+        const auto win = win_of.find(r.comm);
+        if (win != win_of.end())
+          rma_pending.complete(win->second, r.a, [&](uint64_t id) {
+            check(OTF2_EvtWriter_RmaOpCompleteNonBlocking(w, nullptr, t, win->second, id));
+          });
+        break;
+      }
       case RecordKind::kSend:
         if (p.request)
           check(OTF2_EvtWriter_MpiIsend(w, nullptr, t, static_cast<uint32_t>(r.a), comm_ref(rank, r.comm),
@@ -422,6 +494,10 @@ Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, const st
         break;
       case RecordKind::kMarker:
         markers.push_back(MarkerRecord{t, loc, r.kind, r.cat, r.a});
+        break;
+      case RecordKind::kCounter:
+        check(metrics.write_event(
+            w, t, rank, r, r.comm == log::kUnknownComm ? OTF2_UNDEFINED_COMM : comm_ref(rank, r.comm)));
         break;
       case RecordKind::kUserEvent:
         markers.push_back(MarkerRecord{t, loc, r.kind, r.cat, static_cast<int64_t>(r.c)});
@@ -566,6 +642,11 @@ std::string Otf2Export::summary() const {
     w.u32(c.a);
     w.u32(c.b);
   }
+  w.u32(static_cast<uint32_t>(impl_->used_windows.size()));
+  for (const auto& [win, comm] : impl_->used_windows) {
+    w.u32(win);
+    w.u32(comm);
+  }
   return std::move(w.data());
 }
 
@@ -578,7 +659,8 @@ struct ProcessContexts {
 };
 
 Status parse_summary(const std::string& s, std::vector<LocationSummary>* locs, std::set<uint32_t>* cats,
-                     std::vector<MarkerRecord>* markers, ProcessContexts* contexts) {
+                     std::vector<MarkerRecord>* markers, ProcessContexts* contexts,
+                     std::set<std::pair<uint32_t, uint32_t>>* windows) {
   ByteReader r(s.data(), s.size());
   const Status bad(StatusCode::kCorrupt, "a malformed OTF2 export summary");
   uint32_t n = 0;
@@ -606,6 +688,12 @@ Status parse_summary(const std::string& s, std::vector<LocationSummary>* locs, s
     ContextNode c;
     if (!r.u32(&c.parent) || !r.u32(&c.kind) || !r.u32(&c.a) || !r.u32(&c.b)) return bad;
     contexts->nodes.push_back(c);
+  }
+  if (!r.u32(&n) || n > r.left() / 8) return bad;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t win = 0, comm = 0;
+    if (!r.u32(&win) || !r.u32(&comm)) return bad;
+    windows->insert({win, comm});
   }
   return Status();
 }
@@ -669,7 +757,7 @@ Status unify_contexts(const std::vector<ProcessContexts>& processes, const std::
 
 std::string comm_name(const CommInfo& c, size_t world_size) {
   if (c.global_id == 0) return "MPI_COMM_WORLD";
-  if ((c.global_id >> 62) == 1 && c.members.size() == 1) return "MPI_COMM_SELF";
+  if (c.self) return "MPI_COMM_SELF";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%s %016llx (%zu of %zu ranks)", c.inter ? "intercomm" : "comm",
                 static_cast<unsigned long long>(c.global_id), c.members.size(), world_size);
@@ -683,8 +771,9 @@ Status Otf2Export::write_global_definitions(const std::vector<std::string>& summ
   std::set<uint32_t> cats;
   std::vector<MarkerRecord> markers;
   std::vector<ProcessContexts> process_contexts(summaries.size());
+  std::set<std::pair<uint32_t, uint32_t>> windows;  // (window ref, comm ref)
   for (size_t i = 0; i < summaries.size(); ++i)
-    MPE_RETURN_IF_ERROR(parse_summary(summaries[i], &locs, &cats, &markers, &process_contexts[i]));
+    MPE_RETURN_IF_ERROR(parse_summary(summaries[i], &locs, &cats, &markers, &process_contexts[i], &windows));
   std::sort(locs.begin(), locs.end(), [](const LocationSummary& a, const LocationSummary& b) {
     return a.rank != b.rank ? a.rank < b.rank : a.thread < b.thread;
   });
@@ -752,6 +841,15 @@ Status Otf2Export::write_global_definitions(const std::vector<std::string>& summ
   for (uint32_t c : cats) str.ref(log.category_name(c)), str.ref(color_description(log, c));
   str.ref("MPI_COMM_WORLD locations");
   for (const auto& c : impl_->comms) str.ref(comm_name(c, d.world_size));
+  auto window_name = [&](uint32_t win, uint32_t comm) {
+    return "window " + std::to_string(win & ((1u << Impl::kWindowBits) - 1)) + " of " +
+           (comm < impl_->comms.size() ? comm_name(impl_->comms[comm], d.world_size) : std::string("?"));
+  };
+  for (const auto& [win, comm] : windows) str.ref(window_name(win, comm));
+  impl_->window_ids.clear();
+  for (const auto& [win, comm] : windows) impl_->window_ids.push_back(win);
+
+  impl_->metrics.strings([&](const std::string& s) { return str.ref(s); });
 
   OTF2_GlobalDefWriter* w = OTF2_Archive_GetGlobalDefWriter(impl_->archive);
   if (!w) return detail::otf2_error("cannot get the global definition writer", OTF2_ERROR_INVALID_CALL);
@@ -808,13 +906,20 @@ Status Otf2Export::write_global_definitions(const std::vector<std::string>& summ
     const CommInfo& c = impl_->comms[k];
     std::vector<uint64_t> members(c.members.begin(), c.members.end());
     e = OTF2_GlobalDefWriter_WriteGroup(
-        w, static_cast<OTF2_GroupRef>(k + 1), str.ref(comm_name(c, d.world_size)), OTF2_GROUP_TYPE_COMM_GROUP,
-        OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, static_cast<uint32_t>(members.size()), members.data());
+        w, static_cast<OTF2_GroupRef>(k + 1), str.ref(comm_name(c, d.world_size)),
+        c.self ? OTF2_GROUP_TYPE_COMM_SELF : OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
+        OTF2_GROUP_FLAG_NONE, static_cast<uint32_t>(members.size()), members.data());
   }
   for (size_t k = 0; k < impl_->comms.size() && e == OTF2_SUCCESS; ++k)
     e = OTF2_GlobalDefWriter_WriteComm(
         w, static_cast<OTF2_CommRef>(k), str.ref(comm_name(impl_->comms[k], d.world_size)),
         static_cast<OTF2_GroupRef>(k + 1), OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+  uint32_t window_ref = 0;
+  for (const auto& [win, comm] : windows)
+    if (e == OTF2_SUCCESS)
+      e = OTF2_GlobalDefWriter_WriteRmaWin(w, window_ref++, str.ref(window_name(win, comm)),
+                                           comm < impl_->comms.size() ? comm : OTF2_UNDEFINED_COMM,
+                                           OTF2_RMA_WIN_FLAG_NONE);
   // Parents come first (unify_contexts keeps each process's order). A frame's module and offset
   // are the properties Score-P gives an unwound frame.
   for (size_t k = 0; k < contexts.size() && e == OTF2_SUCCESS; ++k) {
@@ -838,6 +943,7 @@ Status Otf2Export::write_global_definitions(const std::vector<std::string>& summ
                                                            OTF2_TYPE_UINT64, v);
     }
   }
+  if (e == OTF2_SUCCESS) e = impl_->metrics.write_definitions(w);
   if (e != OTF2_SUCCESS) return detail::otf2_error("writing the OTF2 global definitions", e);
 
   if (markers.empty()) return Status();
@@ -878,6 +984,8 @@ std::string Otf2Export::region_table() const {
     w.u32(static_cast<uint32_t>(map.size()));
     for (uint32_t g : map) w.u32(g);
   }
+  w.u32(static_cast<uint32_t>(impl_->window_ids.size()));
+  for (uint32_t id : impl_->window_ids) w.u32(id);
   return std::move(w.data());
 }
 
@@ -902,6 +1010,11 @@ Status Otf2Export::write_local_definitions(const std::string& region_table) {
     for (uint32_t& g : map) r.u32(&g);
     if (key == mine) context_map = std::move(map);
   }
+  uint32_t nwindows = 0;
+  if (!r.u32(&nwindows) || nwindows > r.left() / 4) return bad;
+  OTF2_IdMap* windows = nwindows ? OTF2_IdMap_Create(OTF2_ID_MAP_SPARSE, nwindows) : nullptr;
+  for (uint32_t k = 0, id = 0; k < nwindows && r.u32(&id); ++k)
+    if (windows) OTF2_IdMap_AddIdPair(windows, id, k);
   // Opening and closing the definition files are collective: a bad map is reported after them.
   Status map_error;
   if (context_map.size() != impl_->contexts.size()) {
@@ -915,12 +1028,13 @@ Status Otf2Export::write_local_definitions(const std::string& region_table) {
   OTF2_IdMap* context_ids =
       context_map.empty() ? nullptr
                           : OTF2_IdMap_CreateFromUint32Array(context_map.size(), context_map.data(), false);
-  if (((n && !regions) || (!context_map.empty() && !context_ids)) && map_error.ok())
+  if (((n && !regions) || (!context_map.empty() && !context_ids) || (nwindows && !windows)) && map_error.ok())
     map_error = Status(StatusCode::kIoError, "out of memory for the OTF2 mapping tables");
   OTF2_ErrorCode e = OTF2_Archive_OpenDefFiles(impl_->archive);
   if (e != OTF2_SUCCESS) {
     if (regions) OTF2_IdMap_Free(regions);
     if (context_ids) OTF2_IdMap_Free(context_ids);
+    if (windows) OTF2_IdMap_Free(windows);
     return detail::otf2_error("opening the OTF2 definition files", e);
   }
   OTF2_ErrorCode first = OTF2_SUCCESS;
@@ -930,6 +1044,7 @@ Status Otf2Export::write_local_definitions(const std::string& region_table) {
     if (e == OTF2_SUCCESS && regions) e = OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_REGION, regions);
     if (e == OTF2_SUCCESS && context_ids)
       e = OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_CALLING_CONTEXT, context_ids);
+    if (e == OTF2_SUCCESS && windows) e = OTF2_DefWriter_WriteMappingTable(dw, OTF2_MAPPING_RMA_WIN, windows);
     if (dw) {
       const OTF2_ErrorCode c = OTF2_Archive_CloseDefWriter(impl_->archive, dw);
       if (e == OTF2_SUCCESS) e = c;
@@ -938,6 +1053,7 @@ Status Otf2Export::write_local_definitions(const std::string& region_table) {
   }
   if (regions) OTF2_IdMap_Free(regions);
   if (context_ids) OTF2_IdMap_Free(context_ids);
+  if (windows) OTF2_IdMap_Free(windows);
   e = OTF2_Archive_CloseDefFiles(impl_->archive);
   if (first == OTF2_SUCCESS) first = e;
   MPE_RETURN_IF_ERROR(map_error);

@@ -110,6 +110,31 @@ void put_rank(ByteWriter& w, const RankMeta& m) {
       w.u64(f.offset);
     }
   }
+  w.u32(static_cast<uint32_t>(m.counters.size()));  // v4
+  for (const auto& k : m.counters) {
+    w.u32(k.id);
+    w.str(k.name);
+    w.str(k.description);
+    w.str(k.datatype);
+    w.u8(static_cast<uint8_t>(k.cls));
+    w.u8(static_cast<uint8_t>(k.semantics));
+    w.u8(static_cast<uint8_t>(k.kind));
+    w.u8(k.per_comm ? 1 : 0);
+  }
+}
+
+// A counter definition (v4); false on a value out of its range.
+bool get_counter(ByteReader& r, CounterDef* k) {
+  uint8_t cls, semantics, kind, per_comm;
+  if (!r.u32(&k->id) || !r.str(&k->name) || !r.str(&k->description) || !r.str(&k->datatype) || !r.u8(&cls) ||
+      !r.u8(&semantics) || !r.u8(&kind) || !r.u8(&per_comm))
+    return false;
+  if (cls >= kPvarClassCount || semantics > 2 || kind > 2 || per_comm > 1) return false;
+  k->cls = static_cast<PvarClass>(cls);
+  k->semantics = static_cast<PvarSemantics>(semantics);
+  k->kind = static_cast<PvarValueKind>(kind);
+  k->per_comm = per_comm != 0;
+  return true;
 }
 
 bool get_count(ByteReader& r, uint32_t* n, size_t min_item_bytes) {
@@ -170,6 +195,11 @@ bool get_rank(ByteReader& r, RankMeta* m, uint16_t version) {
     for (auto& f : site.frames)
       if (!get_frame(r, &f)) return false;
   }
+  if (version < kFirstCounterVersion) return true;
+  if (!get_count(r, &n, 12)) return false;
+  m->counters.resize(n);
+  for (uint32_t i = 0; i < n; ++i)  // ids 0..n-1, in order: a record's cat indexes the list
+    if (!get_counter(r, &m->counters[i]) || m->counters[i].id != i) return false;
   return true;
 }
 

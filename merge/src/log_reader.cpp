@@ -389,6 +389,7 @@ StatusOr<Trace> load_trace(const LogFile& file) {
     m.send_timeline = where[m.send_timeline];
     m.recv_timeline = where[m.recv_timeline];
   }
+  tr.rma = match_rma(file, tr.timelines);
   return tr;
 }
 

@@ -40,6 +40,19 @@ Definitions recovered_definitions(Definitions defs, const std::map<uint32_t, Par
   return defs;
 }
 
+// Whether two spill files are of the same run: the same number of ranks and the same program.
+Status same_run(const PartFile& a, const PartFile& b) {
+  if (a.header.size != b.header.size)
+    return Status(StatusCode::kInvalidArgument,
+                  b.path + " is of a run of " + std::to_string(b.header.size) + " ranks, " + a.path + " of " +
+                      std::to_string(a.header.size) + "; give the spill files of one run");
+  if (a.has_base && b.has_base && a.base.program != b.base.program)
+    return Status(StatusCode::kInvalidArgument, b.path + " is of program '" + b.base.program + "', " +
+                                                    a.path + " of '" + a.base.program +
+                                                    "'; give the spill files of one run");
+  return Status();
+}
+
 // Places and copies every rank's chunks, then writes the tail and the header.
 Status write_recovered(const std::map<uint32_t, PartFile>& by_rank, const Definitions& defs, int out_fd,
                        RecoverReport* report) {
@@ -76,17 +89,18 @@ Status recover(const std::vector<std::string>& parts, const std::string& out, Re
     }
     if (!p->tail.ok()) report->notes.push_back(path + ": kept the chunks before: " + p->tail.to_string());
     if (!p->has_meta) report->notes.push_back(path + ": no rank definitions survived; using defaults");
+    // The parts may come from several directories (one per node): they must be one run's.
+    if (!by_rank.empty()) MPE_RETURN_IF_ERROR(same_run(by_rank.begin()->second, *p));
+    if (auto twin = by_rank.find(p->header.rank); twin != by_rank.end())
+      return Status(StatusCode::kInvalidArgument,
+                    "rank " + std::to_string(p->header.rank) + " has two spill files, " + twin->second.path +
+                        " and " + path + " (from two runs?); give the directories of one run");
     if (p->has_base && (!have_base || p->header.rank == 0)) {
       base = p->base;
       have_base = true;
     }
     world = std::max(world, p->header.size);
-    const uint32_t r = p->header.rank;
-    if (by_rank.count(r)) {
-      report->notes.push_back(path + ": a second file for rank " + std::to_string(r) + "; ignored");
-      continue;
-    }
-    by_rank.emplace(r, std::move(p.value()));
+    by_rank.emplace(p->header.rank, std::move(p.value()));
   }
   if (by_rank.empty()) return Status(StatusCode::kInvalidArgument, "no readable spill files");
   if (!have_base) return Status(StatusCode::kCorrupt, "no spill file holds the run's definitions");
@@ -94,12 +108,17 @@ Status recover(const std::vector<std::string>& parts, const std::string& out, Re
   report->ranks_missing = static_cast<int>(world - by_rank.size());
   const Definitions defs = recovered_definitions(std::move(base), by_rank, world, report);
 
-  const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status(StatusCode::kIoError, out + ": cannot create: " + std::strerror(errno));
+  // Written under a temporary name and renamed when complete: an interrupted recovery leaves no
+  // partial file by the logfile's name.
+  const std::string tmp = out + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status(StatusCode::kIoError, tmp + ": cannot create: " + std::strerror(errno));
   Status s = write_recovered(by_rank, defs, fd, report);
   if (::close(fd) != 0 && s.ok())
-    s = Status(StatusCode::kIoError, out + ": close failed: " + std::strerror(errno));
-  if (!s.ok()) ::unlink(out.c_str());  // no partial file that could pass for a logfile
+    s = Status(StatusCode::kIoError, tmp + ": close failed: " + std::strerror(errno));
+  if (s.ok() && ::rename(tmp.c_str(), out.c_str()) != 0)
+    s = Status(StatusCode::kIoError, "cannot rename " + tmp + " to " + out + ": " + std::strerror(errno));
+  if (!s.ok()) ::unlink(tmp.c_str());
   return s;
 }
 

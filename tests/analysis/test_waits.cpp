@@ -8,6 +8,7 @@
 
 #include "mpe/log_writer.h"
 #include "mpe/waits.h"
+#include "synthetic_log.h"
 
 namespace {
 
@@ -95,53 +96,24 @@ std::string write_log() {
   nonblocking(&r1, 5300, 5320, 5400, 11);
   nonblocking(&r2, 5100, 5110, 5400, 12);
 
-  const std::string path = ::testing::TempDir() + "waits_" + std::to_string(getpid()) + ".mpelog";
-  mpe::log::LogWriter w;
-  EXPECT_TRUE(w.open(path).ok());
-  uint32_t rank = 0;
-  for (auto* recs : {&r0, &r1, &r2}) {
-    std::string chunk;
-    mpe::log::encode_events(recs->data(), static_cast<uint32_t>(recs->size()), rank++, 0, 1, &chunk);
-    EXPECT_TRUE(w.add_events_chunk(chunk).ok());
-  }
-  mpe::log::Definitions d;
-  d.world_size = 3;
-  d.program = "waits";
-  d.clock = "monotonic";
-  d.ticks_per_second = 1e9;
-  for (uint32_t id = 0; id < sizeof kNames / sizeof *kNames; ++id)
-    d.categories.push_back(mpe::log::Category{id, mpe::log::CategoryKind::kState, 0, 0, kNames[id]});
-  for (uint32_t r = 0; r < 3; ++r) {
-    mpe::log::RankMeta m;
-    m.rank = r;
-    m.world_size = 3;
-    m.ticks_per_second = 1e9;
-    m.threads = {mpe::log::ThreadDef{0, 100 + r}};
-    m.comms = {mpe::log::CommDef{0, 0, false, {0, 1, 2}}};
-    d.ranks.push_back(m);
-  }
-  EXPECT_TRUE(w.finish(d).ok());
-  return path;
+  return mpe::testing::write_synthetic_log("waits", {r0, r1, r2}, {std::begin(kNames), std::end(kNames)});
 }
 
 class Waits : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = write_log();
-    auto file = mpe::log::LogFile::open(path_);
-    ASSERT_TRUE(file.ok()) << file.status().to_string();
-    file_ = std::make_unique<mpe::log::LogFile>(std::move(file.value()));
+    ASSERT_TRUE(log_.file);
+    file_ = log_.file.get();
     mpe::waits::Options options;
     options.keep_instances = true;
     auto report = mpe::waits::analyze(*file_, options);
     ASSERT_TRUE(report.ok()) << report.status().to_string();
     report_ = std::move(report.value());
   }
-  void TearDown() override { ::unlink(path_.c_str()); }
   const mpe::waits::PatternTotal& total(Pattern p) const { return report_.patterns[static_cast<int>(p)]; }
 
-  std::string path_;
-  std::unique_ptr<mpe::log::LogFile> file_;
+  mpe::testing::OpenedTestLog log_{write_log()};
+  const mpe::log::LogFile* file_ = nullptr;
   mpe::waits::Report report_;
 };
 

@@ -7,7 +7,6 @@
 """
 import os
 import re
-import shutil
 import subprocess
 import sys
 
@@ -18,15 +17,7 @@ SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 MODE = os.environ.get("UMQ_TEST_MODE", "default")
 
 
-def flood_line():
-    with open(os.path.join(SRC, "samples", "flood.c")) as f:
-        for n, line in enumerate(f, 1):
-            if "/* flood-receive-line */" in line:
-                return n
-    mpitest.fail("no flood-receive-line in samples/flood.c")
-
-
-LINE = flood_line()
+LINE = mpitest.marked_line(os.path.join(SRC, "samples", "flood.c"), "/* flood-receive-line */")
 NO_VAR_LINE = "umq: looked for the MPI_T performance variable"
 
 
@@ -137,20 +128,10 @@ def check_no_variable():
     lines = [l for l in r.stderr.splitlines() if NO_VAR_LINE in l]
     mpitest.expect_eq(len(lines), 1, "clear lines on stderr (%r)" % r.stderr)
     for word in ("unexpected_recvq_length", "pml_ob1_unexpected_msgq_length", "exports none",
-                 "--enable-mpit-pvars=recvq", "ob1"):
+                 "--enable-mpit-pvars=recvq", "ob1", "mpe umq"):
         mpitest.expect(word in lines[0], "clear line lacks %r: %s" % (word, lines[0]))
     mpitest.expect_eq(r.files(".umq.json"), [], "report files without a variable")
     print("clear line: " + lines[0])
-
-
-def use_openmpi(build):
-    mpitest.BUILD = build
-    mpitest.MPIEXEC = shutil.which("mpiexec.openmpi") or "mpiexec.openmpi"
-    mpitest.MPI = "openmpi"
-    flags = ["--oversubscribe"]
-    if os.geteuid() == 0:
-        flags.append("--allow-run-as-root")
-    mpitest.MPIEXEC_FLAGS = flags
 
 
 if MODE == "default":
@@ -159,16 +140,7 @@ if MODE == "default":
     else:
         check_no_variable()
 elif MODE == "pvars":
-    prefix = os.environ.get("MPE_MPICH_PVARS_PREFIX", "/var/cache/mpe-tools/mpich-pvars")
-    script = os.path.join(SRC, "scripts", "build-mpich-pvars")
-    if not os.path.exists(os.path.join(prefix, ".mpe-built")):
-        print("building the pvar-enabled MPICH into %s (about 8 minutes)" % prefix, flush=True)
-        subprocess.run([script, prefix])
-    if not os.path.exists(os.path.join(prefix, ".mpe-built")):
-        print("SKIP: the pvar-enabled MPICH is missing at %s and scripts/build-mpich-pvars could not build it" % prefix)
-        sys.exit(0)
-    mpitest.MPIEXEC = os.path.join(prefix, "bin", "mpiexec")
-    os.environ["LD_LIBRARY_PATH"] = os.path.join(prefix, "lib") + (":" + os.environ["LD_LIBRARY_PATH"] if os.environ.get("LD_LIBRARY_PATH") else "")
+    mpitest.use_mpich_pvars(SRC)
     full_checks(per_peer=False)
 elif MODE == "openmpi":
     build = os.environ.get("MPE_OMPI_BUILD_DIR") or os.path.join(mpitest.BUILD, "umq-openmpi")
@@ -176,7 +148,7 @@ elif MODE == "openmpi":
         subprocess.run(["cmake", "-S", SRC, "-B", build, "-G", "Ninja", "-DMPE_MPI=openmpi",
                         "-DMPE_BUILD_TESTS=OFF", "-DMPE_BUILD_BENCH=OFF"], check=True, stdout=subprocess.DEVNULL)
     subprocess.run(["ninja", "-C", build, "umq", "flood"], check=True, stdout=subprocess.DEVNULL)
-    use_openmpi(build)
+    mpitest.use_openmpi(build)
     full_checks(per_peer=True)
 else:
     mpitest.fail("unknown UMQ_TEST_MODE " + MODE)

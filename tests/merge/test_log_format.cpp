@@ -5,12 +5,14 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
 
 #include "mpe/log_reader.h"
 #include "mpe/log_writer.h"
+#include "mpe/part_file.h"
 #include "mpe/recover.h"
 
 using namespace mpe::log;
@@ -367,26 +369,26 @@ TEST(Reader, RejectsRandomDamageOrReadsItBackUnchanged) {
   std::remove(path.c_str());
 }
 
-TEST(Recover, BuildsLogfileFromPartsAndKeepsChunksBeforeDamage) {
-  std::vector<std::string> parts;
+// A spill file of rank r of a run of `size` ranks of `program`: definitions, rank meta, two
+// events chunks of one record each.
+std::string part_bytes(uint32_t r, uint32_t size, const std::string& program = "prog") {
   Definitions base = two_rank_defs();
   base.ranks.clear();
   base.world_size = 0;
+  base.program = program;
+  std::string s = build_part_header(r, size, 1e9);
+  encode_blob(ChunkKind::kDefinitions, r, serialize_definitions(base), &s);
+  encode_blob(ChunkKind::kRankMeta, r, serialize_rank_meta(two_rank_defs().ranks[r % 2]), &s);
+  std::vector<Record> recs = {rec(RecordKind::kState, 100, 2, 0, 0, 0, 10)};
+  encode_events(recs.data(), 1, r, 0, 1, &s);
+  encode_events(recs.data(), 1, r, 0, 1, &s);
+  return s;
+}
+
+TEST(Recover, BuildsLogfileFromPartsAndKeepsChunksBeforeDamage) {
+  std::vector<std::string> parts;
   for (uint32_t r = 0; r < 2; ++r) {
-    PartHeader h{};
-    std::memcpy(h.magic, kPartMagic, 8);
-    h.version = kCurrentVersion;
-    h.header_size = sizeof h;
-    h.rank = r;
-    h.size = 2;
-    h.ticks_per_second = 1e9;
-    seal(&h);
-    std::string s(reinterpret_cast<const char*>(&h), sizeof h);
-    encode_blob(ChunkKind::kDefinitions, r, serialize_definitions(base), &s);
-    encode_blob(ChunkKind::kRankMeta, r, serialize_rank_meta(two_rank_defs().ranks[r]), &s);
-    std::vector<Record> recs = {rec(RecordKind::kState, 100, 2, 0, 0, 0, 10)};
-    encode_events(recs.data(), 1, r, 0, 1, &s);
-    encode_events(recs.data(), 1, r, 0, 1, &s);
+    std::string s = part_bytes(r, 2);
     if (r == 1) s.resize(s.size() - 5);  // killed while writing its last chunk
     parts.push_back(temp_path("part" + std::to_string(r)));
     spit(parts.back(), s);
@@ -405,4 +407,30 @@ TEST(Recover, BuildsLogfileFromPartsAndKeepsChunksBeforeDamage) {
   EXPECT_EQ(tr->records, 3u);
   for (auto& p : parts) std::remove(p.c_str());
   std::remove(out.c_str());
+}
+
+TEST(Recover, RefusesPartsOfAnotherRunAndLeavesNoFile) {
+  struct Case {
+    const char* what;
+    std::string second;  // the part given after rank 0's of a 2-rank run of "prog"
+    const char* message;
+  };
+  const Case cases[] = {{"world size", part_bytes(1, 3), "run of 3 ranks"},
+                        {"program", part_bytes(1, 2, "other"), "of program 'other'"},
+                        {"same rank twice", part_bytes(0, 2), "rank 0 has two spill files"}};
+  const std::string first = temp_path("run_part0");
+  spit(first, part_bytes(0, 2));
+  for (const Case& c : cases) {
+    const std::string second = temp_path("run_part1");
+    spit(second, c.second);
+    const std::string out = temp_path("refused.mpelog");
+    RecoverReport rep;
+    const mpe::Status st = recover({first, second}, out, &rep);
+    EXPECT_EQ(st.code(), mpe::StatusCode::kInvalidArgument) << c.what;
+    EXPECT_NE(st.message().find(c.message), std::string::npos) << c.what << ": " << st.message();
+    EXPECT_FALSE(std::filesystem::exists(out)) << c.what;
+    EXPECT_FALSE(std::filesystem::exists(out + ".tmp")) << c.what;
+    std::remove(second.c_str());
+  }
+  std::remove(first.c_str());
 }

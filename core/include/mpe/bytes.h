@@ -37,4 +37,11 @@ struct Bytes {
 // arguments (call it in a leave hook: it asks the communicator for its rank, size and topology).
 Bytes collective_bytes(const Call& c) noexcept MPE_HIDDEN;
 
+// What a one-sided operation (MPI_Put, MPI_Get, MPI_Accumulate, MPI_Get_accumulate,
+// MPI_Fetch_and_op, MPI_Compare_and_swap and the request-based R variants) moves: `sent` is the
+// origin data it carries to the target (count x type size; one element for Fetch_and_op and
+// Compare_and_swap), `recv` the result it brings back into the origin (Get, Get_accumulate,
+// Fetch_and_op, Compare_and_swap). 0 and 0 to MPI_PROC_NULL.
+Bytes rma_bytes(const Call& c) noexcept MPE_HIDDEN;
+
 }  // namespace mpe

@@ -9,6 +9,7 @@
 #include "mpe/byte_codec.h"
 #include "mpe/frame.h"
 #include "mpe/log_format.h"
+#include "mpe/pvar_class.h"
 #include "mpe/status.h"
 
 namespace mpe::log {
@@ -57,6 +58,20 @@ struct CallSiteDef {
   std::vector<Frame> frames;
 };
 
+// An MPI_T performance variable liblog sampled on a rank (v4, MPE_LOG_PVARS): the id its kCounter
+// records carry (Record::cat), and what the variable is. Ids are per rank; the reader unifies
+// the counters of all ranks by name (LogFile::counters()).
+struct CounterDef {
+  uint32_t id = 0;
+  std::string name;         // the MPI_T name: "unexpected_recvq_length"
+  std::string description;  // the MPI library's description
+  std::string datatype;     // "MPI_UNSIGNED"
+  PvarClass cls = PvarClass::kGeneric;
+  PvarSemantics semantics = PvarSemantics::kValue;  // what a record's value is: a delta or a value
+  PvarValueKind kind = PvarValueKind::kUnsigned;    // how the value's 64 bits are read
+  bool per_comm = false;                            // bound to communicators: one series per communicator
+};
+
 struct RankMeta {
   uint32_t rank = 0;
   uint32_t world_size = 0;
@@ -69,6 +84,7 @@ struct RankMeta {
   std::vector<CommDef> comms;
   std::vector<Category> user_categories;  // MPE API descriptions made on this rank
   std::vector<CallSiteDef> callsites;     // v3
+  std::vector<CounterDef> counters;       // v4
 };
 
 struct Definitions {

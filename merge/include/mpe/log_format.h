@@ -8,8 +8,11 @@
 namespace mpe::log {
 
 // Versions: a reader accepts kMinSupportedVersion..kCurrentVersion of the same major.
-inline constexpr uint16_t kCurrentVersion = 3;  // 2: constant-plane elision (kChunkPlanes); 3: call sites
+// 2: constant-plane elision (kChunkPlanes); 3: call sites; 4: counters, one-sided communication
+inline constexpr uint16_t kCurrentVersion = 4;
 inline constexpr uint16_t kFirstCallsiteVersion = 3;
+inline constexpr uint16_t kFirstCounterVersion = 4;  // kCounter records, RankMeta::counters
+inline constexpr uint16_t kFirstRmaVersion = 4;      // kRmaOp, kRmaComplete, kWinCreate
 inline constexpr uint16_t kMinSupportedVersion = 1;
 
 inline constexpr char kFileMagic[8] = {'M', 'P', 'E', 'L', 'O', 'G', '\r', '\n'};
@@ -35,10 +38,26 @@ enum class RecordKind : uint8_t {
   // Reserved for format version 4 (fields documented where they are implemented, and in
   // docs/FORMAT.md): MPI_T performance-variable samples (liblog's MPE_LOG_PVARS) and one-sided
   // communication (RMA operations, their completions, window creation).
+  // An MPI_T performance-variable sample (v4, liblog's MPE_LOG_PVARS), written only when the value
+  // changed: time=entry of the call it was read at, cat=counter id (RankMeta::counters), comm=the
+  // communicator whose handle was read (kUnknownComm for a process-wide variable), a=the element
+  // (peer: rank in comm) holding the largest value, -1 for a one-element variable, b=for a
+  // watermark the number of changes so far on this handle, else 0, c=the value in the counter's
+  // PvarValueKind (a double's bits): for counters, timers and aggregates the delta since the
+  // previous sample of the handle, for the other classes the value (summed over the elements).
   kCounter = 11,
-  kRmaOp = 12,
-  kRmaComplete = 13,
-  kWinCreate = 14,
+  // One-sided communication (v4). A window has a per-rank index, given at its creation; the
+  // window's group is its communicator's, so a target rank converts to a world rank through it.
+  kRmaOp = 12,        // an RMA operation: time=call entry, cat=function (MPI_Put, MPI_Rget, ...),
+                      // a=target (rank in the window's group), comm=window index (not a communicator),
+                      // c=bytes carried to the target, b=bytes brought back (saturates at 2^31-1)
+  kRmaComplete = 13,  // a synchronisation completed the rank's pending operations on a window:
+                      // time=call exit, cat=function (fence, unlock, flush, complete...), a=target
+                      // (rank in the window's group) or -1 for every target, comm=window index
+  kWinCreate = 14,    // a window was created (recorded even when paused): time=call exit, cat=function,
+                      // a=window index, b=ordinal of the window among this rank's windows on that
+                      // communicator (with the communicator's global id: the window's run-wide
+                      // identity), comm=communicator index, c=this rank's window size in bytes
 };
 
 enum class RequestWhat : int32_t {

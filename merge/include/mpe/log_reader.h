@@ -2,6 +2,7 @@
 // (time-sorted per-timeline arrays, matched messages) that the CLI, the viewer and the tests use.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -12,6 +13,7 @@
 
 #include "mpe/log_defs.h"
 #include "mpe/log_format.h"
+#include "mpe/rma.h"
 #include "mpe/status.h"
 
 namespace mpe::log {
@@ -129,6 +131,7 @@ struct Timeline {
 struct Trace {
   std::vector<Timeline> timelines;  // ordered by rank, then thread
   std::vector<Message> messages;    // matched, ordered by send time
+  RmaModel rma;                     // one-sided windows and transfers (v4), after causality repair
   uint64_t unmatched_sends = 0;
   uint64_t unmatched_recvs = 0;
   uint64_t backward_messages = 0;  // matched messages whose receive ends before the send began
@@ -141,6 +144,36 @@ struct Trace {
   // Index of the timeline of (rank, thread), or -1.
   int timeline_of(uint32_t rank, uint32_t thread) const;
 };
+
+// Matches the RMA records (kWinCreate, kRmaOp, kRmaComplete) among the events of n timelines
+// into windows and transfers (mpe/rma.h): rank_of(tl) is timeline tl's rank, events_of(tl) its
+// events sorted by time; transfers name timelines by tl. Each rank's threads are merged in time
+// order, as RmaMatcher wants them.
+template <class RankOf, class EventsOf>
+RmaModel match_rma(const LogFile& file, uint32_t n, RankOf rank_of, EventsOf events_of) {
+  RmaMatcher m(file);
+  struct Item {
+    int64_t time;
+    uint32_t timeline;
+    const Event* e;
+  };
+  std::map<uint32_t, std::vector<Item>> by_rank;
+  for (uint32_t tl = 0; tl < n; ++tl)
+    for (const Event& e : events_of(tl))
+      if (is_rma_record(e.kind)) by_rank[rank_of(tl)].push_back(Item{e.time, tl, &e});
+  for (auto& [rank, items] : by_rank) {
+    std::stable_sort(items.begin(), items.end(),
+                     [](const Item& x, const Item& y) { return x.time < y.time; });
+    for (const Item& it : items)
+      m.feed(rank, it.timeline, it.time, it.e->kind, it.e->cat, it.e->a, it.e->b, it.e->comm, it.e->c);
+  }
+  return m.finish();
+}
+inline RmaModel match_rma(const LogFile& file, const std::vector<Timeline>& timelines) {
+  return match_rma(
+      file, static_cast<uint32_t>(timelines.size()), [&](uint32_t tl) { return timelines[tl].rank; },
+      [&](uint32_t tl) -> const std::vector<Event>& { return timelines[tl].events; });
+}
 
 // One side of a message, as matching sees it: (global communicator id, source, destination,
 // tag), world ranks.
@@ -242,6 +275,7 @@ void interpret_records(const LogFile& file, const IndexEntry& e, const Record* r
       }
       case RecordKind::kRequestPost:  // only the OTF2 writer uses these
       case RecordKind::kRequestDone:
+      case RecordKind::kCounter:  // read through mpe/log_counters.h, not kept as events
         break;
       default:
         sink.event(as_event);

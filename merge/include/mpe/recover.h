@@ -19,7 +19,9 @@ struct RecoverReport {
 
 // Builds a logfile from spill files (one per rank, `<prefix>.mpelog.<rank>.part`), laid out by the
 // merge planner (log_layout.h). Each part starts with a definitions chunk (program, clock, MPI
-// categories) that the merge reuses. On failure no output file is left behind.
+// categories) that the merge reuses. The parts may come from several directories (one per node);
+// parts of different runs (another world size or program) or two parts of one rank are an error.
+// On failure no output file is left behind.
 Status recover(const std::vector<std::string>& parts, const std::string& out, RecoverReport* report);
 
 }  // namespace mpe::log

@@ -2,6 +2,9 @@ typedef int MPI_Datatype;
 typedef int MPI_Comm;
 typedef int MPI_Request;
 typedef long long MPI_Count;
+typedef int MPI_Win;
+typedef long MPI_Aint;
+typedef int MPI_Info;
 typedef struct { int MPI_SOURCE, MPI_TAG, MPI_ERROR; } MPI_Status;
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((nonnull));
 int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) __attribute__((nonnull));
@@ -11,3 +14,4 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
 int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]);
 int PMPI_Pcontrol(const int level, ...);
 double PMPI_Wtime(void);
+int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win);

@@ -8,7 +8,8 @@ const FnInfo kFnInfo[kFnCount] = {
   {"MPI_Send", CallClass::kSend, Mode::kBlocking, role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm},
   {"MPI_Send_c", CallClass::kSend, Mode::kBlocking, role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm},
   {"MPI_Waitall", CallClass::kWaitall, Mode::kBlocking, role::nrequests | role::requests | role::statuses},
+  {"MPI_Win_create", CallClass::kWinCreate, Mode::kBlocking, role::comm | role::newwin},
   {"MPI_Wtime", CallClass::kOther, Mode::kBlocking, 0},
 };
-const char* const kCallClassName[kCallClassCount] = {"other", "send", "recv", "waitall", "pcontrol"};
+const char* const kCallClassName[kCallClassCount] = {"other", "send", "recv", "waitall", "pcontrol", "win_create"};
 }  // namespace mpe

@@ -12,9 +12,10 @@ enum class Fn : uint16_t {
   MPI_Send,
   MPI_Send_c,
   MPI_Waitall,
+  MPI_Win_create,
   MPI_Wtime,
 };
-inline constexpr int kFnCount = 6;
+inline constexpr int kFnCount = 7;
 
 // What a call does; several functions share a class (MPI_Send, MPI_Isend, MPI_Send_init...).
 enum class CallClass : uint8_t {
@@ -23,8 +24,9 @@ enum class CallClass : uint8_t {
   kRecv,
   kWaitall,
   kPcontrol,
+  kWinCreate,
 };
-inline constexpr int kCallClassCount = 5;
+inline constexpr int kCallClassCount = 6;
 
 enum class Mode : uint8_t { kBlocking, kNonblocking, kPersistentInit };
 
@@ -45,6 +47,7 @@ inline constexpr uint64_t nrequests = uint64_t{1} << 11;
 inline constexpr uint64_t status = uint64_t{1} << 12;
 inline constexpr uint64_t statuses = uint64_t{1} << 13;
 inline constexpr uint64_t level = uint64_t{1} << 14;
+inline constexpr uint64_t newwin = uint64_t{1} << 15;
 }  // namespace role
 
 // Call flags.
@@ -79,6 +82,7 @@ struct Call {
   MPI_Status* status;
   MPI_Status* statuses;
   int level;
+  MPI_Win* newwin;
   bool has(uint64_t bits) const { return (roles & bits) == bits; }
   int nreq() const { return has(role::nrequests) ? nrequests : 1; }
   // Reads element i of a count array, whatever its width.

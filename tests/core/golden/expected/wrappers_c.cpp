@@ -109,6 +109,24 @@ extern "C" MPE_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[]
   return call.rc;
 }
 
+extern "C" MPE_EXPORT int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
+  core::ThreadState& ts = core::thread_state();
+  if (!core::observing(ts)) return PMPI_Win_create(base, size, disp_unit, info, comm, win);
+  Call call;
+  call.fn = Fn::MPI_Win_create;
+  call.cls = CallClass::kWinCreate;
+  call.mode = Mode::kBlocking;
+  call.flags = 0;
+  call.roles = role::comm | role::newwin;
+  call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+  call.comm = comm;
+  call.newwin = win;
+  core::enter(ts, call, CallClass::kWinCreate);
+  call.rc = PMPI_Win_create(base, size, disp_unit, info, (decltype(comm))(call.comm), (decltype(win))(call.newwin));
+  core::leave(ts, call, CallClass::kWinCreate);
+  return call.rc;
+}
+
 extern "C" MPE_EXPORT double MPI_Wtime(void) {
   core::ThreadState& ts = core::thread_state();
   if (!core::observing(ts)) return PMPI_Wtime();

@@ -70,6 +70,32 @@ extern "C" MPE_EXPORT void mpi_send_(void* a0, void* a1, void* a2, void* a3, voi
   core::leave(ts, call, CallClass::kSend);
 }
 
+extern "C" void pmpi_win_create_(void*, void*, void*, void*, void*, void*, MPI_Fint*);
+extern "C" MPE_EXPORT void mpi_win_create_(void* a0, void* a1, void* a2, void* a3, void* a4, void* a5, MPI_Fint* ierr) {
+  core::ThreadState& ts = core::thread_state();
+  if (!core::observing(ts)) {
+    pmpi_win_create_(a0, a1, a2, a3, a4, a5, ierr);
+    return;
+  }
+  Call call;
+  call.fn = Fn::MPI_Win_create;
+  call.cls = CallClass::kWinCreate;
+  call.mode = Mode::kBlocking;
+  call.flags = kFortran;
+  call.roles = role::comm | role::newwin;
+  call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
+  call.comm = PMPI_Comm_f2c(*static_cast<MPI_Fint*>(a4));
+  MPI_Win newwin_c_ = PMPI_Win_f2c(*static_cast<MPI_Fint*>(a5));
+  call.newwin = &newwin_c_;
+  core::enter(ts, call, CallClass::kWinCreate);
+  core::suppress(ts);
+  pmpi_win_create_(a0, a1, a2, a3, a4, a5, ierr);
+  core::unsuppress(ts);
+  call.rc = *ierr;
+  newwin_c_ = PMPI_Win_f2c(*static_cast<MPI_Fint*>(a5));
+  core::leave(ts, call, CallClass::kWinCreate);
+}
+
 extern "C" double pmpi_wtime_(void);
 extern "C" MPE_EXPORT double mpi_wtime_(void) {
   core::ThreadState& ts = core::thread_state();

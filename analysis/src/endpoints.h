@@ -1,0 +1,126 @@
+// The communication endpoints of a logfile, what the analyses over messages share: pass 1
+// streams the chunks timeline by timeline (a second thread decodes the next chunk) and keeps
+// each message end with the MPI call around it and, for a receive, when and where it was posted;
+// matching then pairs the k-th send of each (communicator, source, destination, tag) with its
+// k-th receive, MPI's non-overtaking rule, as the reader does; the reader's causality shifts make
+// every matched message arrive after it left. The wait states (waits.cpp) and the rebuilt
+// unexpected queue (umq.cpp) are built on them.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "mpe/log_reader.h"
+#include "mpe/status.h"
+
+namespace mpe::analysis {
+
+inline constexpr int64_t kUnknown = INT64_MIN;
+
+// The call (MPI state) around an endpoint. 24 bytes: a big log has tens of millions of endpoints.
+struct Call {
+  int64_t start = 0;
+  int64_t end = 0;
+  uint32_t site = 0;
+  uint16_t cat = 0;
+  uint16_t thread = 0;
+};
+
+struct SendEnd {
+  log::MessageKey key;
+  int64_t time;             // the send record's time: the send call's entry
+  bool waits_for_receiver;  // synchronous, or a blocking send above the eager limit
+  bool cancelled;
+  Call call;
+};
+
+inline constexpr uint32_t kNoSend = UINT32_MAX;
+
+struct RecvEnd {
+  log::MessageKey key;
+  int64_t time;        // completion
+  uint32_t send;       // the matched send's index, kNoSend before matching or without one
+  uint32_t post_site;  // the posting call's run-wide call site (MPI_Recv's, MPI_Irecv's), 0 unknown
+  int64_t post;        // when the receive was posted, kUnknown when the log does not say
+  Call call;           // the call that completed it (Recv, Wait, Test...)
+  uint16_t post_cat;   // the posting call's category; with post == kUnknown, meaningless
+};
+
+// How a collective's members wait, by its routine.
+enum class CollKind : uint8_t { kNone, kBarrier, kNxN, kBroadcast, kReduce };
+
+struct CollEnd {
+  uint64_t gid;  // the communicator's global id
+  uint32_t k;    // this member's k-th collective on it
+  int32_t member;
+  int32_t root;  // world rank, -1 for none
+  uint32_t cat;
+  CollKind kind;
+  int64_t enter;  // the call's entry; for a nonblocking collective, its post
+  Call waiting;   // where its waiting happens: the call itself, or the Wait/Test completing it
+  bool complete;  // false for a nonblocking collective whose completion the log does not give
+};
+
+struct KeyHash {
+  size_t operator()(const log::MessageKey& k) const {
+    uint64_t h = std::get<0>(k) * 0x9E3779B97F4A7C15ull;
+    h ^= (uint64_t{static_cast<uint32_t>(std::get<1>(k))} << 32 | static_cast<uint32_t>(std::get<2>(k))) *
+         0xC2B2AE3D27D4EB4Full;
+    return h ^ (uint64_t{static_cast<uint32_t>(std::get<3>(k))} * 0x165667B19E3779F9ull) ^ (h >> 29);
+  }
+};
+
+// A message key's sends (indices into Endpoints::sends, in logged order) and how many of them
+// receives have taken.
+struct KeyQueue {
+  std::vector<uint32_t> sends;
+  size_t taken = 0;
+};
+
+// What pass 1 keeps. Deques: they grow without copying, so the peak is the endpoints themselves.
+struct Endpoints {
+  std::deque<SendEnd> sends;
+  std::deque<RecvEnd> recvs;  // in logged order: those one call completed are adjacent
+  std::deque<CollEnd> colls;
+  std::unordered_map<log::MessageKey, KeyQueue, KeyHash> by_key;
+};
+
+struct ScanOptions {
+  // A standard-mode blocking send of more bytes than this is taken to use a rendezvous.
+  uint64_t eager_limit = 65536;
+  bool collectives = true;  // keep the collectives (the wait states need them)
+  // Asked between chunks when set: false stops the scan with kCancelled and `what` stopped.
+  std::function<bool()> keep_going;
+  const char* what = "analysis";
+};
+
+// What pass 1 counts besides the endpoints.
+struct ScanTotals {
+  uint64_t records = 0;
+  int64_t mpi_ns = 0;  // time in MPI calls (depth 0) over all ranks
+  std::vector<int64_t> mpi_per_rank;
+};
+
+// Pass 1: streams every chunk once. Errors: the reader's (corrupt, truncated, io-error), kCancelled.
+Status collect_endpoints(const log::LogFile& file, const ScanOptions& options, Endpoints* out,
+                         ScanTotals* totals);
+
+// Pairs the k-th send of each key with its k-th receive (cancelled sends skipped), sets each
+// receive's send, counts the ends left without a partner in *unmatched, and frees by_key.
+void match_messages(Endpoints& e, uint64_t* unmatched);
+
+// The reader's per-rank causality shifts (ns, >= 0) for the matched messages: no receive
+// completes before its send began. nranks entries, all 0 when clock sync sufficed.
+std::vector<int64_t> causality_shifts(const Endpoints& e, uint32_t nranks);
+
+inline Call shifted(Call c, int64_t by) {
+  c.start += by;
+  c.end += by;
+  return c;
+}
+
+}  // namespace mpe::analysis

@@ -1,0 +1,292 @@
+// The unexpected queue rebuilt from a logfile: pass 1 and matching are endpoints.h's, pass 2
+// sweeps each (receiving rank, communicator). The design comment is in mpe/umq.h.
+#include "mpe/umq.h"
+
+#include <algorithm>
+#include <deque>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#include "endpoints.h"
+
+namespace mpe::umq {
+
+namespace {
+
+using analysis::Endpoints;
+using analysis::kNoSend;
+using analysis::kUnknown;
+using analysis::RecvEnd;
+using analysis::SendEnd;
+
+constexpr int64_t kNever = INT64_MAX;
+
+// A receive post: when the queue is measured, by which call, and which queued message it takes.
+// 24 bytes: a big log has tens of millions.
+struct Query {
+  int64_t time;
+  uint32_t group;  // (receiving rank, communicator)
+  uint32_t site;   // the posting call's run-wide call site
+  int32_t takes;   // the source (world rank) of the queued message it takes, -1 for none
+  uint16_t cat;    // the posting call's category
+};
+
+// A message that joined a queue. 24 bytes.
+struct Arrival {
+  int64_t time;    // its send's start
+  int64_t leaves;  // its receive's post, kNever without one
+  uint32_t group;
+  int32_t source;  // world rank
+};
+
+// Moves *in to *out ordered by group (stable: a counting sort, O(n)), emptying *in as it goes,
+// and returns where each group starts in *out, with the end as the last entry.
+template <class T>
+std::vector<size_t> bucket_by_group(std::deque<T>* in, size_t ngroups, std::vector<T>* out) {
+  std::vector<size_t> start(ngroups + 1, 0);
+  for (const T& x : *in) ++start[x.group + 1];
+  for (size_t g = 0; g < ngroups; ++g) start[g + 1] += start[g];
+  out->resize(in->size());
+  std::vector<size_t> next(start.begin(), start.end() - 1);
+  for (; !in->empty(); in->pop_front()) (*out)[next[in->front().group]++] = in->front();
+  return start;
+}
+
+// The receive queues of (rank, communicator) pairs, numbered as first met.
+class Groups {
+ public:
+  uint32_t of(int32_t rank, uint64_t gid) {
+    if (last_ < keys_.size() && keys_[last_] == Key{rank, gid}) return last_;  // runs of one rank
+    const auto [it, fresh] = ids_.try_emplace(Key{rank, gid}, static_cast<uint32_t>(keys_.size()));
+    if (fresh) keys_.push_back(Key{rank, gid});
+    return last_ = it->second;
+  }
+  size_t size() const { return keys_.size(); }
+  int32_t rank(uint32_t g) const { return keys_[g].rank; }
+  uint64_t gid(uint32_t g) const { return keys_[g].gid; }
+
+ private:
+  struct Key {
+    int32_t rank;
+    uint64_t gid;
+    bool operator==(const Key& o) const { return rank == o.rank && gid == o.gid; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return (k.gid * 0x9E3779B97F4A7C15ull) ^
+             (uint64_t{static_cast<uint32_t>(k.rank)} * 0xC2B2AE3D27D4EB4Full);
+    }
+  };
+  std::unordered_map<Key, uint32_t, KeyHash> ids_;
+  std::vector<Key> keys_;
+  uint32_t last_ = UINT32_MAX;
+};
+
+// "MPI_COMM_WORLD", "MPI_COMM_SELF", "comm#2 (size 3)": liblog's per-rank indices 0 and 1 are
+// the builtin communicators.
+std::string describe(const log::CommDef* c) {
+  if (!c) return "?";
+  if (c->index == 0) return "MPI_COMM_WORLD";
+  if (c->index == 1 && c->members.size() == 1) return "MPI_COMM_SELF";
+  return "comm#" + std::to_string(c->index) + " (size " + std::to_string(c->members.size()) + ")";
+}
+
+const log::CommDef* find_comm(const log::LogFile& file, int32_t rank, uint64_t gid) {
+  if (rank < 0 || static_cast<size_t>(rank) >= file.definitions().ranks.size()) return nullptr;
+  for (const log::CommDef& c : file.definitions().ranks[static_cast<size_t>(rank)].comms)
+    if (c.global_id == gid) return &c;
+  return nullptr;
+}
+
+// One rank's call sites over the threshold, keyed as libumq keys them: (call site, routine).
+class SiteTable {
+ public:
+  SiteTable(const log::LogFile& file, std::vector<SiteRecord>* out) : file_(file), out_(out) {}
+
+  void add(uint32_t site, uint16_t cat, const log::CommDef* comm, uint64_t length, int peer,
+           uint64_t queued) {
+    const uint64_t key = uint64_t{site} << 16 | cat;
+    auto [it, fresh] = index_.try_emplace(key, out_->size());
+    if (fresh) {
+      SiteRecord r;
+      r.mpi_function = file_.category_name(cat);
+      r.communicator = describe(comm);
+      if (site && site <= file_.callsites().size()) r.stack = file_.callsites()[site - 1].frames;
+      out_->push_back(std::move(r));
+    }
+    SiteRecord& r = (*out_)[it->second];
+    ++r.occurrences;
+    r.sum_length += length;
+    r.max_length = std::max(r.max_length, length);
+    if (peer < 0) return;
+    auto p =
+        std::find_if(r.peers.begin(), r.peers.end(), [peer](const PeerCount& c) { return c.peer == peer; });
+    if (p == r.peers.end()) p = r.peers.insert(r.peers.end(), PeerCount{peer, 0, 0});
+    ++p->times_top;
+    p->max_queued = std::max(p->max_queued, queued);
+  }
+
+ private:
+  const log::LogFile& file_;
+  std::vector<SiteRecord>* out_;
+  std::unordered_map<uint64_t, size_t> index_;
+};
+
+// The series of one rank from its queue's changes (time, +1 or -1): arrivals before departures
+// at one time, so that a message sent and taken at the same moment still counts once.
+std::vector<Point> step_series(std::vector<std::pair<int64_t, int32_t>>& changes) {
+  std::sort(changes.begin(), changes.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second > b.second;
+  });
+  std::vector<Point> out;
+  int64_t length = 0;
+  for (size_t i = 0; i < changes.size();) {
+    const int64_t t = changes[i].first;
+    for (; i < changes.size() && changes[i].first == t; ++i) length += changes[i].second;
+    out.push_back(Point{t, static_cast<uint32_t>(std::max<int64_t>(length, 0))});
+  }
+  return out;
+}
+
+}  // namespace
+
+VariableInfo rebuilt_variable(const std::string& path, uint64_t threshold) {
+  return VariableInfo{"rebuilt from " + std::string(base_name(path)), true, threshold};
+}
+
+StatusOr<Rebuilt> rebuild(const log::LogFile& file, const Options& options) {
+  Rebuilt out;
+  const uint32_t nranks = file.definitions().world_size;
+  out.ranks = nranks;
+  out.sites.resize(nranks);
+  out.max_length.assign(nranks, 0);
+
+  Endpoints e;
+  analysis::ScanOptions scan;
+  scan.collectives = false;
+  scan.keep_going = options.keep_going;
+  scan.what = "unexpected-queue rebuild";
+  analysis::ScanTotals totals;
+  MPE_RETURN_IF_ERROR(analysis::collect_endpoints(file, scan, &e, &totals));
+  out.records = totals.records;
+  analysis::match_messages(e, &out.unmatched);
+  const std::vector<int64_t> shift = analysis::causality_shifts(e, nranks);
+  auto shift_of = [&](int32_t rank) {
+    return rank >= 0 && static_cast<uint32_t>(rank) < nranks ? shift[static_cast<size_t>(rank)] : 0;
+  };
+  // A receive's post, corrected; the completing call's entry when the log does not give it.
+  auto post_of = [&](const RecvEnd& r) {
+    return (r.post != kUnknown ? r.post : r.call.start) + shift_of(std::get<2>(r.key));
+  };
+  auto sent_at = [&](const SendEnd& s) { return s.time + shift_of(std::get<1>(s.key)); };
+
+  // The posts, then the messages that were queued (begun before their receive's post). Each
+  // endpoint is dropped as soon as it is read: the deques free their blocks as they shrink, and
+  // the posts and arrivals, in deques too, grow into those blocks, so the peak stays pass 1's.
+  Groups groups;
+  std::vector<int64_t> leaves(e.sends.size(), kNever);  // each send's receive post
+  std::deque<Query> posts;
+  for (; !e.recvs.empty(); e.recvs.pop_front()) {
+    const RecvEnd& r = e.recvs.front();
+    const bool posted = r.post != kUnknown;
+    out.unknown_posts += !posted;
+    const int64_t t = post_of(r);
+    bool takes_queued = false;
+    if (r.send != kNoSend) {
+      leaves[r.send] = t;
+      takes_queued = sent_at(e.sends[r.send]) <= t;
+    }
+    posts.push_back(Query{t, groups.of(std::get<2>(r.key), std::get<0>(r.key)),
+                          posted ? r.post_site : r.call.site, takes_queued ? std::get<1>(r.key) : -1,
+                          posted ? r.post_cat : r.call.cat});
+  }
+  out.posts = posts.size();
+  std::deque<Arrival> queued;
+  for (size_t i = 0; !e.sends.empty(); e.sends.pop_front(), ++i) {
+    const SendEnd& s = e.sends.front();
+    if (s.cancelled) continue;
+    ++out.messages;
+    const int64_t t = sent_at(s);
+    if (t > leaves[i]) continue;  // its receive was posted first: never unexpected
+    queued.push_back(
+        Arrival{t, leaves[i], groups.of(std::get<2>(s.key), std::get<0>(s.key)), std::get<1>(s.key)});
+  }
+  out.unexpected = queued.size();
+  std::vector<int64_t>().swap(leaves);
+  e = Endpoints();
+  // Per group, in time order: a timeline's posts mostly are already (logged order), so the
+  // stable sort (ties keep logged order) only runs where they are not.
+  std::vector<Query> queries;
+  const std::vector<size_t> qstart = bucket_by_group(&posts, groups.size(), &queries);
+  std::vector<Arrival> arrivals;
+  const std::vector<size_t> astart = bucket_by_group(&queued, groups.size(), &arrivals);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    auto by_time = [](const auto& x, const auto& y) { return x.time < y.time; };
+    const auto q0 = queries.begin() + static_cast<ptrdiff_t>(qstart[g]);
+    const auto q1 = queries.begin() + static_cast<ptrdiff_t>(qstart[g + 1]);
+    if (!std::is_sorted(q0, q1, by_time)) std::stable_sort(q0, q1, by_time);
+    std::sort(arrivals.begin() + static_cast<ptrdiff_t>(astart[g]),
+              arrivals.begin() + static_cast<ptrdiff_t>(astart[g + 1]), by_time);
+  }
+
+  // The sweep: per group, arrivals join up to each post's time, the post measures, then the
+  // message it takes (if it was queued) leaves.
+  std::vector<SiteTable> tables;
+  tables.reserve(nranks);
+  for (uint32_t r = 0; r < nranks; ++r) tables.emplace_back(file, &out.sites[r]);
+  std::vector<uint32_t> per_source(nranks, 0);
+  for (uint32_t g = 0; g < groups.size(); ++g) {
+    const int32_t me = groups.rank(g);
+    if (me < 0 || static_cast<uint32_t>(me) >= nranks) continue;
+    const log::CommDef* comm = find_comm(file, me, groups.gid(g));
+    size_t a = astart[g];
+    uint64_t length = 0;
+    for (size_t q = qstart[g]; q < qstart[g + 1]; ++q) {
+      const Query& query = queries[q];
+      for (; a < astart[g + 1] && arrivals[a].time <= query.time; ++a) {
+        ++length;
+        if (static_cast<uint32_t>(arrivals[a].source) < nranks) ++per_source[arrivals[a].source];
+      }
+      out.max_length[me] = std::max(out.max_length[me], length);
+      if (length > options.threshold) {
+        int peer = -1;  // the communicator rank with the most messages queued
+        uint32_t most = 0;
+        if (comm)
+          for (size_t k = 0; k < comm->members.size(); ++k) {
+            const int32_t w = comm->members[k];
+            if (w >= 0 && static_cast<uint32_t>(w) < nranks && per_source[w] > most) {
+              most = per_source[w];
+              peer = static_cast<int>(k);
+            }
+          }
+        tables[me].add(query.site, query.cat, comm, length, peer, most);
+      }
+      if (query.takes >= 0 && length > 0) {
+        --length;
+        if (static_cast<uint32_t>(query.takes) < nranks && per_source[query.takes] > 0)
+          --per_source[query.takes];
+      }
+    }
+    for (size_t k = astart[g]; k < a; ++k)
+      if (static_cast<uint32_t>(arrivals[k].source) < nranks) per_source[arrivals[k].source] = 0;
+  }
+
+  if (options.keep_series) {
+    std::vector<std::vector<std::pair<int64_t, int32_t>>> changes(nranks);
+    for (const Arrival& x : arrivals) {
+      const int32_t me = groups.rank(x.group);
+      if (me < 0 || static_cast<uint32_t>(me) >= nranks) continue;
+      changes[me].emplace_back(x.time, 1);
+      if (x.leaves != kNever) changes[me].emplace_back(x.leaves, -1);
+    }
+    out.series.resize(nranks);
+    for (uint32_t r = 0; r < nranks; ++r) {
+      out.series[r] = step_series(changes[r]);
+      std::vector<std::pair<int64_t, int32_t>>().swap(changes[r]);
+    }
+  }
+  return out;
+}
+
+}  // namespace mpe::umq

@@ -1,0 +1,95 @@
+// `mpe umq`: the unexpected-message queue rebuilt from a logfile (mpe/umq.h), written as libumq's
+// report (umq_report.h): the same text and JSON, from the same writer.
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "commands.h"
+#include "mpe/umq.h"
+#include "umq_report.h"
+
+namespace mpe::cli {
+
+namespace {
+
+// The threshold: --threshold, else MPE_UMQ_THRESHOLD (as libumq reads it), else libumq's default.
+StatusOr<uint64_t> threshold(const std::string& option) {
+  const char* env = std::getenv("MPE_UMQ_THRESHOLD");
+  const std::string text = !option.empty() ? option : env && *env ? env : "";
+  if (text.empty()) return umq::kDefaultThreshold;
+  const char* what = !option.empty() ? "--threshold" : "MPE_UMQ_THRESHOLD";
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (errno != 0 || end == text.c_str() || *end != '\0' || text[0] == '-')
+    return Status(StatusCode::kInvalidArgument, std::string(what) + ": not a count of messages: " + text);
+  return static_cast<uint64_t>(v);
+}
+
+Status write_file(const std::string& path, const std::string& text) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return Status(StatusCode::kIoError, "cannot write " + path + ": " + std::strerror(errno));
+  const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !wrote) return Status(StatusCode::kIoError, "writing " + path + " failed");
+  return Status();
+}
+
+}  // namespace
+
+void add_umq_command(CLI::App& app) {
+  struct Options {
+    std::string file;
+    bool json = false;
+    std::string threshold;
+    size_t top = SIZE_MAX;
+    std::string prefix;
+  };
+  auto opts = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "umq", "Unexpected-message queue rebuilt from a logfile: libumq's report on any MPI (docs/umq.md)");
+  cmd->add_option("file", opts->file, "the .mpelog logfile, or an OTF2 archive")->required();
+  cmd->add_flag("--json", opts->json, "print the JSON report (libumq's .umq.json layout)");
+  cmd->add_option("--threshold", opts->threshold,
+                  "count receives that met a queue longer than this (default MPE_UMQ_THRESHOLD, else 5)");
+  cmd->add_option("--top", opts->top, "call sites shown (default all)");
+  cmd->add_option("-o,--output", opts->prefix,
+                  "write <prefix>.umq.txt and <prefix>.umq.json, as libumq does, instead of printing");
+  set_action(cmd, [opts]() -> Status {
+    StatusOr<uint64_t> limit = threshold(opts->threshold);
+    if (!limit.ok()) return limit.status();
+    auto opened = interop::OpenedLog::open(opts->file);
+    if (!opened.ok()) return opened.status();
+    umq::Options options;
+    options.threshold = *limit;
+    auto rebuilt = umq::rebuild(opened.value()->file(), options);
+    if (!rebuilt.ok()) return rebuilt.status();
+    std::vector<std::vector<umq::SiteRecord>> sites = std::move(rebuilt->sites);
+    umq::SiteMerge merge;
+    for (size_t r = 0; r < sites.size(); ++r) merge.add_rank(sites[r], static_cast<int>(r));
+    std::vector<const umq::MergedSite*> ranked = merge.ranked();
+    if (ranked.size() > opts->top) ranked.resize(opts->top);
+    const umq::VariableInfo variable = umq::rebuilt_variable(opts->file, *limit);
+    const int nranks = static_cast<int>(rebuilt->ranks);
+    if (rebuilt->unknown_posts)
+      std::fprintf(stderr,
+                   "mpe umq: %llu of %llu receives have no post in the log (no request records); "
+                   "taken as posted when the call that completed them began\n",
+                   static_cast<unsigned long long>(rebuilt->unknown_posts),
+                   static_cast<unsigned long long>(rebuilt->posts));
+    if (!opts->prefix.empty()) {
+      MPE_RETURN_IF_ERROR(write_file(opts->prefix + ".umq.txt", umq::report_text(ranked, variable, nranks)));
+      return write_file(opts->prefix + ".umq.json", umq::report_json(ranked, variable, nranks));
+    }
+    const std::string text =
+        opts->json ? umq::report_json(ranked, variable, nranks) : umq::report_text(ranked, variable, nranks);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return Status();
+  });
+}
+
+}  // namespace mpe::cli

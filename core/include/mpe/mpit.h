@@ -1,0 +1,141 @@
+// MPI_T for the tools: describing the variables an MPI library offers (`mpe mpit`), and the one
+// shared reader of performance variables that libumq, liblog and libmpetime use: one session, a
+// handle per communicator for variables bound to one, sums over per-peer arrays, and a per-call
+// cache so that two tools reading one variable in one call read it once.
+//
+// One copy per process: every tool library carries the core, but the reader's entry points are
+// exported (like mpe_core_register_tool), so whichever tool library the loader found first
+// provides them and the others call into it; its state is the process's one state.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mpe/pvar_class.h"
+#include "mpe/tool.h"
+
+namespace mpe {
+struct Call;
+}
+
+namespace mpe::mpit {
+
+// The unexpected-message-queue length, as the MPI libraries we know name it: MPICH (with
+// --enable-mpit-pvars=recvq) and Open MPI's ob1 PML. MPE_LOG_PVARS=umq and libumq look for these.
+inline constexpr const char* kQueueLengthNames[] = {"unexpected_recvq_length",
+                                                    "pml_ob1_unexpected_msgq_length"};
+
+// --- Describing (no session needed; MPI_T initialized by the caller) ---------------------------
+
+// Our class for an MPI_T_PVAR_CLASS_* value (compared with the macros, never with numbers);
+// false for a class this MPI defines that the standard does not.
+bool pvar_class(int mpi_class, PvarClass* out);
+// "MPI_UNSIGNED", ... or "datatype?" for one we do not name.
+std::string type_name(MPI_Datatype t);
+// The C size of a datatype MPI_T uses, 0 for another (no MPI_Type_size: it needs MPI_Init).
+int type_size(MPI_Datatype t);
+// "no object", "communicator", ... for an MPI_T_BIND_* value.
+const char* bind_name(int bind);
+// "user/basic" ... "mpidev/all" for an MPI_T_VERBOSITY_* value.
+const char* verbosity_name(int verbosity);
+// "constant", "readonly", "local", ... for an MPI_T_SCOPE_* value.
+const char* scope_name(int scope);
+
+struct PvarInfo {
+  int index = -1;
+  std::string name;
+  std::string description;
+  int verbosity = 0;
+  int mpi_class = 0;
+  PvarClass cls = PvarClass::kGeneric;
+  bool known_class = false;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  int bind = 0;
+  int count = -1;  // elements per handle; -1 when bound to an object (known only once bound)
+  bool readonly = false, continuous = false, atomic = false;
+};
+
+struct CvarInfo {
+  int index = -1;
+  std::string name;
+  std::string description;
+  int verbosity = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  int bind = 0;
+  int scope = 0;
+  int count = -1;     // elements; -1 when bound to an object
+  std::string value;  // the current value as text; "" when it cannot be read without an object
+};
+
+// Every performance variable MPI_T reports, skipping indices whose query fails (Open MPI: a
+// variable of an unloaded component). `session` (may be MPI_T_PVAR_SESSION_NULL) is used to learn
+// the element count of variables bound to no object.
+std::vector<PvarInfo> performance_variables(MPI_T_pvar_session session);
+// Every control variable, with its value when it is bound to no object.
+std::vector<CvarInfo> control_variables();
+// The performance variable called `name` (MPI-3.1 has no MPI_T_pvar_get_index: a scan by name);
+// false when there is none.
+bool find_pvar(const std::string& name, PvarInfo* out);
+
+// --- The shared reader (exported; see above) ---------------------------------------------------
+
+inline constexpr int kMaxWatched = 64;  // variables read at once in a process
+
+// A variable being read.
+struct Watched {
+  std::string name;
+  std::string description;
+  std::string type_name;  // "MPI_UNSIGNED"
+  PvarClass cls = PvarClass::kGeneric;
+  PvarSemantics semantics = PvarSemantics::kValue;
+  PvarValueKind kind = PvarValueKind::kUnsigned;
+  bool per_comm = false;  // bound to communicators (a handle each), else one process-wide handle
+  int users = 0;          // tools that watch it
+};
+
+// One read: the sum over the handle's elements, and the element (peer) holding the largest value.
+// Values are 64-bit in the variable's PvarValueKind (a double's bits for kDouble).
+struct Sample {
+  uint64_t total = 0;
+  uint64_t top = 0;   // largest element
+  int top_peer = -1;  // its index (rank in the communicator), -1 for a one-element variable
+  int count = 0;      // elements summed
+  int slot = -1;      // the communicator's slot (0..kSlots-1), -1 for a process-wide variable
+};
+inline constexpr int kSlots = 4096;  // communicators followed at once
+
+// Starts MPI_T and the session, once per process; every start() is matched by one stop().
+// False, after one line on stderr, when MPI_T cannot start.
+MPE_EXPORT bool start() noexcept;
+// The last stop() frees every handle, the session and MPI_T.
+MPE_EXPORT void stop() noexcept;
+// Watches the performance variable `name` (a second tool watching it shares it): returns its id,
+// or -1 with the reason in *why (not exported by this MPI, or a class, type or binding we cannot
+// read). Binds it on every communicator followed so far. Call after start(), before reading.
+MPE_EXPORT int watch(const std::string& name, std::string* why);
+// Watches every variable we can read (class, type, binding), up to kMaxWatched; returns the ids.
+MPE_EXPORT std::vector<int> watch_all();
+// The variable with id `id` (from watch), or null.
+MPE_EXPORT const Watched* watched(int id) noexcept;
+// Follows communicator c (binds the watched per-communicator variables to it); idempotent, so
+// every tool calls it at each communicator creation. MPI_COMM_WORLD and MPI_COMM_SELF are
+// followed by start().
+MPE_EXPORT void comm_created(MPI_Comm c) noexcept;
+// Frees c's handles (call at MPI_Comm_free's entry, while c exists); idempotent.
+MPE_EXPORT void comm_freed(MPI_Comm c) noexcept;
+// Reads variable `id` (its handle for c when per communicator, c = MPI_COMM_NULL meaning
+// MPI_COMM_WORLD). With `call` (an enter hook's call), a second tool reading the same variable in
+// the same call gets the first one's value without a second MPI_T read. ~30-40 ns: one
+// PMPI_T_pvar_read (27 ns on Open MPI), a sum; no lock, no allocation (except at the first read
+// on a communicator not yet followed, e.g. one from MPI_Comm_idup). False when unreadable.
+MPE_EXPORT bool read(int id, MPI_Comm c, Call* call, Sample* out) noexcept;
+
+// A sample's total as a double, whatever the variable's kind.
+double as_double(PvarValueKind kind, uint64_t v);
+// a - b in the variable's kind, as 64 bits of that kind (a double's bits for kDouble).
+uint64_t difference(PvarValueKind kind, uint64_t a, uint64_t b);
+
+}  // namespace mpe::mpit

@@ -1,0 +1,427 @@
+// The shared MPI_T reader: one session, the watched variables, a handle per (communicator,
+// variable) for variables bound to communicators, and the read with its per-call cache.
+//
+// Hot path (read): the thread's last communicator slot (a compare; else one lookup in a fixed
+// open-addressed table), one PMPI_T_pvar_read into a thread-local buffer, a sum keeping the
+// largest element. No locks, no allocation. Changes to the communicator table (creation, free)
+// take a spin lock that reads never take; a slot keeps its key for life (freed slots stay
+// deleted), so a reader holding a slot pointer never sees another communicator's handles.
+//
+// The per-call cache: when two or more tools watch a variable, the first read in a call stamps
+// the call (Call::t_enter, which the core overwrites with the entry time right after the enter
+// hooks) with a per-thread marker that has its top bit set, which no clock value has; a later
+// read in the same call that finds the marker returns the cached sample. Every tool that shares a
+// variable with another asks the core for time (liblog, libmpetime), so the stamp never outlives
+// its call.
+#include "mpe/mpit.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <type_traits>
+
+#include "mpe/config.h"
+#include "mpe/core.h"
+
+namespace mpe::mpit {
+
+namespace {
+
+constexpr int kReadBytes = 65536;  // per-thread read buffer: 8k 8-byte elements
+
+enum : int { kEmpty = 0, kLive = 1, kDeleted = 2 };
+
+// A watched variable, as the read needs it.
+struct Var {
+  int index;
+  int width;  // bytes per element: 4 or 8
+  bool continuous;
+  MPI_T_pvar_handle global;  // !per_comm: the one handle
+  int global_count;          // its elements (0: not bound)
+};
+
+struct CommSlot {
+  std::atomic<int> state;
+  uintptr_t key;
+  MPI_Comm comm;
+  MPI_T_pvar_handle handle[kMaxWatched];
+  int count[kMaxWatched];  // elements of each handle; 0 when not bound
+};
+
+struct State {
+  int starts = 0;  // start() calls not yet matched by stop()
+  bool t_initialized = false;
+  MPI_T_pvar_session session = MPI_T_PVAR_SESSION_NULL;
+  std::atomic<int> nwatched{0};
+  std::atomic_flag lock = ATOMIC_FLAG_INIT;
+};
+
+State g;
+Var g_vars[kMaxWatched];
+Watched g_watched[kMaxWatched];
+CommSlot g_slots[kSlots];
+
+// The read buffer, allocated at a thread's first read: every tool library carries this file, and
+// a static 64 KiB per thread per library would cost threads that never read.
+__thread unsigned char* t_buf __attribute__((tls_model("initial-exec")));
+__thread MPI_Comm t_last_comm __attribute__((tls_model("initial-exec")));
+__thread CommSlot* t_last_slot __attribute__((tls_model("initial-exec")));
+__thread uint64_t t_marker __attribute__((tls_model("initial-exec")));
+struct Cached {  // plain data (a Sample's fields), so that __thread needs no constructor
+  uint64_t marker;
+  MPI_Comm comm;
+  uint64_t total, top;
+  int top_peer, count, slot;
+};
+__thread Cached t_cache[kMaxWatched] __attribute__((tls_model("initial-exec")));
+
+struct SpinGuard {
+  SpinGuard() {
+    while (g.lock.test_and_set(std::memory_order_acquire)) {
+    }
+  }
+  ~SpinGuard() { g.lock.clear(std::memory_order_release); }
+};
+
+inline uintptr_t comm_key(MPI_Comm c) {
+  uintptr_t k = 0;
+  std::memcpy(&k, &c, sizeof c < sizeof k ? sizeof c : sizeof k);
+  return k;
+}
+
+inline uint32_t slot_hash(uintptr_t k) {
+  uint64_t x = static_cast<uint64_t>(k) * 0x9E3779B97F4A7C15ull;
+  return static_cast<uint32_t>(x >> 40);
+}
+
+CommSlot* slot_find(MPI_Comm c) {
+  const uintptr_t k = comm_key(c);
+  for (uint32_t i = slot_hash(k), n = 0; n < kSlots; ++i, ++n) {
+    CommSlot& s = g_slots[i % kSlots];
+    const int st = s.state.load(std::memory_order_acquire);
+    if (st == kEmpty) return nullptr;
+    if (st == kLive && s.key == k) return &s;
+  }
+  return nullptr;
+}
+
+void free_handle(const Var& v, MPI_T_pvar_handle* h) {
+  if (!v.continuous) PMPI_T_pvar_stop(g.session, *h);
+  PMPI_T_pvar_handle_free(g.session, h);
+}
+
+// Allocates (and starts, unless continuous) a handle for variable id on object obj (null: no
+// object); returns its element count, or 0 when it cannot be read.
+int bind(int id, void* obj, MPI_T_pvar_handle* h) {
+  const Var& v = g_vars[id];
+  int count = 0;
+  if (PMPI_T_pvar_handle_alloc(g.session, v.index, obj, h, &count) != MPI_SUCCESS) return 0;
+  if (count <= 0 || count * v.width > kReadBytes ||
+      (!v.continuous && PMPI_T_pvar_start(g.session, *h) != MPI_SUCCESS)) {
+    PMPI_T_pvar_handle_free(g.session, h);
+    return 0;
+  }
+  return count;
+}
+
+// Binds the per-communicator variables first..last-1 on slot s. Under the lock.
+void bind_slot(CommSlot& s, int first, int last) {
+  for (int id = first; id < last; ++id) {
+    s.count[id] = 0;
+    if (!g_watched[id].per_comm) continue;
+    MPI_Comm obj = s.comm;
+    s.count[id] = bind(id, &obj, &s.handle[id]);
+  }
+}
+
+void unbind_slot(CommSlot& s) {
+  const int n = g.nwatched.load(std::memory_order_relaxed);
+  for (int id = 0; id < n; ++id)
+    if (s.count[id] > 0) {
+      free_handle(g_vars[id], &s.handle[id]);
+      s.count[id] = 0;
+    }
+}
+
+CommSlot* slot_add(MPI_Comm c) {
+  if (c == MPI_COMM_NULL || !g.t_initialized) return nullptr;
+  SpinGuard guard;
+  if (CommSlot* s = slot_find(c)) return s;
+  const uintptr_t k = comm_key(c);
+  for (uint32_t i = slot_hash(k), n = 0; n < kSlots; ++i, ++n) {
+    CommSlot& s = g_slots[i % kSlots];
+    if (s.state.load(std::memory_order_relaxed) != kEmpty) continue;
+    s.key = k;
+    s.comm = c;
+    bind_slot(s, 0, g.nwatched.load(std::memory_order_relaxed));
+    s.state.store(kLive, std::memory_order_release);
+    return &s;
+  }
+  return nullptr;  // table full: this communicator is not read
+}
+
+// What read() sums, 4 or 8 bytes each, unsigned, signed or double.
+template <typename T>
+inline void sum_elements(const unsigned char* buf, int count, Sample* out) {
+  const T* v = reinterpret_cast<const T*>(buf);
+  T total = 0, top = 0;
+  int top_peer = -1;
+  for (int i = 0; i < count; ++i) {
+    total += v[i];
+    if (top_peer < 0 || v[i] > top) {
+      top = v[i];
+      top_peer = i;
+    }
+  }
+  if constexpr (sizeof(T) == 8) {
+    std::memcpy(&out->total, &total, 8);
+    std::memcpy(&out->top, &top, 8);
+  } else {
+    out->total =
+        static_cast<uint64_t>(static_cast<std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>(total));
+    out->top =
+        static_cast<uint64_t>(static_cast<std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>(top));
+  }
+  out->top_peer = count > 1 ? top_peer : -1;
+  out->count = count;
+}
+
+// The value kind and width of a datatype we can read; false for any other.
+bool readable_type(MPI_Datatype t, PvarValueKind* kind, int* width) {
+  if (t == MPI_UNSIGNED || t == MPI_UNSIGNED_LONG || t == MPI_UNSIGNED_LONG_LONG) {
+    *kind = PvarValueKind::kUnsigned;
+  } else if (t == MPI_INT || t == MPI_LONG || t == MPI_LONG_LONG || t == MPI_COUNT) {
+    *kind = PvarValueKind::kSigned;
+  } else if (t == MPI_DOUBLE) {
+    *kind = PvarValueKind::kDouble;
+  } else {
+    return false;
+  }
+  const int size = type_size(t);
+  if (size != 4 && size != 8) return false;
+  if (*kind == PvarValueKind::kDouble && size != 8) return false;
+  *width = size;
+  return true;
+}
+
+// Why we cannot read v, or "" when we can.
+std::string unreadable_reason(const PvarInfo& v, PvarValueKind* kind, int* width) {
+  if (!v.known_class) return "a class the MPI standard does not define";
+  if (v.bind != MPI_T_BIND_NO_OBJECT && v.bind != MPI_T_BIND_MPI_COMM)
+    return std::string("bound to a ") + bind_name(v.bind) + ", not a communicator";
+  if (!readable_type(v.type, kind, width)) return "datatype " + type_name(v.type);
+  return "";
+}
+
+// Adds v as watched variable (under the lock); -1 when full or its handle fails.
+int add_watched(const PvarInfo& v, PvarValueKind kind, int width, std::string* why) {
+  const int id = g.nwatched.load(std::memory_order_relaxed);
+  if (id >= kMaxWatched) {
+    *why = "more than " + std::to_string(kMaxWatched) + " variables";
+    return -1;
+  }
+  Var& var = g_vars[id];
+  var.index = v.index;
+  var.width = width;
+  var.continuous = v.continuous;
+  var.global_count = 0;
+  Watched& w = g_watched[id];
+  w.name = v.name;
+  w.description = v.description;
+  w.type_name = type_name(v.type);
+  w.cls = v.cls;
+  w.semantics = pvar_semantics(v.cls);
+  w.kind = kind;
+  w.per_comm = v.bind == MPI_T_BIND_MPI_COMM;
+  w.users = 1;
+  if (!w.per_comm && (var.global_count = bind(id, nullptr, &var.global)) == 0) {
+    *why = "its handle cannot be allocated or started";
+    return -1;
+  }
+  g.nwatched.store(id + 1, std::memory_order_release);
+  // Bind it on the communicators followed so far.
+  if (w.per_comm)
+    for (CommSlot& s : g_slots)
+      if (s.state.load(std::memory_order_relaxed) == kLive) bind_slot(s, id, id + 1);
+  return id;
+}
+
+}  // namespace
+
+bool start() noexcept {
+  if (g.starts++ > 0) return g.t_initialized;
+  int provided = 0;
+  if (PMPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+    config::warn("MPI_T_init_thread failed; no MPI_T variable is read");
+    return false;
+  }
+  if (PMPI_T_pvar_session_create(&g.session) != MPI_SUCCESS) {
+    config::warn("MPI_T_pvar_session_create failed; no MPI_T variable is read");
+    PMPI_T_finalize();
+    return false;
+  }
+  g.t_initialized = true;
+  slot_add(MPI_COMM_WORLD);
+  slot_add(MPI_COMM_SELF);
+  return true;
+}
+
+void stop() noexcept {
+  if (g.starts <= 0 || --g.starts > 0 || !g.t_initialized) return;
+  SpinGuard guard;
+  for (CommSlot& s : g_slots)
+    if (s.state.load(std::memory_order_relaxed) == kLive) {
+      unbind_slot(s);
+      s.state.store(kDeleted, std::memory_order_release);
+    }
+  const int n = g.nwatched.load(std::memory_order_relaxed);
+  for (int id = 0; id < n; ++id)
+    if (g_vars[id].global_count > 0) {
+      free_handle(g_vars[id], &g_vars[id].global);
+      g_vars[id].global_count = 0;
+    }
+  PMPI_T_pvar_session_free(&g.session);
+  PMPI_T_finalize();
+  g.t_initialized = false;
+}
+
+int watch(const std::string& name, std::string* why) {
+  if (!g.t_initialized) {
+    *why = "MPI_T is not started";
+    return -1;
+  }
+  SpinGuard guard;
+  const int n = g.nwatched.load(std::memory_order_relaxed);
+  for (int id = 0; id < n; ++id)
+    if (g_watched[id].name == name) {
+      ++g_watched[id].users;
+      return id;
+    }
+  PvarInfo v;
+  if (!find_pvar(name, &v)) {
+    *why = "this MPI library exports no performance variable " + name;
+    return -1;
+  }
+  PvarValueKind kind;
+  int width = 0;
+  if (std::string r = unreadable_reason(v, &kind, &width); !r.empty()) {
+    *why = name + ": " + r;
+    return -1;
+  }
+  return add_watched(v, kind, width, why);
+}
+
+std::vector<int> watch_all() {
+  std::vector<int> ids;
+  if (!g.t_initialized) return ids;
+  for (const PvarInfo& v : performance_variables(MPI_T_PVAR_SESSION_NULL)) {
+    PvarValueKind kind;
+    int width = 0;
+    if (!unreadable_reason(v, &kind, &width).empty()) continue;
+    std::string why;
+    const int id = watch(v.name, &why);
+    if (id >= 0) ids.push_back(id);
+    if (g.nwatched.load() >= kMaxWatched) break;
+  }
+  return ids;
+}
+
+const Watched* watched(int id) noexcept {
+  return id >= 0 && id < g.nwatched.load(std::memory_order_acquire) ? &g_watched[id] : nullptr;
+}
+
+void comm_created(MPI_Comm c) noexcept { slot_add(c); }
+
+void comm_freed(MPI_Comm c) noexcept {
+  if (!g.t_initialized) return;
+  SpinGuard guard;
+  CommSlot* s = slot_find(c);
+  if (!s) return;
+  unbind_slot(*s);
+  s->state.store(kDeleted, std::memory_order_release);
+}
+
+bool read(int id, MPI_Comm c, Call* call, Sample* out) noexcept {
+  if (static_cast<unsigned>(id) >= static_cast<unsigned>(g.nwatched.load(std::memory_order_relaxed)) ||
+      !g.t_initialized)
+    return false;
+  const Watched& w = g_watched[id];
+  if (c == MPI_COMM_NULL) c = MPI_COMM_WORLD;
+  const bool shared = call && w.users > 1;
+  if (shared && t_marker != 0 && call->t_enter == t_marker && t_cache[id].marker == t_marker &&
+      t_cache[id].comm == c) {
+    const Cached& k = t_cache[id];  // another tool read it in this call
+    out->total = k.total;
+    out->top = k.top;
+    out->top_peer = k.top_peer;
+    out->count = k.count;
+    out->slot = k.slot;
+    return true;
+  }
+  const Var& v = g_vars[id];
+  MPI_T_pvar_handle h;
+  int count;
+  int slot = -1;
+  if (w.per_comm) {
+    CommSlot* s = t_last_slot;
+    if (c != t_last_comm || !s || s->state.load(std::memory_order_relaxed) != kLive) {
+      s = slot_find(c);
+      if (!s) s = slot_add(c);  // a communicator we did not see created (MPI_Comm_idup, ...)
+      t_last_comm = c;
+      t_last_slot = s;
+    }
+    if (!s || s->count[id] <= 0) return false;
+    h = s->handle[id];
+    count = s->count[id];
+    slot = static_cast<int>(s - g_slots);
+  } else {
+    h = v.global;
+    count = v.global_count;
+  }
+  if (__builtin_expect(!t_buf, 0) && !(t_buf = static_cast<unsigned char*>(std::malloc(kReadBytes))))
+    return false;
+  if (PMPI_T_pvar_read(g.session, h, t_buf) != MPI_SUCCESS) return false;
+  if (w.kind == PvarValueKind::kDouble)
+    sum_elements<double>(t_buf, count, out);
+  else if (w.kind == PvarValueKind::kSigned)
+    v.width == 4 ? sum_elements<int32_t>(t_buf, count, out) : sum_elements<int64_t>(t_buf, count, out);
+  else
+    v.width == 4 ? sum_elements<uint32_t>(t_buf, count, out) : sum_elements<uint64_t>(t_buf, count, out);
+  out->slot = slot;
+  if (shared) {
+    if (call->t_enter != t_marker || t_marker == 0) {
+      t_marker = ((t_marker + 1) & ~(uint64_t{1} << 63)) | (uint64_t{1} << 63);
+      call->t_enter = t_marker;
+    }
+    t_cache[id] = Cached{t_marker, c, out->total, out->top, out->top_peer, out->count, out->slot};
+  }
+  return true;
+}
+
+double as_double(PvarValueKind kind, uint64_t v) {
+  switch (kind) {
+    case PvarValueKind::kDouble: {
+      double d;
+      std::memcpy(&d, &v, 8);
+      return d;
+    }
+    case PvarValueKind::kSigned:
+      return static_cast<double>(static_cast<int64_t>(v));
+    default:
+      return static_cast<double>(v);
+  }
+}
+
+uint64_t difference(PvarValueKind kind, uint64_t a, uint64_t b) {
+  if (kind != PvarValueKind::kDouble) return a - b;  // two's complement covers both integer kinds
+  double x, y;
+  std::memcpy(&x, &a, 8);
+  std::memcpy(&y, &b, 8);
+  const double d = x - y;
+  uint64_t r;
+  std::memcpy(&r, &d, 8);
+  return r;
+}
+
+}  // namespace mpe::mpit

@@ -1,0 +1,188 @@
+// liblog's counter tracks: which variables (MPE_LOG_PVARS), where they are read
+// (MPE_LOG_PVARS_AT), and the change test that decides whether a kCounter record is written.
+// The reading itself (session, handles per communicator, per-peer sums, the read shared with
+// libumq in one call) is the core's (mpe/mpit.h).
+#include "counters.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "communicators.h"
+#include "mpe/clock.h"
+#include "mpe/config.h"
+#include "mpe/mpit.h"
+
+namespace mpe::liblog::counters {
+
+bool g_on = false;
+
+namespace {
+
+// What the change test keeps per handle (per communicator slot, or one for a process-wide
+// variable): the last value read, and for watermarks the changes so far. Atomics: threads read
+// the same handle.
+struct Series {
+  std::atomic<uint64_t> last{0};
+  std::atomic<uint32_t> changes{0};
+};
+
+struct Var {
+  int id = -1;         // the shared reader's
+  uint16_t local = 0;  // this rank's counter id (Record::cat)
+  PvarSemantics semantics = PvarSemantics::kValue;
+  bool per_comm = false;
+  std::unique_ptr<Series[]> series;  // mpit::kSlots when per communicator, else 1
+};
+
+std::vector<Var> g_vars;  // set up before reading starts, then read-only
+bool g_every = false;
+bool g_started = false;
+
+bool reads_at(CallClass cls) {
+  // MPI_Finalize too: the series end at their final value, not at the last receive's.
+  return g_every || cls == CallClass::kFinalize || cls == CallClass::kRecv || cls == CallClass::kSendrecv ||
+         cls == CallClass::kProbe || cls == CallClass::kMprobe || cls == CallClass::kMrecv;
+}
+
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const size_t a = item.find_first_not_of(" \t"), b = item.find_last_not_of(" \t");
+    if (a != std::string::npos) out.push_back(item.substr(a, b - a + 1));
+  }
+  return out;
+}
+
+// The shared reader's ids of the variables `names` asks for; one line for each it cannot read.
+std::vector<int> watch_names(const std::vector<std::string>& names) {
+  std::vector<int> ids;
+  for (const std::string& name : names) {
+    if (name == "all") {
+      const std::vector<int> all = mpit::watch_all();
+      if (all.empty())
+        config::warn("liblog: MPE_LOG_PVARS=all: this MPI library exports no readable performance variable");
+      ids.insert(ids.end(), all.begin(), all.end());
+      continue;
+    }
+    if (name == "umq") {  // the queue length, under whichever name this MPI gives it
+      int id = -1;
+      std::string why;
+      for (const char* known : mpit::kQueueLengthNames)
+        if ((id = mpit::watch(known, &why)) >= 0) break;
+      if (id >= 0)
+        ids.push_back(id);
+      else
+        config::warn(
+            std::string("liblog: MPE_LOG_PVARS: umq: this MPI library exports no unexpected-queue length (") +
+            mpit::kQueueLengthNames[0] + " or " + mpit::kQueueLengthNames[1] + "); not read");
+      continue;
+    }
+    std::string why;
+    const int id = mpit::watch(name, &why);
+    if (id >= 0)
+      ids.push_back(id);
+    else
+      config::warn("liblog: MPE_LOG_PVARS: " + why + "; the other variables are read");
+  }
+  return ids;
+}
+
+// Writes a kCounter record when sample s of v differs from the handle's last one.
+void note(ThreadLog* t, Var& v, const mpit::Sample& s, uint32_t comm) {
+  Series& series = v.series[v.per_comm ? s.slot : 0];
+  // A plain load first: the common case (no change) then costs no locked instruction.
+  if (series.last.load(std::memory_order_relaxed) == s.total) return;
+  const uint64_t prev = series.last.exchange(s.total, std::memory_order_relaxed);
+  if (prev == s.total) return;
+  const mpit::Watched* w = mpit::watched(v.id);
+  uint64_t value = s.total;
+  int32_t changes = 0;
+  if (v.semantics == PvarSemantics::kDelta) value = mpit::difference(w->kind, s.total, prev);
+  if (v.semantics == PvarSemantics::kWatermark)
+    changes = static_cast<int32_t>(series.changes.fetch_add(1, std::memory_order_relaxed) + 1);
+  put(t, log::make_record(log::RecordKind::kCounter, mpe_clock_now(), v.local, s.top_peer, changes,
+                          v.per_comm ? comm : log::kUnknownComm, value));
+}
+
+}  // namespace
+
+uint64_t enter_classes(bool* every) noexcept {
+  const char* names = std::getenv("MPE_LOG_PVARS");
+  if (!names || !*names) return 0;
+  const char* at = std::getenv("MPE_LOG_PVARS_AT");
+  *every = at && std::string(at) == "every";
+  if (*every) return kEveryClass;
+  return classes(CallClass::kRecv, CallClass::kSendrecv, CallClass::kProbe, CallClass::kMprobe,
+                 CallClass::kMrecv, CallClass::kCommFree);
+}
+
+void start() noexcept {
+  const std::string names = config::env_string("MPE_LOG_PVARS", "");
+  if (names.empty()) return;
+  const std::string at = config::env_string("MPE_LOG_PVARS_AT", "receives");
+  if (at != "receives" && at != "every")
+    config::warn("liblog: MPE_LOG_PVARS_AT=" + at + " is neither receives nor every; reading at receives");
+  g_every = at == "every";
+  try {
+    if (!mpit::start()) return;
+    g_started = true;
+    const std::vector<int> ids = watch_names(split(names));
+    std::lock_guard<std::mutex> lock(g_mutex);
+    for (const int id : ids) {
+      const mpit::Watched* w = mpit::watched(id);
+      bool seen = false;
+      for (const Var& v : g_vars) seen = seen || v.id == id;
+      if (!w || seen) continue;
+      Var v;
+      v.id = id;
+      v.local = static_cast<uint16_t>(g_vars.size());
+      v.semantics = w->semantics;
+      v.per_comm = w->per_comm;
+      v.series.reset(new Series[w->per_comm ? mpit::kSlots : 1]);
+      g_meta.counters.push_back(log::CounterDef{v.local, w->name, w->description, w->type_name, w->cls,
+                                                w->semantics, w->kind, w->per_comm});
+      g_vars.push_back(std::move(v));
+    }
+    g_on = !g_vars.empty();
+  } catch (const std::bad_alloc&) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_vars.clear();
+    g_meta.counters.clear();
+    config::warn("liblog: out of memory while setting up MPE_LOG_PVARS; no counter is recorded", false);
+  }
+}
+
+void stop() noexcept {
+  g_on = false;
+  if (g_started) mpit::stop();
+  g_started = false;
+}
+
+void on_enter(ThreadLog* t, Call& c) noexcept {
+  if (c.cls == CallClass::kCommFree) {
+    if (c.has(role::commptr) && c.commptr) mpit::comm_freed(*c.commptr);
+    if (!g_every) return;
+  }
+  if (c.depth > 0 || !reads_at(c.cls) || !g_logging.load(std::memory_order_relaxed)) return;
+  const MPI_Comm comm = c.has(role::comm) ? c.comm : MPI_COMM_WORLD;  // MPI_Mrecv has none
+  uint32_t index = log::kUnknownComm;
+  for (Var& v : g_vars) {
+    mpit::Sample s;
+    if (!mpit::read(v.id, comm, &c, &s)) continue;
+    if (v.per_comm && index == log::kUnknownComm) index = comm_index(comm);
+    note(t, v, s, index);
+  }
+}
+
+void comm_created(MPI_Comm c) noexcept {
+  if (g_on) mpit::comm_created(c);
+}
+
+}  // namespace mpe::liblog::counters

@@ -1,0 +1,103 @@
+// RMA matching (see mpe/rma.h).
+#include "mpe/rma.h"
+
+#include <algorithm>
+#include <string>
+
+#include "mpe/log_reader.h"  // LogFile::category_name
+
+namespace mpe::log {
+
+bool rma_kind_of(std::string_view f, RmaKind* kind) {
+  if (f.size() > 2 && f.substr(f.size() - 2) == "_c") f.remove_suffix(2);  // large-count twins
+  if (f == "MPI_Put" || f == "MPI_Rput") return *kind = RmaKind::kPut, true;
+  if (f == "MPI_Get" || f == "MPI_Rget") return *kind = RmaKind::kGet, true;
+  if (f == "MPI_Accumulate" || f == "MPI_Raccumulate") return *kind = RmaKind::kAccumulate, true;
+  if (f == "MPI_Get_accumulate" || f == "MPI_Rget_accumulate") return *kind = RmaKind::kGetAccumulate, true;
+  if (f == "MPI_Fetch_and_op") return *kind = RmaKind::kFetchAndOp, true;
+  if (f == "MPI_Compare_and_swap") return *kind = RmaKind::kCompareAndSwap, true;
+  return false;
+}
+
+const char* rma_kind_name(RmaKind kind) {
+  switch (kind) {
+    case RmaKind::kPut:
+      return "put";
+    case RmaKind::kGet:
+      return "get";
+    case RmaKind::kAccumulate:
+      return "accumulate";
+    case RmaKind::kGetAccumulate:
+      return "get_accumulate";
+    case RmaKind::kFetchAndOp:
+      return "fetch_and_op";
+    case RmaKind::kCompareAndSwap:
+      return "compare_and_swap";
+  }
+  return "?";
+}
+
+void RmaMatcher::feed(uint32_t rank, uint32_t timeline, int64_t time, RecordKind kind, uint32_t cat,
+                      int32_t a, int32_t b, uint32_t comm, uint64_t c) {
+  const Definitions& defs = file_.definitions();
+  if (rank >= defs.ranks.size()) return;
+  const RankMeta& rm = defs.ranks[rank];
+  if (kind == RecordKind::kWinCreate) {
+    // An unknown communicator gets a rank-local key: its window stays apart, its targets unresolved.
+    const bool known = comm < rm.comms.size() && rm.comms[comm].index == comm;
+    const uint64_t gid = known ? rm.comms[comm].global_id : (1ull << 61) | (uint64_t{rank} << 32) | comm;
+    auto [it, added] = window_ids_.try_emplace({gid, b}, static_cast<uint32_t>(model_.windows.size()));
+    if (added) {
+      RmaWindow w;
+      w.id = it->second;
+      w.comm = gid;
+      w.ordinal = b;
+      w.cat = cat;
+      if (known) w.members = rm.comms[comm].members;
+      w.bytes.assign(w.members.size(), 0);
+      model_.windows.push_back(std::move(w));
+    }
+    RmaWindow& w = model_.windows[it->second];
+    const auto me = std::find(w.members.begin(), w.members.end(), static_cast<int32_t>(rank));
+    if (me != w.members.end()) w.bytes[static_cast<size_t>(me - w.members.begin())] = c;
+    window_of_[{rank, static_cast<uint32_t>(a)}] = it->second;
+    return;
+  }
+  const auto win = window_of_.find({rank, comm});
+  if (kind == RecordKind::kRmaOp) {
+    RmaKind k;
+    if (!rma_kind_of(file_.category_name(cat), &k)) return;
+    const RmaWindow* w = win == window_of_.end() ? nullptr : &model_.windows[win->second];
+    if (!w || a < 0 || static_cast<size_t>(a) >= w->members.size()) {
+      ++model_.unresolved;
+      return;
+    }
+    RmaTransfer t;
+    t.origin_timeline = timeline;
+    t.origin = static_cast<int32_t>(rank);
+    t.target = w->members[static_cast<size_t>(a)];
+    t.window = w->id;
+    t.kind = k;
+    t.cat = cat;
+    t.sent = c;
+    t.received = b > 0 ? static_cast<uint64_t>(b) : 0;
+    t.start = time;
+    pending_.issue(uint64_t{rank} << 32 | w->id, a, model_.transfers.size());
+    model_.transfers.push_back(t);
+    return;
+  }
+  if (kind != RecordKind::kRmaComplete || win == window_of_.end()) return;
+  pending_.complete(uint64_t{rank} << 32 | win->second, a, [&](uint64_t transfer) {
+    model_.transfers[transfer].complete = time;
+    model_.transfers[transfer].complete_cat = cat;
+  });
+}
+
+RmaModel RmaMatcher::finish() {
+  std::stable_sort(model_.transfers.begin(), model_.transfers.end(),
+                   [](const RmaTransfer& x, const RmaTransfer& y) { return x.start < y.start; });
+  pending_ = RmaPending();
+  return std::move(model_);
+}
+
+}  // namespace mpe::log

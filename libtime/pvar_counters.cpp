@@ -2,8 +2,10 @@
 // variable's growth (Caliper's question). Each variable is read at the entry and the exit of every
 // application-level MPI call (on the call's communicator when the variable is bound to one,
 // MPI_COMM_WORLD for calls without one); the difference is added to the routine, and for values
-// (levels, sizes, percentages, watermarks) the largest value seen is kept. At finalize rank 0
-// gathers every rank's sums and writes <prefix>.mpetime.pvars.txt and .json.
+// (levels, sizes, percentages, watermarks) the largest value seen is kept. The same figures are
+// kept per call site (the core's site id of the call, for the first kMaxSites sites of the
+// process). At finalize each rank symbolizes its sites, rank 0 gathers every rank's sums and
+// writes <prefix>.mpetime.pvars.txt and .json.
 //
 // A tool of its own, registered from libmpetime only when MPE_TIME_PVARS is set, so that the time
 // path is unchanged otherwise. Cost per call: two shared-reader reads (the entry one shared with
@@ -24,10 +26,13 @@
 #include <string>
 #include <vector>
 
+#include "mpe/callsite.h"
 #include "mpe/collective.h"
 #include "mpe/config.h"
 #include "mpe/core.h"
+#include "mpe/frame.h"
 #include "mpe/mpit.h"
+#include "mpe/symbolizer.h"
 
 namespace {
 
@@ -43,9 +48,18 @@ struct Cell {
   std::atomic<double> max{-HUGE_VAL};
 };
 
+// One call site's figures: the routine called from there (the first one seen; a site that calls
+// several routines through a function pointer keeps the first, the others count per routine only).
+struct SiteCell {
+  std::atomic<int> fn{-1};
+  Cell cell;
+};
+inline constexpr uint32_t kMaxSites = 1024;  // sites with their own figures, per variable
+
 struct Var {
   int id = -1;
-  std::unique_ptr<Cell[]> cells;  // one per MPI routine (mpe::Fn)
+  std::unique_ptr<Cell[]> cells;      // one per MPI routine (mpe::Fn)
+  std::unique_ptr<SiteCell[]> sites;  // indexed by the core's call-site id, kMaxSites
 };
 
 std::vector<Var> g_vars;  // set up at MPI_Init, then read-only
@@ -66,6 +80,18 @@ void raise_to(std::atomic<double>& a, double v) {
   double old = a.load(std::memory_order_relaxed);
   while (v > old && !a.compare_exchange_weak(old, v, std::memory_order_relaxed)) {
   }
+}
+
+void add_to(Cell& cell, double change, bool values, double value) {
+  cell.calls.fetch_add(1, std::memory_order_relaxed);
+  add_double(cell.sum, change);
+  if (values) raise_to(cell.max, value);
+}
+
+// A cell as the gathered JSON carries it: [calls, sum, max or null].
+nlohmann::json cell_json(const Cell& c) {
+  const double max = c.max.load();
+  return {c.calls.load(), c.sum.load(), std::isfinite(max) ? nlohmann::json(max) : nlohmann::json()};
 }
 
 inline MPI_Comm comm_of(const Call& c) {
@@ -93,17 +119,24 @@ void on_leave(Call& c) noexcept {
       c.mode == mpe::Mode::kBlocking)
     mpe::mpit::comm_created(*c.newcomm);
   const uint64_t ok = t_enter_ok;
+  if (!ok) return;
   const auto fn = static_cast<size_t>(c.fn);
+  const uint32_t site = mpe::core::callsite(c);
   for (size_t i = 0; i < g_vars.size(); ++i) {
     if (!(ok >> i & 1)) continue;
     mpe::mpit::Sample s;
     if (!mpe::mpit::read(g_vars[i].id, comm_of(c), nullptr, &s)) continue;
     const mpe::mpit::Watched* w = mpe::mpit::watched(g_vars[i].id);
     const double now = mpe::mpit::as_double(w->kind, s.total);
-    Cell& cell = g_vars[i].cells[fn];
-    cell.calls.fetch_add(1, std::memory_order_relaxed);
-    add_double(cell.sum, now - t_enter_value[i]);
-    if (w->semantics != PvarSemantics::kDelta) raise_to(cell.max, std::max(now, t_enter_value[i]));
+    const bool values = w->semantics != PvarSemantics::kDelta;
+    add_to(g_vars[i].cells[fn], now - t_enter_value[i], values, std::max(now, t_enter_value[i]));
+    if (site < kMaxSites) {
+      SiteCell& sc = g_vars[i].sites[site];
+      int expected = -1;
+      if (sc.fn.compare_exchange_strong(expected, static_cast<int>(fn), std::memory_order_relaxed) ||
+          expected == static_cast<int>(fn))
+        add_to(sc.cell, now - t_enter_value[i], values, std::max(now, t_enter_value[i]));
+    }
   }
 }
 
@@ -136,6 +169,7 @@ void after_init() noexcept {
         Var v;
         v.id = id;
         v.cells.reset(new Cell[mpe::kFnCount]);
+        v.sites.reset(new SiteCell[kMaxSites]);
         g_vars.push_back(std::move(v));
       }
     }
@@ -146,98 +180,147 @@ void after_init() noexcept {
   }
 }
 
-// This rank's cells as JSON: {"variables": [{name, class, routines: {routine: [calls, sum, max]}}]}.
+// This rank's cells as JSON: {"variables": [{name, class, routines: {routine: [calls, sum, max]},
+// sites: [[key, text, routine, calls, sum, max]]}]}; sites are symbolized here, against this
+// rank's own memory map, and unified across ranks by their key (mpe/frame.h).
 std::string this_rank() {
   nlohmann::json vars = nlohmann::json::array();
+  mpe::Symbolizer symbolizer;
   for (const Var& v : g_vars) {
     const mpe::mpit::Watched* w = mpe::mpit::watched(v.id);
     nlohmann::json routines = nlohmann::json::object();
     for (int f = 0; f < mpe::kFnCount; ++f) {
       const Cell& c = v.cells[static_cast<size_t>(f)];
-      if (const uint64_t n = c.calls.load()) {
-        const double max = c.max.load();
-        routines[mpe::kFnInfo[f].name] = {n, c.sum.load(),
-                                          std::isfinite(max) ? nlohmann::json(max) : nlohmann::json()};
-      }
+      if (c.calls.load()) routines[mpe::kFnInfo[f].name] = cell_json(c);
+    }
+    nlohmann::json sites = nlohmann::json::array();
+    for (uint32_t id = 0; id < kMaxSites; ++id) {
+      const SiteCell& sc = v.sites[id];
+      if (!sc.cell.calls.load()) continue;
+      const std::vector<mpe::Frame> frames = mpe::symbolize_callsite(symbolizer, id);
+      nlohmann::json row = {mpe::callsite_key(frames), mpe::callsite_text(frames),
+                            mpe::kFnInfo[sc.fn.load()].name};
+      for (const auto& x : cell_json(sc.cell)) row.push_back(x);
+      sites.push_back(row);
     }
     vars.push_back({{"name", w->name},
                     {"class", mpe::pvar_class_name(w->cls)},
                     {"semantics", mpe::pvar_semantics_name(w->semantics)},
-                    {"routines", routines}});
+                    {"routines", routines},
+                    {"sites", sites}});
   }
   return nlohmann::json{{"variables", vars}}.dump();
 }
 
-// The report over every rank: per variable, the routines by summed change (largest growth first).
+// One row of the report (a routine, or a call site and its routine), summed over the ranks.
+struct Row {
+  std::string site;  // the call site's text; empty for a routine's row
+  std::string routine;
+  uint64_t calls = 0;
+  double sum = 0;
+  double max = -HUGE_VAL;
+  int max_rank = -1;
+  nlohmann::json per_rank = nlohmann::json::array();
+
+  // Adds one rank's [calls, sum, max or null].
+  void add(const nlohmann::json& cell, int rank) {
+    calls += cell[0].get<uint64_t>();
+    sum += cell[1].get<double>();
+    if (!cell[2].is_null() && cell[2].get<double>() > max) {
+      max = cell[2].get<double>();
+      max_rank = rank;
+    }
+    per_rank.push_back({{"rank", rank}, {"calls", cell[0]}, {"sum_of_changes", cell[1]}, {"max", cell[2]}});
+  }
+};
+
+struct VariableRows {
+  nlohmann::json head;                  // name, class, semantics
+  std::map<std::string, Row> routines;  // by routine name
+  std::map<std::string, Row> sites;     // by call-site key and routine
+};
+
+// Rows by summed change, largest growth first.
+std::vector<Row*> by_growth(std::map<std::string, Row>& rows) {
+  std::vector<Row*> order;
+  for (auto& [key, row] : rows) order.push_back(&row);
+  std::stable_sort(order.begin(), order.end(), [](const Row* a, const Row* b) { return a->sum > b->sum; });
+  return order;
+}
+
+// Appends a table of rows (routines, or call sites with their routine) to the text; returns it as JSON.
+nlohmann::json table(const std::vector<Row*>& rows, bool values, bool sites, std::string& text) {
+  char line[1024];
+  std::snprintf(line, sizeof line, "  %-40s %-16s %12s %18s %14s %8s\n", sites ? "Call site" : "Routine",
+                sites ? "Routine" : "", "Calls", "Sum of changes", values ? "Max" : "",
+                values ? "Max rank" : "");
+  text += line;
+  nlohmann::json out = nlohmann::json::array();
+  for (const Row* row : rows) {
+    const bool has_max = std::isfinite(row->max);
+    std::snprintf(line, sizeof line, "  %-40s %-16s %12llu %18.6g %14s %8s\n",
+                  (sites ? row->site : row->routine).c_str(), sites ? row->routine.c_str() : "",
+                  static_cast<unsigned long long>(row->calls), row->sum,
+                  has_max ? std::to_string(static_cast<long long>(row->max)).c_str() : "",
+                  has_max ? std::to_string(row->max_rank).c_str() : "");
+    text += line;
+    nlohmann::json j = {{"routine", row->routine},
+                        {"calls", row->calls},
+                        {"sum_of_changes", row->sum},
+                        {"max", has_max ? nlohmann::json(row->max) : nlohmann::json()},
+                        {"max_rank", has_max ? nlohmann::json(row->max_rank) : nlohmann::json()},
+                        {"ranks", row->per_rank}};
+    if (sites) j["site"] = row->site;
+    out.push_back(j);
+  }
+  return out;
+}
+
+// The report over every rank: per variable, the routines and the call sites by summed change
+// (largest growth first).
 void write_report(const std::vector<std::string>& ranks) {
-  struct Row {
-    uint64_t calls = 0;
-    double sum = 0;
-    double max = -HUGE_VAL;
-    int max_rank = -1;
-    nlohmann::json per_rank = nlohmann::json::array();
-  };
-  std::vector<std::pair<nlohmann::json, std::map<std::string, Row>>> vars;  // (header, routine -> row)
+  std::vector<VariableRows> vars;
   for (size_t r = 0; r < ranks.size(); ++r) {
     const auto j = nlohmann::json::parse(ranks[r], nullptr, false);
     if (j.is_discarded()) continue;
+    const int rank = static_cast<int>(r);
     for (const auto& v : j["variables"]) {
       auto it =
-          std::find_if(vars.begin(), vars.end(), [&](const auto& x) { return x.first["name"] == v["name"]; });
+          std::find_if(vars.begin(), vars.end(), [&](const auto& x) { return x.head["name"] == v["name"]; });
       if (it == vars.end()) {
-        vars.push_back({{{"name", v["name"]}, {"class", v["class"]}, {"semantics", v["semantics"]}}, {}});
+        vars.push_back({{{"name", v["name"]}, {"class", v["class"]}, {"semantics", v["semantics"]}}, {}, {}});
         it = vars.end() - 1;
       }
       for (const auto& [routine, cell] : v["routines"].items()) {
-        Row& row = it->second[routine];
-        row.calls += cell[0].get<uint64_t>();
-        row.sum += cell[1].get<double>();
-        if (!cell[2].is_null() && cell[2].get<double>() > row.max) {
-          row.max = cell[2].get<double>();
-          row.max_rank = static_cast<int>(r);
-        }
-        row.per_rank.push_back(
-            {{"rank", r}, {"calls", cell[0]}, {"sum_of_changes", cell[1]}, {"max", cell[2]}});
+        Row& row = it->routines[routine];
+        row.routine = routine;
+        row.add(cell, rank);
+      }
+      for (const auto& site : v["sites"]) {  // [key, text, routine, calls, sum, max]
+        Row& row = it->sites[site[0].get<std::string>() + "\t" + site[2].get<std::string>()];
+        row.site = site[1].get<std::string>();
+        row.routine = site[2].get<std::string>();
+        row.add({site[3], site[4], site[5]}, rank);
       }
     }
   }
   nlohmann::json out = {{"variables", nlohmann::json::array()}};
-  std::string text = "libmpetime: MPI_T variables per MPI routine (MPE_TIME_PVARS)\n";
-  char line[512];
-  for (auto& [head, rows] : vars) {
-    std::vector<std::pair<std::string, Row*>> order;
-    for (auto& [name, row] : rows) order.push_back({name, &row});
-    std::stable_sort(order.begin(), order.end(),
-                     [](const auto& a, const auto& b) { return a.second->sum > b.second->sum; });
-    const bool values = head["semantics"] != "delta";
-    text += "\n" + head["name"].get<std::string>() + " (" + head["class"].get<std::string>() +
+  std::string text = "libmpetime: MPI_T variables per MPI routine and call site (MPE_TIME_PVARS)\n";
+  for (VariableRows& var : vars) {
+    const bool values = var.head["semantics"] != "delta";
+    text += "\n" + var.head["name"].get<std::string>() + " (" + var.head["class"].get<std::string>() +
             "): change during the calls, summed over calls and ranks" +
             (values ? "; largest value seen" : "") + "\n";
-    std::snprintf(line, sizeof line, "  %-28s %12s %18s %14s %8s\n", "Routine", "Calls", "Sum of changes",
-                  values ? "Max" : "", values ? "Max rank" : "");
-    text += line;
-    nlohmann::json routines = nlohmann::json::array();
-    for (const auto& [name, row] : order) {
-      const bool has_max = std::isfinite(row->max);
-      std::snprintf(line, sizeof line, "  %-28s %12llu %18.6g %14s %8s\n", name.c_str(),
-                    static_cast<unsigned long long>(row->calls), row->sum,
-                    has_max ? std::to_string(static_cast<long long>(row->max)).c_str() : "",
-                    has_max ? std::to_string(row->max_rank).c_str() : "");
-      text += line;
-      routines.push_back({{"routine", name},
-                          {"calls", row->calls},
-                          {"sum_of_changes", row->sum},
-                          {"max", has_max ? nlohmann::json(row->max) : nlohmann::json()},
-                          {"max_rank", has_max ? nlohmann::json(row->max_rank) : nlohmann::json()},
-                          {"ranks", row->per_rank}});
-    }
-    head["routines"] = routines;
-    out["variables"].push_back(head);
+    var.head["routines"] = table(by_growth(var.routines), values, false, text);
+    text += "\n";
+    var.head["callsites"] = table(by_growth(var.sites), values, true, text);
+    out["variables"].push_back(var.head);
   }
   const std::string base = mpe::config::output_path(".mpetime.pvars");
   std::ofstream(base + ".txt") << text;
   std::ofstream(base + ".json") << out.dump(1);
-  mpe::config::inform("libmpetime: MPI_T variables per routine in " + base + ".txt and " + base + ".json");
+  mpe::config::inform("libmpetime: MPI_T variables per routine and call site in " + base + ".txt and " +
+                      base + ".json");
 }
 
 void before_finalize() noexcept {

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <sstream>
@@ -37,16 +38,39 @@ struct Var {
   PvarSemantics semantics = PvarSemantics::kValue;
   bool per_comm = false;
   std::unique_ptr<Series[]> series;  // mpit::kSlots when per communicator, else 1
+  const mpit::Watched* watched = nullptr;
+  // A process-wide one-element unsigned variable (MPICH's queue length): read straight through
+  // its handle, 112 instructions fewer per call than the shared reader (callgrind), while no other tool
+  // watches it (then the shared read, which reads once for both, is taken).
+  bool has_direct = false;
+  mpit::DirectHandle direct;
 };
 
 std::vector<Var> g_vars;  // set up before reading starts, then read-only
 bool g_every = false;
 bool g_started = false;
 
-bool reads_at(CallClass cls) {
-  // MPI_Finalize too: the series end at their final value, not at the last receive's.
-  return g_every || cls == CallClass::kFinalize || cls == CallClass::kRecv || cls == CallClass::kSendrecv ||
-         cls == CallClass::kProbe || cls == CallClass::kMprobe || cls == CallClass::kMrecv;
+// The classes of the calls the variables are read at: receives, or every call (set by start()).
+// MPI_Finalize too: the series end at their final value, not at the last receive's.
+uint64_t g_read_classes = classes(CallClass::kFinalize, CallClass::kRecv, CallClass::kSendrecv,
+                                  CallClass::kProbe, CallClass::kMprobe, CallClass::kMrecv);
+
+bool reads_at(CallClass cls) { return g_read_classes >> static_cast<unsigned>(cls) & 1; }
+
+// The fast path's read (see Var::has_direct).
+bool read_direct(const Var& v, mpit::Sample* s) {
+  unsigned char raw[8];
+  if (PMPI_T_pvar_read(v.direct.session, v.direct.handle, raw) != MPI_SUCCESS) return false;
+  if (v.direct.width == 4) {
+    uint32_t x;
+    std::memcpy(&x, raw, 4);
+    s->total = x;
+  } else {
+    std::memcpy(&s->total, raw, 8);
+  }
+  s->top = s->total;
+  s->count = 1;
+  return true;
 }
 
 std::vector<std::string> split(const std::string& list) {
@@ -130,6 +154,7 @@ void start() noexcept {
   if (at != "receives" && at != "every")
     config::warn("liblog: MPE_LOG_PVARS_AT=" + at + " is neither receives nor every; reading at receives");
   g_every = at == "every";
+  if (g_every) g_read_classes = ~uint64_t{0};
   try {
     if (!mpit::start()) return;
     g_started = true;
@@ -146,6 +171,8 @@ void start() noexcept {
       v.semantics = w->semantics;
       v.per_comm = w->per_comm;
       v.series.reset(new Series[w->per_comm ? mpit::kSlots : 1]);
+      v.watched = w;
+      v.has_direct = mpit::direct_handle(id, &v.direct);
       g_meta.counters.push_back(log::CounterDef{v.local, w->name, w->description, w->type_name, w->cls,
                                                 w->semantics, w->kind, w->per_comm});
       g_vars.push_back(std::move(v));
@@ -175,7 +202,8 @@ void on_enter(ThreadLog* t, Call& c) noexcept {
   uint32_t index = log::kUnknownComm;
   for (Var& v : g_vars) {
     mpit::Sample s;
-    if (!mpit::read(v.id, comm, &c, &s)) continue;
+    if (v.has_direct && v.watched->users == 1 ? !read_direct(v, &s) : !mpit::read(v.id, comm, &c, &s))
+      continue;
     if (v.per_comm && index == log::kUnknownComm) index = comm_index(comm);
     note(t, v, s, index);
   }

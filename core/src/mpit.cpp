@@ -342,6 +342,15 @@ void comm_freed(MPI_Comm c) noexcept {
   s->state.store(kDeleted, std::memory_order_release);
 }
 
+bool direct_handle(int id, DirectHandle* out) noexcept {
+  const Watched* w = watched(id);
+  if (!w || !g.t_initialized || w->per_comm || w->kind != PvarValueKind::kUnsigned) return false;
+  const Var& v = g_vars[id];
+  if (v.global_count != 1 || (v.width != 4 && v.width != 8)) return false;
+  *out = DirectHandle{g.session, v.global, v.width};
+  return true;
+}
+
 bool read(int id, MPI_Comm c, Call* call, Sample* out) noexcept {
   if (static_cast<unsigned>(id) >= static_cast<unsigned>(g.nwatched.load(std::memory_order_relaxed)) ||
       !g.t_initialized)

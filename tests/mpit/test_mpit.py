@@ -151,13 +151,15 @@ def check_time_pvars(mode, np, k, flood_mode):
     mpitest.expect_eq(routines["MPI_Recv"]["sum_of_changes"], -total, "%s: change in MPI_Recv" % mode)
     mpitest.expect(total <= routines["MPI_Recv"]["max"] <= total + slack and routines["MPI_Recv"]["max_rank"] == 0,
                    "%s: largest queue seen in MPI_Recv: %r" % (mode, routines["MPI_Recv"]))
-    # Per call site: the growth is rank 0's barrier before its receives (the line above the marked
-    # receive line), the drain the marked receive line, exactly as the routines say.
+    # Per call site: the growth is rank 0's barrier before its receives (3 lines above the marked
+    # receive line; the MPI's own messages may add to the other ranks' barrier sites), the drain is
+    # the marked receive line, exactly as MPI_Recv's routine row says.
     recv_line = mpitest.marked_line(os.path.join(SRC, "samples", "flood.c"), "/* flood-receive-line */")
     sites = var[0]["callsites"]
     mpitest.expect(sites and sites[0]["routine"] == "MPI_Barrier" and
                    re.search(r"flood\.c:%d\b" % (recv_line - 3), sites[0]["site"]) and
-                   sites[0]["sum_of_changes"] == grew, "%s: call site with the largest growth: %r" % (mode, sites[:2]))
+                   total <= sites[0]["sum_of_changes"] <= total + slack,
+                   "%s: call site with the largest growth: %r" % (mode, sites[:2]))
     drains = [x for x in sites if x["routine"] == "MPI_Recv"]
     mpitest.expect(len(drains) == 1 and re.search(r"flood\.c:%d\b" % recv_line, drains[0]["site"]) and
                    drains[0]["sum_of_changes"] == -total and drains[0]["calls"] == total,

@@ -133,6 +133,17 @@ MPE_EXPORT void comm_freed(MPI_Comm c) noexcept;
 // on a communicator not yet followed, e.g. one from MPI_Comm_idup). False when unreadable.
 MPE_EXPORT bool read(int id, MPI_Comm c, Call* call, Sample* out) noexcept;
 
+// A process-wide, one-element, unsigned variable's own handle, for a tool's fast path (liblog's
+// receive hook): the read without the shared reader's call, checks and sum. Valid until the last
+// stop(). False for any other variable. A tool must take read() instead while another tool
+// watches the variable too (watched(id)->users > 1), so that the variable is read once per call.
+struct DirectHandle {
+  MPI_T_pvar_session session = MPI_T_PVAR_SESSION_NULL;
+  MPI_T_pvar_handle handle = MPI_T_PVAR_HANDLE_NULL;
+  int width = 0;  // bytes: 4 or 8
+};
+MPE_EXPORT bool direct_handle(int id, DirectHandle* out) noexcept;
+
 // A sample's total as a double, whatever the variable's kind.
 double as_double(PvarValueKind kind, uint64_t v);
 // a - b in the variable's kind, as 64 bits of that kind (a double's bits for kDouble).

@@ -189,12 +189,13 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
       return;
     }
     case CallClass::kCommCreate:
-      if (ok && c.newcomm && c.mode == Mode::kBlocking) counters::comm_created(*c.newcomm);
-      if (ok && c.newcomm && c.mode == Mode::kBlocking)
+      if (ok && c.newcomm && c.mode == Mode::kBlocking) {
+        counters::comm_created(*c.newcomm);
         register_comm(*c.newcomm, c.t_leave, logging ? t : nullptr,
                       c.fn != Fn::MPI_Comm_spawn && c.fn != Fn::MPI_Comm_spawn_multiple &&
                           c.fn != Fn::MPI_Comm_accept && c.fn != Fn::MPI_Comm_connect &&
                           c.fn != Fn::MPI_Comm_join);
+      }
       if (!logging) return;
       break;
     case CallClass::kWinCreate:

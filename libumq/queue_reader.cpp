@@ -4,7 +4,7 @@
 // Hot path (enter hook of a receive): mpit::read (the thread's last communicator, one
 // PMPI_T_pvar_read, ~27 ns on Open MPI, a sum keeping the top peer; shared with liblog when it
 // reads the same variable in the same call), one compare with the threshold. Above the
-// threshold: the communicator's label (a lookup in a fixed open-addressed table) and record()
+// threshold: the communicator's label (by its slot in the shared reader's table) and record()
 // (call_sites.cpp). No locks, no allocation (except the first receive on a communicator the tool
 // has not seen, e.g. one from MPI_Comm_idup, which is followed lazily).
 #include "queue_reader.h"
@@ -16,24 +16,13 @@
 #include "call_sites.h"
 #include "mpe/config.h"
 #include "mpe/mpit.h"
-#include "table_hash.h"
 
 namespace mpe::libumq {
 
 namespace {
 
-constexpr int kComms = 4096;   // communicators labelled at once (open addressing)
 constexpr int kLabels = 1024;  // communicator descriptions kept for the report
 constexpr int kLabelLen = 96;
-
-// A slot of the communicator table.
-enum : int { kEmpty = 0, kLive = 1, kDeleted = 2 };
-
-struct CommEntry {
-  std::atomic<int> state;  // kEmpty, kLive or kDeleted
-  uintptr_t key;
-  int label;
-};
 
 struct State {
   bool active;
@@ -41,38 +30,19 @@ struct State {
   int var;       // the shared reader's id of the variable
   uint64_t threshold;
   std::atomic<int> nlabels;
-  std::atomic_flag lock = ATOMIC_FLAG_INIT;  // comm-table mutations only (never the read path)
 };
 
 constinit State g{};  // constinit: ready before any constructor registers the tool
 VariableInfo g_variable;
-CommEntry g_comms[kComms];
 char g_labels[kLabels][kLabelLen];
+// Each communicator's label by its slot in the shared reader's table (mpit::comm_slot, which
+// never gives a freed communicator's slot to another): 0 for none yet, else the label + 1.
+std::atomic<int> g_slot_label[mpit::kSlots];
 
-inline uintptr_t comm_key(MPI_Comm c) {
-  uintptr_t k = 0;
-  std::memcpy(&k, &c, sizeof c < sizeof k ? sizeof c : sizeof k);
-  return k;
-}
-
-// Serializes changes to the communicator table; readers never take it.
-struct SpinGuard {
-  SpinGuard() {
-    while (g.lock.test_and_set(std::memory_order_acquire)) {
-    }
-  }
-  ~SpinGuard() { g.lock.clear(std::memory_order_release); }
-};
-
-CommEntry* comm_find(MPI_Comm c) {
-  const uintptr_t k = comm_key(c);
-  for (uint32_t i = table_hash(k), n = 0; n < kComms; ++i, ++n) {
-    CommEntry& e = g_comms[i % kComms];
-    const int s = e.state.load(std::memory_order_acquire);
-    if (s == kEmpty) return nullptr;
-    if (s == kLive && e.key == k) return &e;
-  }
-  return nullptr;
+// c's label, -1 when it has none.
+int label_of(MPI_Comm c) {
+  const int slot = mpit::comm_slot(c);
+  return slot < 0 ? -1 : g_slot_label[slot].load(std::memory_order_acquire) - 1;
 }
 
 int new_label(const char* text) {
@@ -83,42 +53,27 @@ int new_label(const char* text) {
 }
 
 // Labels c ("comm#2 from MPI_Comm_dup of MPI_COMM_WORLD (size 3)") and has the shared reader
-// follow it. Takes only empty slots, never deleted ones, so a slot keeps its key.
-CommEntry* comm_add(MPI_Comm c, const char* how, MPI_Comm parent) {
-  if (c == MPI_COMM_NULL) return nullptr;
+// follow it; returns its label (the first one given when two threads label it at once).
+int comm_add(MPI_Comm c, const char* how, MPI_Comm parent) {
+  if (c == MPI_COMM_NULL) return -1;
   mpit::comm_created(c);
-  SpinGuard guard;
-  if (CommEntry* e = comm_find(c)) return e;
-  const uintptr_t k = comm_key(c);
-  CommEntry* slot = nullptr;
-  for (uint32_t i = table_hash(k), n = 0; n < kComms; ++i, ++n) {
-    CommEntry& e = g_comms[i % kComms];
-    if (e.state.load(std::memory_order_relaxed) == kEmpty) {
-      slot = &e;
-      break;
-    }
-  }
-  if (!slot) return nullptr;
+  const int slot = mpit::comm_slot(c);
+  if (slot < 0) return -1;
+  if (const int known = g_slot_label[slot].load(std::memory_order_acquire)) return known - 1;
   int size = 0;
   PMPI_Comm_size(c, &size);
   char text[kLabelLen];
   if (c == MPI_COMM_WORLD) {
     std::snprintf(text, sizeof text, "MPI_COMM_WORLD");
   } else {
-    const CommEntry* p = parent != MPI_COMM_NULL ? comm_find(parent) : nullptr;
     std::snprintf(text, sizeof text, "comm#%d from %s of %s (size %d)", g.nlabels.load(), how,
-                  p ? communicator_label(p->label) : "?", size);
+                  parent != MPI_COMM_NULL ? communicator_label(label_of(parent)) : "?", size);
   }
-  slot->key = k;
-  slot->label = new_label(text);
-  slot->state.store(kLive, std::memory_order_release);
-  return slot;
-}
-
-void comm_remove(MPI_Comm c) {
-  mpit::comm_freed(c);
-  SpinGuard guard;
-  if (CommEntry* e = comm_find(c)) e->state.store(kDeleted, std::memory_order_release);
+  const int label = new_label(text);
+  int expected = 0;
+  if (!g_slot_label[slot].compare_exchange_strong(expected, label + 1, std::memory_order_acq_rel))
+    return expected - 1;
+  return label;
 }
 
 inline bool is_receive(mpe::CallClass cls) {
@@ -130,9 +85,9 @@ void on_receive(mpe::Call& call) noexcept {
   const MPI_Comm comm = call.has(mpe::role::comm) ? call.comm : MPI_COMM_WORLD;  // Mrecv: no comm
   mpit::Sample q;
   if (!mpit::read(g.var, comm, &call, &q) || q.total <= g.threshold) return;
-  const CommEntry* e = comm_find(comm);
-  if (!e && comm != MPI_COMM_NULL) e = comm_add(comm, "(first use)", MPI_COMM_NULL);  // idup etc.
-  record(call, q.total, q.top_peer, q.top, e ? e->label : -1);  // top_peer -1: process-wide
+  int label = label_of(comm);
+  if (label < 0 && comm != MPI_COMM_NULL) label = comm_add(comm, "(first use)", MPI_COMM_NULL);  // idup etc.
+  record(call, q.total, q.top_peer, q.top, label);  // top_peer -1: process-wide
 }
 
 void no_variable_line(const std::string& looked_for) {
@@ -187,9 +142,8 @@ bool start_reading(const std::vector<std::string>& names, uint64_t threshold) {
   g.started = true;
   if (!find_variable(names)) return false;
   comm_add(MPI_COMM_WORLD, "", MPI_COMM_NULL);
-  comm_add(MPI_COMM_SELF, "", MPI_COMM_NULL);
-  if (const CommEntry* self = comm_find(MPI_COMM_SELF); self && self->label >= 0)
-    std::snprintf(g_labels[self->label], kLabelLen, "MPI_COMM_SELF");
+  if (const int self = comm_add(MPI_COMM_SELF, "", MPI_COMM_NULL); self >= 0)
+    std::snprintf(g_labels[self], kLabelLen, "MPI_COMM_SELF");
   return true;
 }
 
@@ -215,7 +169,7 @@ void on_enter(mpe::Call& call) noexcept {
     on_receive(call);
   } else if (call.cls == mpe::CallClass::kCommFree && call.has(mpe::role::commptr) && call.commptr) {
     // Free the handles while the communicator still exists.
-    comm_remove(*call.commptr);
+    mpit::comm_freed(*call.commptr);
   }
 }
 

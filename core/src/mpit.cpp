@@ -333,6 +333,12 @@ const Watched* watched(int id) noexcept {
 
 void comm_created(MPI_Comm c) noexcept { slot_add(c); }
 
+int comm_slot(MPI_Comm c) noexcept {
+  CommSlot* s = slot_find(c);
+  if (!s) s = slot_add(c);
+  return s ? static_cast<int>(s - g_slots) : -1;
+}
+
 void comm_freed(MPI_Comm c) noexcept {
   if (!g.t_initialized) return;
   SpinGuard guard;

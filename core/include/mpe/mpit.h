@@ -124,6 +124,10 @@ MPE_EXPORT const Watched* watched(int id) noexcept;
 // every tool calls it at each communicator creation. MPI_COMM_WORLD and MPI_COMM_SELF are
 // followed by start().
 MPE_EXPORT void comm_created(MPI_Comm c) noexcept;
+// c's slot in the reader's table of communicators (0..kSlots-1), following c from now on if it
+// was not yet; -1 when the table is full or MPI_T is not started. A slot keeps its communicator
+// for life (a freed one is never reused), so a tool may key its own per-communicator data by it.
+MPE_EXPORT int comm_slot(MPI_Comm c) noexcept;
 // Frees c's handles (call at MPI_Comm_free's entry, while c exists); idempotent.
 MPE_EXPORT void comm_freed(MPI_Comm c) noexcept;
 // Reads variable `id` (its handle for c when per communicator, c = MPI_COMM_NULL meaning

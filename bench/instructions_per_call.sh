@@ -2,7 +2,8 @@
 # Instructions each tool adds per MPI_Iprobe, counted by callgrind: unlike times, the same on a
 # busy machine as on an idle one. Runs iprobe_loop (one rank, no launcher) with N1 and N2 calls
 # and divides the difference in instructions by N2 - N1, so start-up and finalize cancel out.
-# Usage: bench/instructions_per_call.sh [build dir]   (needs valgrind)
+# Usage: bench/instructions_per_call.sh [build dir]   (needs valgrind; an Open MPI build counts
+# Open MPI's singleton)
 # MPE_BENCH_TOOLS="log mpetime" limits the tools measured; other MPE_ settings (MPE_CALLSITE_DEPTH)
 # pass through to the runs.
 set -euo pipefail
@@ -12,9 +13,14 @@ n1=100000 n2=300000
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 cd "$scratch"  # the tools write their reports and logs into the working directory
-count() {  # count <preload> <calls>: total instructions of one run
+count() {  # count <preload> <calls>: total instructions of the loop's process in one run
+  rm -f "$scratch"/cg.*
   MPE_TMPDIR=$scratch valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$scratch/cg.%p" \
-    env LD_PRELOAD="$1" "$loop" "$2" 2>&1 >/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p' | tail -1
+    env LD_PRELOAD="$1" "$loop" "$2" >/dev/null 2>&1
+  # Only the loop's own process: Open MPI's singleton also forks an orted, which callgrind follows.
+  for f in "$scratch"/cg.*; do
+    grep -q "^cmd: .*iprobe_loop" "$f" && sed -n 's/^\(totals\|summary\): *\([0-9]*\).*/\2/p' "$f" | head -1
+  done
 }
 per_call() { echo $(( ($(count "$1" $n2) - $(count "$1" $n1)) / (n2 - n1) )); }
 plain=$(per_call "")

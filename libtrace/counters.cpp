@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <new>
 #include <sstream>
@@ -39,12 +38,27 @@ struct Var {
   bool per_comm = false;
   std::unique_ptr<Series[]> series;  // mpit::kSlots when per communicator, else 1
   const mpit::Watched* watched = nullptr;
-  // A process-wide one-element unsigned variable (MPICH's queue length): read straight through
-  // its handle, 112 instructions fewer per call than the shared reader (callgrind), while no other tool
-  // watches it (then the shared read, which reads once for both, is taken).
+  // The fast path, while no other tool watches the variable (then the shared read, which reads
+  // once for both, is taken): its own handle read straight (mpit::read_direct), the process-wide
+  // one kept here, a communicator's in the thread's CommCache (the first kCachedVars variables
+  // bound to communicators). The read alone then costs about the MPI_T read + 5 ns
+  // (docs/mpit.md, "Cost").
   bool has_direct = false;
   mpit::DirectHandle direct;
+  int cache_index = -1;
 };
+
+// A thread's direct handles for the last communicator it read at, valid while no communicator
+// has been freed since (mpit::comm_frees).
+constexpr int kCachedVars = 4;
+struct CommCache {
+  MPI_Comm comm;
+  uint32_t frees;
+  uint32_t valid;  // bit i: h[i] is comm's handle of the variable with cache_index i
+  mpit::DirectHandle h[kCachedVars];
+};
+__thread CommCache t_comm_cache __attribute__((tls_model("initial-exec")));
+const std::atomic<uint32_t>* g_comm_frees = nullptr;
 
 std::vector<Var> g_vars;  // set up before reading starts, then read-only
 bool g_every = false;
@@ -57,20 +71,30 @@ uint64_t g_read_classes = classes(CallClass::kFinalize, CallClass::kRecv, CallCl
 
 bool reads_at(CallClass cls) { return g_read_classes >> static_cast<unsigned>(cls) & 1; }
 
-// The fast path's read (see Var::has_direct).
-bool read_direct(const Var& v, mpit::Sample* s) {
-  unsigned char raw[8];
-  if (PMPI_T_pvar_read(v.direct.session, v.direct.handle, raw) != MPI_SUCCESS) return false;
-  if (v.direct.width == 4) {
-    uint32_t x;
-    std::memcpy(&x, raw, 4);
-    s->total = x;
-  } else {
-    std::memcpy(&s->total, raw, 8);
+}  // namespace
+
+uint64_t g_enter = 0;
+
+namespace {
+
+// Reads v on comm: the fast path when no other tool watches v (see Var::has_direct).
+__attribute__((always_inline)) inline bool read(Var& v, MPI_Comm comm, Call& c, mpit::Sample* s) {
+  if (v.watched->users > 1) return mpit::read(v.id, comm, &c, s);
+  if (!v.per_comm) return v.has_direct ? mpit::read_direct(v.direct, s) : mpit::read(v.id, comm, nullptr, s);
+  if (v.cache_index < 0) return mpit::read(v.id, comm, nullptr, s);
+  CommCache& k = t_comm_cache;
+  const uint32_t frees = g_comm_frees->load(std::memory_order_acquire);
+  if (k.comm != comm || k.frees != frees) {
+    k.comm = comm;
+    k.frees = frees;
+    k.valid = 0;
   }
-  s->top = s->total;
-  s->count = 1;
-  return true;
+  const uint32_t bit = uint32_t{1} << v.cache_index;
+  if (!(k.valid & bit)) {
+    if (!mpit::direct_handle(v.id, comm, &k.h[v.cache_index])) return mpit::read(v.id, comm, nullptr, s);
+    k.valid |= bit;
+  }
+  return mpit::read_direct(k.h[v.cache_index], s);
 }
 
 std::vector<std::string> split(const std::string& list) {
@@ -118,8 +142,8 @@ std::vector<int> watch_names(const std::vector<std::string>& names) {
   return ids;
 }
 
-// Writes a kCounter record when sample s of v differs from the handle's last one.
-void note(ThreadLog* t, Var& v, const mpit::Sample& s, uint32_t comm) {
+// Writes a kCounter record when sample s of v, read on comm, differs from the handle's last one.
+void note(ThreadLog* t, Var& v, const mpit::Sample& s, MPI_Comm comm) {
   Series& series = v.series[v.per_comm ? s.slot : 0];
   // A plain load first: the common case (no change) then costs no locked instruction.
   if (series.last.load(std::memory_order_relaxed) == s.total) return;
@@ -132,7 +156,7 @@ void note(ThreadLog* t, Var& v, const mpit::Sample& s, uint32_t comm) {
   if (v.semantics == PvarSemantics::kWatermark)
     changes = static_cast<int32_t>(series.changes.fetch_add(1, std::memory_order_relaxed) + 1);
   put(t, log::make_record(log::RecordKind::kCounter, mpe_clock_now(), v.local, s.top_peer, changes,
-                          v.per_comm ? comm : log::kUnknownComm, value));
+                          v.per_comm ? comm_index(comm) : log::kUnknownComm, value));
 }
 
 }  // namespace
@@ -155,10 +179,13 @@ void start() noexcept {
     config::warn("liblog: MPE_LOG_PVARS_AT=" + at + " is neither receives nor every; reading at receives");
   g_every = at == "every";
   if (g_every) g_read_classes = ~uint64_t{0};
+  g_enter = g_read_classes | classes(CallClass::kCommFree);
   try {
     if (!mpit::start()) return;
     g_started = true;
     const std::vector<int> ids = watch_names(split(names));
+    g_comm_frees = mpit::comm_frees();
+    int cached = 0;
     std::lock_guard<std::mutex> lock(g_mutex);
     for (const int id : ids) {
       const mpit::Watched* w = mpit::watched(id);
@@ -172,7 +199,10 @@ void start() noexcept {
       v.per_comm = w->per_comm;
       v.series.reset(new Series[w->per_comm ? mpit::kSlots : 1]);
       v.watched = w;
-      v.has_direct = mpit::direct_handle(id, &v.direct);
+      if (!w->per_comm)
+        v.has_direct = mpit::direct_handle(id, MPI_COMM_NULL, &v.direct);
+      else if (cached < kCachedVars)
+        v.cache_index = cached++;
       g_meta.counters.push_back(log::CounterDef{v.local, w->name, w->description, w->type_name, w->cls,
                                                 w->semantics, w->kind, w->per_comm});
       g_vars.push_back(std::move(v));
@@ -199,13 +229,9 @@ void on_enter(ThreadLog* t, Call& c) noexcept {
   }
   if (c.depth > 0 || !reads_at(c.cls) || !g_logging.load(std::memory_order_relaxed)) return;
   const MPI_Comm comm = c.has(role::comm) ? c.comm : MPI_COMM_WORLD;  // MPI_Mrecv has none
-  uint32_t index = log::kUnknownComm;
   for (Var& v : g_vars) {
     mpit::Sample s;
-    if (v.has_direct && v.watched->users == 1 ? !read_direct(v, &s) : !mpit::read(v.id, comm, &c, &s))
-      continue;
-    if (v.per_comm && index == log::kUnknownComm) index = comm_index(comm);
-    note(t, v, s, index);
+    if (read(v, comm, c, &s)) note(t, v, s, comm);
   }
 }
 

@@ -149,7 +149,8 @@ void completions(ThreadLog* t, const Call& c) {
 }  // namespace
 
 void on_enter(Call& c) noexcept {
-  if (__builtin_expect(counters::g_on, 0) && g_active.load(std::memory_order_relaxed))
+  if (__builtin_expect(counters::g_on, 0) && counters::enters(c.cls) &&
+      g_active.load(std::memory_order_relaxed))
     if (ThreadLog* t = thread_log()) counters::on_enter(t, c);  // MPE_LOG_PVARS
   if (mpe::completes_requests(c.cls)) {
     if (g_active.load(std::memory_order_relaxed))

@@ -75,12 +75,13 @@ def counter_samples(log, name):
     return rows
 
 
-def check_counters(mode, np, k, flood_mode):
-    """liblog and libumq together, MPE_LOG_PVARS=umq plus an unknown name: the track's maximum is
-    libumq's maximum is the known queue; one line names the unknown variable."""
+def check_counters(mode, np, k, flood_mode, tools=("log", "umq")):
+    """MPE_LOG_PVARS=umq plus an unknown name: the track's maximum is the known queue, and
+    libumq's maximum when libumq runs too (the shared read; liblog alone reads through its own
+    handles, mpit::read_direct); one line names the unknown variable."""
     total = (np - 1) * k
     slack = (np - 1) if (mode == "openmpi" and flood_mode == "world") else 0
-    r = mpitest.run(np, [mpitest.program("flood"), str(k), flood_mode], tools=("log", "umq"),
+    r = mpitest.run(np, [mpitest.program("flood"), str(k), flood_mode], tools=tools,
                     env={"MPE_LOG_PVARS": "umq,no_such_variable"})
     mpitest.expect("received=%d" % total in r.stdout, "flood output: " + r.stdout)
     unknown = [l for l in r.stderr.splitlines() if "no_such_variable" in l]
@@ -88,9 +89,10 @@ def check_counters(mode, np, k, flood_mode):
     rows = counter_samples(r.files(".mpelog")[0], QUEUE[mode])
     mpitest.expect(rows, "%s %s: no counter sample" % (mode, flood_mode))
     values = [v for _, v, _ in rows]
-    umq = json.load(open(r.files(".umq.json")[0]))
-    umq_max = umq["sites"][0]["max_length"]
-    mpitest.expect_eq(max(values), umq_max, "%s %s: counter track max vs libumq's max" % (mode, flood_mode))
+    if "umq" in tools:
+        umq = json.load(open(r.files(".umq.json")[0]))
+        umq_max = umq["sites"][0]["max_length"]
+        mpitest.expect_eq(max(values), umq_max, "%s %s: counter track max vs libumq's max" % (mode, flood_mode))
     mpitest.expect(total <= max(values) <= total + slack, "%s %s: track max %r, queue %d" % (mode, flood_mode, max(values), total))
     # Read at each receive's entry, written on change: the queue drains one by one.
     start = values.index(max(values))
@@ -107,6 +109,39 @@ def check_counters(mode, np, k, flood_mode):
         mpitest.expect(peers and peers <= set(range(1, np)), "%s: max peers %r" % (mode, peers))
     else:
         mpitest.expect_eq(values[-1], 0.0, "%s: the last sample (MPI_Finalize's entry)" % mode)
+    mpitest.cleanup(r)
+
+
+def check_comm_rounds(mode, np=2, counts=(4, 1, 3, 1)):
+    """liblog alone (its own handles, kept per thread for the last communicator): rounds of a
+    known queue on a duplicate that is freed and duplicated again (tests/mpit/comm_rounds.c), so
+    that MPI gives a round's communicator the freed one's handle value. Rank 0's track drains from
+    (np-1)*k to 1 in a round of k messages per sender, exactly. On Open MPI each round is on its
+    own communicator, and a round of one message (1 after the previous round's 1) still gets its
+    sample: it is read through the new communicator's handle, into its own series. On the pvar
+    MPICH (one process-wide variable) the rounds are one series, written on change."""
+    r = mpitest.run(np, [mpitest.program("comm_rounds")] + [str(k) for k in counts], tools=("log",),
+                    env={"MPE_LOG_PVARS": "umq"})
+    m = re.search(r"comm_rounds: rounds=(\d+) received=(\d+) reused=(\d+) ok", r.stdout)
+    mpitest.expect(m, "comm_rounds output: " + r.stdout)
+    peaks = [(np - 1) * k for k in counts]
+    mpitest.expect_eq(int(m.group(2)), sum(peaks), "%s: messages received" % mode)
+    # Without the reuse this check would not test what it is for.
+    mpitest.expect(int(m.group(3)) >= 1, "%s: no round reused the freed handle: %s" % (mode, r.stdout))
+    rows = counter_samples(r.files(".mpelog")[0], QUEUE[mode])
+    drains = [[float(x) for x in range(p, 0, -1)] for p in peaks]
+    if mode == "openmpi":
+        by_comm = {}
+        for _, v, rest in rows:
+            comm = re.search(r"comm=(\d+)", rest).group(1)
+            if comm != "0":  # MPI_COMM_WORLD: MPI_Finalize's read
+                by_comm.setdefault(comm, []).append(v)
+        tracks, want = list(by_comm.values()), drains
+    else:
+        series = [x for d in drains for x in d] + [0.0]  # MPI_Finalize's read: empty
+        tracks = [[v for _, v, _ in rows]]
+        want = [[x for i, x in enumerate(series) if i == 0 or x != series[i - 1]]]
+    mpitest.expect_eq(tracks, want, "%s: rank 0's queue track per communicator" % mode)
     mpitest.cleanup(r)
 
 
@@ -189,6 +224,8 @@ def full_checks(mode):
     check_counters(mode, 3, 10, "world")
     check_counters(mode, 3, 8, "dup")
     check_counters(mode, 2, 20, "split")
+    check_counters(mode, 3, 8, "dup", tools=("log",))
+    check_comm_rounds(mode)
     check_read_once(mode)
     # World: a variable bound to a communicator is read on the call's communicator, and on a
     # duplicate the messages land while MPI_Comm_dup (read on its parent) completes.
@@ -208,7 +245,8 @@ elif MODE == "openmpi":
     if not os.path.exists(os.path.join(build, "CMakeCache.txt")):
         subprocess.run(["cmake", "-S", SRC, "-B", build, "-G", "Ninja", "-DMPE_MPI=openmpi",
                         "-DMPE_BUILD_BENCH=OFF"], check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(["ninja", "-C", build, "log", "umq", "mpetime", "flood", "mpe", "mpe-mpit", "count_pvar_reads"],
+    subprocess.run(["ninja", "-C", build, "log", "umq", "mpetime", "flood", "mpe", "mpe-mpit", "count_pvar_reads",
+                    "comm_rounds"],
                    check=True, stdout=subprocess.DEVNULL)
     mpitest.use_openmpi(build)
     full_checks("openmpi")

@@ -53,7 +53,9 @@ int main(int argc, char **argv) {
     }
     MPI_Comm_free(&comm);
   }
-  if (rank == 0) printf("comm_rounds: rounds=%d received=%d reused=%d %s\n", rounds, received, reused, ok ? "ok" : "WRONG");
+  if (rank == 0)
+    printf("comm_rounds: rounds=%d received=%d reused=%d %s\n", rounds, received, reused,
+           ok ? "ok" : "WRONG");
   MPI_Finalize();
   return ok ? 0 : 1;
 }

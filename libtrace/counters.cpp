@@ -41,7 +41,7 @@ struct Var {
   // The fast path, while no other tool watches the variable (then the shared read, which reads
   // once for both, is taken): its own handle read straight (mpit::read_direct), the process-wide
   // one kept here, a communicator's in the thread's CommCache (the first kCachedVars variables
-  // bound to communicators). The read alone then costs about the MPI_T read + 5 ns
+  // bound to communicators). The read then costs the MPI_T read + 4-10 ns
   // (docs/mpit.md, "Cost").
   bool has_direct = false;
   mpit::DirectHandle direct;

@@ -31,7 +31,7 @@ inline bool enters(CallClass cls) { return g_enter >> static_cast<unsigned>(cls)
 
 // Enter hook part: reads the variables at the calls chosen and writes what changed on t; frees a
 // communicator's handles at MPI_Comm_free. Cost per read call: one MPI_T read (7 ns on the pvar
-// MPICH, 15 ns on Open MPI) plus about 5 ns through liblog's own handles, or the shared reader's
+// MPICH, 15 ns on Open MPI) plus 4-10 ns through liblog's own handles, or the shared reader's
 // read when libumq watches the variable too (then read once for both); a record (with a clock
 // read) only on change. No lock, no allocation.
 void on_enter(ThreadLog* t, Call& c) noexcept MPE_HIDDEN;

@@ -349,7 +349,9 @@ bool direct_handle(int id, MPI_Comm c, DirectHandle* out) noexcept {
 
 const std::atomic<uint32_t>* comm_frees() noexcept { return &g.frees; }
 
-bool read(int id, MPI_Comm c, Call* call, Sample* out) noexcept {
+// Aligned to a cache line: where this hot function happened to start changed libumq's cost per
+// receive on the pvar MPICH by 6 ns (bench_umq, same code, 10 runs each).
+__attribute__((aligned(64))) bool read(int id, MPI_Comm c, Call* call, Sample* out) noexcept {
   if (static_cast<unsigned>(id) >= static_cast<unsigned>(g.nwatched.load(std::memory_order_relaxed)) ||
       !g.t_initialized)
     return false;

@@ -8,7 +8,7 @@ function(mpe_add_tool name)
     message(FATAL_ERROR "mpe_add_tool(${name}): ALIAS is required (the tool is linked as mpe::<alias>)")
   endif()
   add_library(${name} SHARED ${ARG_SOURCES} $<TARGET_OBJECTS:mpe_core>)
-  target_link_libraries(${name} PUBLIC MPI::MPI_C PRIVATE mpe_core_interface ${MPE_MPI_FORTRAN_LIBRARY})
+  target_link_libraries(${name} PUBLIC MPI::MPI_C PRIVATE mpe_core_interface ${MPE_MPI_FORTRAN_LIBRARY} ${MPE_MPI_F08_LIBRARY})
   set_target_properties(${name} PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
                                            VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
                                            EXPORT_NAME ${ARG_ALIAS})

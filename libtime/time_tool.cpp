@@ -156,8 +156,7 @@ void follow(Table* t, MPI_Request r, const TrackedRequest& what) noexcept {
 
 // Bytes of request completions: the status of each completed request that was a receive.
 void completed_bytes(const Call& c, Row& st, Table* t) noexcept {
-  if (c.depth != 0 || !c.has(role::requests) || !c.requests)
-    return;  // the snapshot is taken for application calls only
+  if (c.depth != 0 || !c.has(role::requests)) return;  // the snapshot is taken for application calls only
   const int n = c.nreq() < kSnapMax ? c.nreq() : kSnapMax;
   auto one = [&](int i, const MPI_Status* s) {
     if (i < 0 || i >= n) return;
@@ -173,7 +172,7 @@ void completed_bytes(const Call& c, Row& st, Table* t) noexcept {
 // Before a Wait/Test: remembers which requests are followed receives, since MPI overwrites
 // completed handles with MPI_REQUEST_NULL. ~2 ns per request.
 void snapshot(const Call& c, Table* t) noexcept {
-  if (c.depth != 0 || !c.has(role::requests) || !c.requests) return;
+  if (c.depth != 0 || !c.has(role::requests)) return;
   const int n = c.nreq() < kSnapMax ? c.nreq() : kSnapMax;
   for (int i = 0; i < n; ++i) {
     const MPI_Request r = c.requests[i];
@@ -190,7 +189,7 @@ __attribute__((noinline)) void count_bytes(const Call& c, Row& st, Table* t) noe
   if (c.mode == Mode::kPersistentInit) {
     // Persistent and partitioned requests move their bytes later: a send at each MPI_Start, a
     // receive at each completion.
-    if (c.requests && (c.cls == CallClass::kSend || c.cls == CallClass::kRecv)) {
+    if (c.has(role::requests) && (c.cls == CallClass::kSend || c.cls == CallClass::kRecv)) {
       const bool send = c.cls == CallClass::kSend;
       follow(t, *c.requests,
              TrackedRequest{send ? Tracked::kPersistentSend : Tracked::kPersistentRecv,
@@ -198,7 +197,7 @@ __attribute__((noinline)) void count_bytes(const Call& c, Row& st, Table* t) noe
     }
     return;
   }
-  if (c.mode == Mode::kNonblocking && c.requests && receives)
+  if (c.mode == Mode::kNonblocking && c.has(role::requests) && receives)
     follow(t, *c.requests, TrackedRequest{Tracked::kRecv, 0});  // its bytes come with its completion
   const bool blocking = c.mode == Mode::kBlocking;
   auto sbytes = [&] { return c.sendcount * mpe::type_size(c.sendtype); };
@@ -213,7 +212,7 @@ __attribute__((noinline)) void count_bytes(const Call& c, Row& st, Table* t) noe
       sent = mpe::send_bytes(c);
       break;
     case CallClass::kStart:
-      if (c.requests)
+      if (c.has(role::requests))
         for (int i = 0; i < c.nreq(); ++i)
           if (const TrackedRequest* p =
                   c.requests[i] == MPI_REQUEST_NULL ? nullptr : t->requests.find(c.requests[i]))
@@ -221,11 +220,11 @@ __attribute__((noinline)) void count_bytes(const Call& c, Row& st, Table* t) noe
       break;
     case CallClass::kRecv:
     case CallClass::kMrecv:
-      if (blocking) recv = mpe::status_bytes(c.status);
+      if (blocking) recv = mpe::status_bytes(mpe::status_of(c));
       break;
     case CallClass::kSendrecv:
       sent = mpe::send_bytes(c);
-      if (blocking) recv = mpe::status_bytes(c.status);
+      if (blocking) recv = mpe::status_bytes(mpe::status_of(c));
       break;
     case CallClass::kWait:
     case CallClass::kWaitall:
@@ -244,7 +243,7 @@ __attribute__((noinline)) void count_bytes(const Call& c, Row& st, Table* t) noe
       break;
     }
     case CallClass::kFileRead:
-      if (blocking) recv = mpe::status_bytes(c.status);
+      if (blocking) recv = mpe::status_bytes(mpe::status_of(c));
       break;
     case CallClass::kFileWrite:
       sent = sbytes();
@@ -337,7 +336,7 @@ void on_enter(Call& call) noexcept {
   if (!t || g_paused.load(std::memory_order_relaxed)) return;
   if (mpe::completes_requests(call.cls))
     snapshot(call, t);
-  else if (call.has(role::requests) && call.requests)
+  else if (call.has(role::requests))
     t->requests.erase(*call.requests);
 }
 

@@ -90,7 +90,7 @@ void put_recv(ThreadLog* t, uint64_t time, uint16_t cat, uint32_t comm, const MP
 // Before a Wait/Test: remembers what each request was, since MPI nulls completed handles.
 // ~3 ns per request.
 void snapshot(ThreadLog* t, const Call& c) {
-  if (c.depth > 1 || !c.requests) return;
+  if (c.depth > 1 || !c.has(role::requests)) return;
   const int n = c.nreq();
   auto& s = t->snap[c.depth];
   if (s.size() < static_cast<size_t>(n)) {
@@ -119,7 +119,7 @@ void snapshot(ThreadLog* t, const Call& c) {
 // After a Wait/Test: a kRequestDone for every completed nonblocking send, receive and collective,
 // and a receive record for every completed tracked receive.
 void completions(ThreadLog* t, const Call& c) {
-  if (c.depth > 1 || !c.requests) return;
+  if (c.depth > 1 || !c.has(role::requests)) return;
   auto& s = t->snap[c.depth];
   const int n = std::min<int>(c.nreq(), static_cast<int>(s.size()));
   const uint16_t cat = static_cast<uint16_t>(c.fn);
@@ -159,7 +159,7 @@ void on_enter(Call& c) noexcept {
   }
   switch (c.cls) {
     case CallClass::kRequestFree:
-      if (g_active.load(std::memory_order_relaxed) && c.requests)
+      if (g_active.load(std::memory_order_relaxed) && c.has(role::requests))
         if (ThreadLog* t = thread_log()) t->requests.erase(*c.requests);
       return;
     case CallClass::kFinalize:
@@ -181,16 +181,17 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
   const bool ok = c.rc == MPI_SUCCESS;
   switch (c.cls) {
     case CallClass::kPcontrol: {
-      const bool on = c.level != 0;
+      const int level = c.has(role::level) ? c.level : 1;
+      const bool on = level != 0;
       g_logging.store(on, std::memory_order_relaxed);
       if (!logging)  // recorded even while paused; when logging, on_leave wrote it already
         put(t, make_record(RecordKind::kState, c.t_enter, cat, c.depth,
                            static_cast<int32_t>(core::callsite(c)), 0, c.t_leave - c.t_enter));
-      put(t, make_record(RecordKind::kMarker, c.t_enter, cat, c.level, on ? 1 : 0, 0, 0));
+      put(t, make_record(RecordKind::kMarker, c.t_enter, cat, level, on ? 1 : 0, 0, 0));
       return;
     }
     case CallClass::kCommCreate:
-      if (ok && c.newcomm && c.mode == Mode::kBlocking) {
+      if (ok && c.has(role::newcomm) && c.mode == Mode::kBlocking) {
         counters::comm_created(*c.newcomm);
         register_comm(*c.newcomm, c.t_leave, logging ? t : nullptr,
                       c.fn != Fn::MPI_Comm_spawn && c.fn != Fn::MPI_Comm_spawn_multiple &&
@@ -217,12 +218,12 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
       const int64_t bytes = mpe::send_bytes(c);
       const uint32_t comm = comm_index(c.comm);
       if (c.mode == Mode::kPersistentInit) {
-        if (c.requests)
+        if (c.has(role::requests))
           follow(t, RequestInfo{*c.requests, comm, RequestType::kPersistentSend, c.dest, c.sendtag,
                                 static_cast<uint64_t>(bytes)});
         return;
       }
-      const uint32_t serial = c.mode == Mode::kNonblocking && c.requests
+      const uint32_t serial = c.mode == Mode::kNonblocking && c.has(role::requests)
                                   ? track_request(t, c,
                                                   RequestInfo{*c.requests, comm, RequestType::kSend, c.dest,
                                                               c.sendtag, static_cast<uint64_t>(bytes)})
@@ -237,7 +238,8 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
       uint32_t comm = log::kUnknownComm;
       if (c.cls == CallClass::kRecv) {
         comm = comm_index(c.comm);
-      } else if (c.message) {  // the message handle is already MPI_MESSAGE_NULL; take the oldest Mprobe'd
+      } else if (c.has(role::message)) {  // the message handle is already MPI_MESSAGE_NULL; take the oldest
+                                          // Mprobe'd
         for (auto& m : t->messages)
           if (m.msg != MPI_MESSAGE_NULL) {
             comm = m.comm;
@@ -246,8 +248,8 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
           }
       }
       if (c.mode == Mode::kBlocking) {
-        put_recv(t, c.t_leave, cat, comm, c.status);
-      } else if (c.requests) {
+        put_recv(t, c.t_leave, cat, comm, mpe::status_of(c));
+      } else if (c.has(role::requests)) {
         if (c.cls == CallClass::kRecv && c.source == MPI_PROC_NULL) return;
         if (c.mode == Mode::kPersistentInit)
           follow(t, RequestInfo{*c.requests, comm, RequestType::kPersistentRecv, 0, 0, 0});
@@ -264,16 +266,16 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
         put(t, make_record(RecordKind::kSend, c.t_enter, cat, c.dest, c.sendtag, comm,
                            static_cast<uint64_t>(mpe::send_bytes(c))));
       if (c.mode == Mode::kBlocking)
-        put_recv(t, c.t_leave, cat, comm, c.status);
-      else if (c.requests && c.source != MPI_PROC_NULL)
+        put_recv(t, c.t_leave, cat, comm, mpe::status_of(c));
+      else if (c.has(role::requests) && c.source != MPI_PROC_NULL)
         put_request_post(t, c,
                          track_request(t, c, RequestInfo{*c.requests, comm, RequestType::kRecv, 0, 0, 0}),
                          log::RequestWhat::kRecv);
       return;
     }
     case CallClass::kMprobe:
-      if (c.message && *c.message != MPI_MESSAGE_NULL && *c.message != MPI_MESSAGE_NO_PROC &&
-          (c.mode == Mode::kBlocking || (c.flag && *c.flag)))
+      if (c.has(role::message) && *c.message != MPI_MESSAGE_NULL && *c.message != MPI_MESSAGE_NO_PROC &&
+          (c.mode == Mode::kBlocking || (c.has(role::flag) && *c.flag)))
         for (auto& m : t->messages)
           if (m.msg == MPI_MESSAGE_NULL) {
             m.msg = *c.message;
@@ -282,7 +284,7 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
           }
       return;
     case CallClass::kStart:
-      if (!c.requests) return;
+      if (!c.has(role::requests)) return;
       for (int i = 0; i < c.nreq(); ++i) {
         const RequestInfo* p = c.requests[i] == MPI_REQUEST_NULL ? nullptr : t->requests.find(c.requests[i]);
         if (p && p->type == RequestType::kPersistentSend)
@@ -318,7 +320,7 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
       // A nonblocking collective is followed to the Wait/Test that completes it, where its
       // waiting happens. Tracked first: a builtin handle it reuses may first close an older request.
       const uint32_t serial =
-          c.mode == Mode::kNonblocking && c.requests
+          c.mode == Mode::kNonblocking && c.has(role::requests)
               ? track_request(t, c, RequestInfo{*c.requests, comm, RequestType::kCollective, 0, 0, 0})
               : 0;
       put(t, make_record(RecordKind::kCollective, c.t_enter, cat, root, received, comm,

@@ -96,6 +96,16 @@ RootRole root_role(const Call& c, const CommShape& s) noexcept {
 
 }  // namespace
 
+int per_peer_count(CallClass cls, MPI_Comm comm, bool send) noexcept {
+  if (comm == MPI_COMM_NULL) return 0;
+  if (cls >= CallClass::kNeighborAllgather && cls <= CallClass::kNeighborAlltoallw) {
+    int in = 0, out = 0;
+    degrees(comm, &in, &out);
+    return send ? out : in;
+  }
+  return shape(comm).size;
+}
+
 Bytes rma_bytes(const Call& c) noexcept {
   Bytes b;
   const int target = c.has(role::dest) ? c.dest : c.has(role::source) ? c.source : MPI_PROC_NULL;
@@ -136,7 +146,7 @@ Bytes collective_bytes(const Call& c) noexcept {
     }
     case CallClass::kReduceScatter: {
       const CommShape s = shape(c.comm);
-      if (!s.inter && c.recvcounts) {
+      if (!s.inter && c.has(role::recvcounts)) {
         sent = sum_counts(c, c.recvcounts, c.recvtype, s.size);
         recv = c.count_at(c.recvcounts, s.rank) * type_size(c.recvtype);
       }
@@ -187,7 +197,7 @@ Bytes collective_bytes(const Call& c) noexcept {
     }
     case CallClass::kAllgatherv: {
       const CommShape s = shape(c.comm);
-      if (!c.recvcounts) break;
+      if (!c.has(role::recvcounts)) break;
       const int64_t own = s.inter ? 0 : c.count_at(c.recvcounts, s.rank) * type_size(c.recvtype);
       sent = in_place ? own : sbytes();
       recv = sum_counts(c, c.recvcounts, c.recvtype, s.size, in_place ? s.rank : -1);

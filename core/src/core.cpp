@@ -3,6 +3,8 @@
 
 #include <cstdlib>
 
+#include "mpe/config.h"
+
 namespace mpe::core {
 
 Registry g_registry;
@@ -12,18 +14,22 @@ namespace {
 int g_world_rank = -1;
 }  // namespace
 
-MPI_Status* status_scratch(ThreadState& ts, int n) {
-  if (n <= 0) n = 1;
-  if (n > ts.scratch_capacity) {
-    // Amortised: the buffer doubles, so a thread allocates O(log n) times in its life.
-    int capacity = ts.scratch_capacity ? ts.scratch_capacity : 16;
-    while (capacity < n) capacity *= 2;
-    auto* grown = static_cast<MPI_Status*>(std::realloc(ts.scratch, sizeof(MPI_Status) * capacity));
-    if (!grown) return MPI_STATUSES_IGNORE;  // out of memory: the tools just see no statuses
-    ts.scratch = grown;
-    ts.scratch_capacity = capacity;
+void* scratch(ThreadState& ts, Scratch which, size_t bytes) noexcept {
+  ScratchBuffer& b = ts.scratch[static_cast<int>(which)];
+  if (bytes > b.capacity) {
+    size_t capacity = b.capacity ? b.capacity : 1024;
+    while (capacity < bytes) capacity *= 2;
+    void* grown = std::realloc(b.data, capacity);
+    if (!grown) return nullptr;
+    b.data = grown;
+    b.capacity = capacity;
   }
-  return ts.scratch;
+  return b.data;
+}
+
+MPI_Status* status_scratch(ThreadState& ts, int n) {
+  void* p = scratch(ts, Scratch::kStatuses, sizeof(MPI_Status) * static_cast<size_t>(n > 0 ? n : 1));
+  return p ? static_cast<MPI_Status*>(p) : MPI_STATUSES_IGNORE;
 }
 
 void call_rest(const HookList& hooks, Call& call) {
@@ -49,6 +55,34 @@ void before_finalize(ThreadState& ts) {
     if (g_registry.tools[i]->before_finalize) g_registry.tools[i]->before_finalize();
   unsuppress(ts);
 }
+
+namespace {
+
+// The rank the launcher gave this process, or -1: for the exit line below, which cannot ask MPI.
+int launcher_rank() {
+  for (const char* name : {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"})
+    if (const char* v = std::getenv(name)) return std::atoi(v);
+  return -1;
+}
+
+// A process that started MPI without the core seeing MPI_Init (a binding the core does not wrap,
+// or the MPI library found before the tools) has records of nothing: say so at exit instead of
+// leaving the user with no output and no reason. Only the core the tools registered with speaks.
+__attribute__((destructor)) void say_if_init_unseen() {
+  if (g_registry.ntools == 0 || g_world_rank >= 0) return;
+  int initialized = 0;
+  if (PMPI_Initialized(&initialized) != MPI_SUCCESS || !initialized) return;  // not an MPI program
+  if (launcher_rank() > 0) return;  // one line per job, not per rank
+  config::warn(
+      "the tools never saw MPI_Init in this program, so they recorded nothing; likely cause: it calls MPI "
+      "through a binding they do not wrap (an mpi_f08 library missing when mpe-tools was built, MPI "
+      "sessions), or it was linked with the MPI libraries before the tool libraries (put "
+      "-lmpetime/-lumq/-llog "
+      "first, or use `mpe run`)",
+      false);
+}
+
+}  // namespace
 
 }  // namespace mpe::core
 

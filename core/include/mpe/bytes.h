@@ -16,6 +16,10 @@ namespace mpe {
 int64_t type_size(MPI_Datatype t) noexcept MPE_HIDDEN;
 // Bytes a completed receive delivered, from its status; 0 for MPI_STATUS_IGNORE or PROC_NULL.
 int64_t status_bytes(const MPI_Status* st) noexcept MPE_HIDDEN;
+// A call's status, or MPI_STATUS_IGNORE when its role bit is not set.
+inline const MPI_Status* status_of(const Call& c) {
+  return c.has(role::status) ? c.status : MPI_STATUS_IGNORE;
+}
 
 // Bytes the send half of a point-to-point call puts on the wire (MPI_Send and its modes, the
 // nonblocking, persistent and partitioned inits, the send of a Sendrecv): count x type size, x
@@ -43,5 +47,10 @@ Bytes collective_bytes(const Call& c) noexcept MPE_HIDDEN;
 // Compare_and_swap), `recv` the result it brings back into the origin (Get, Get_accumulate,
 // Fetch_and_op, Compare_and_swap). 0 and 0 to MPI_PROC_NULL.
 Bytes rma_bytes(const Call& c) noexcept MPE_HIDDEN;
+
+// How many per-peer entries (counts, datatypes) the send or receive side of a vector collective
+// of class `cls` has on comm: the group size (the remote group's for an intercommunicator), or a
+// neighbourhood collective's out-degree (send) or in-degree (receive).
+int per_peer_count(CallClass cls, MPI_Comm comm, bool send) noexcept MPE_HIDDEN;
 
 }  // namespace mpe

@@ -20,24 +20,26 @@ constexpr bool completes_requests(CallClass cls) { return (kCompletingClasses >>
 // from Waitany/Testany/Waitsome/Testsome and a false flag from the Test variants.
 template <typename F>
 void for_each_completed(const Call& c, F&& f) {
-  const bool done = !c.has(role::flag) || (c.flag && *c.flag);
+  const bool done = !c.has(role::flag) || *c.flag;
   switch (c.cls) {
     case CallClass::kWait:
     case CallClass::kTest:
-      if (done) f(0, c.status);
+      if (done) f(0, c.has(role::status) ? c.status : MPI_STATUS_IGNORE);
       break;
     case CallClass::kWaitany:
     case CallClass::kTestany:
-      if (done && c.index && *c.index != MPI_UNDEFINED) f(*c.index, c.status);
+      if (done && c.has(role::index) && *c.index != MPI_UNDEFINED)
+        f(*c.index, c.has(role::status) ? c.status : MPI_STATUS_IGNORE);
       break;
     case CallClass::kWaitall:
     case CallClass::kTestall:
-      if (done && c.statuses != MPI_STATUSES_IGNORE)
+      if (done && c.has(role::statuses) && c.statuses != MPI_STATUSES_IGNORE)
         for (int i = 0; i < c.nreq(); ++i) f(i, &c.statuses[i]);
       break;
     case CallClass::kWaitsome:
     case CallClass::kTestsome:
-      if (c.outcount && *c.outcount != MPI_UNDEFINED && c.indices && c.statuses != MPI_STATUSES_IGNORE)
+      if (c.has(role::outcount | role::indices | role::statuses) && *c.outcount != MPI_UNDEFINED &&
+          c.statuses != MPI_STATUSES_IGNORE)
         for (int k = 0; k < *c.outcount; ++k) f(c.indices[k], &c.statuses[k]);
       break;
     default:

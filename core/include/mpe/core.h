@@ -2,6 +2,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -11,14 +12,30 @@
 
 namespace mpe::core {
 
+// Per-thread arrays a wrapper fills outside the hooks: statuses for MPI_STATUSES_IGNORE, and a
+// Fortran call's arrays converted to C (requests, statuses, indices, datatypes).
+enum class Scratch : uint8_t {
+  kStatuses,
+  kFortranStatuses,
+  kRequests,
+  kIndices,
+  kSendTypes,
+  kRecvTypes,
+};
+inline constexpr int kScratchCount = 6;
+
+struct ScratchBuffer {
+  void* data;
+  size_t capacity;  // bytes
+};
+
 // Per-thread state of the core. Plain data so that __thread needs no constructor call.
 struct ThreadState {
   // One word, so the hot path loads it once: bits 0-15 count the MPI calls in progress on this
   // thread; each kSuppressed unit above them marks a tool hook or a Fortran binding's PMPI call
   // in progress, during which MPI calls bypass the tools.
   uint32_t state;
-  MPI_Status* scratch;
-  int scratch_capacity;
+  ScratchBuffer scratch[kScratchCount];
 };
 inline constexpr uint32_t kSuppressed = 1u << 16;
 
@@ -58,9 +75,23 @@ inline bool observing(const ThreadState& ts) { return ts.state < kSuppressed; }
 inline void suppress(ThreadState& ts) { ts.state += kSuppressed; }
 inline void unsuppress(ThreadState& ts) { ts.state -= kSuppressed; }
 
+// Fills a Call with a pattern that no valid field holds (pointers become non-canonical
+// addresses), so that a tool reading a field its role bit does not promise fails loudly in the
+// tests. Only in builds configured with MPE_POISON_CALLS=ON; otherwise free.
+inline void poison([[maybe_unused]] Call& call) {
+#ifdef MPE_POISON_CALLS
+  __builtin_memset(static_cast<void*>(&call), 0xA5, sizeof call);
+#endif
+}
+
 inline bool wants_status() { return (g_registry.needs & kNeedsStatus) != 0; }
 
-// Storage for n statuses when the application passed MPI_STATUSES_IGNORE. Grows rarely.
+// At least `bytes` of the thread's buffer `which`, or nullptr when it cannot grow. Amortised: a
+// buffer doubles, so a thread allocates O(log n) times in its life. Not for use inside a hook.
+void* scratch(ThreadState& ts, Scratch which, size_t bytes) noexcept MPE_HIDDEN;
+
+// Storage for n statuses when the application passed MPI_STATUSES_IGNORE, or MPI_STATUSES_IGNORE
+// when it cannot grow (the tools then see no statuses).
 MPI_Status* status_scratch(ThreadState& ts, int n) MPE_HIDDEN;
 
 // Hooks 1..n-1 of a list, in order or in reverse: out of line, because one tool is the common case

@@ -7,6 +7,7 @@ extern "C" MPE_EXPORT int MPI_Pcontrol(const int level, ...) {
   core::ThreadState& ts = core::thread_state();
   if (!core::observing(ts)) return PMPI_Pcontrol(level);
   Call call;
+  core::poison(call);
   call.fn = Fn::MPI_Pcontrol;
   call.cls = CallClass::kPcontrol;
   call.mode = Mode::kBlocking;
@@ -26,6 +27,7 @@ extern "C" MPE_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype datatype, 
   MPI_Status status_storage_;
   if (core::wants_status() && status == MPI_STATUS_IGNORE) status = &status_storage_;
   Call call;
+  core::poison(call);
   call.fn = Fn::MPI_Recv;
   call.cls = CallClass::kRecv;
   call.mode = Mode::kBlocking;
@@ -49,6 +51,7 @@ extern "C" MPE_EXPORT int MPI_Send(const void *buf, int count, MPI_Datatype data
   core::ThreadState& ts = core::thread_state();
   if (!core::observing(ts)) return PMPI_Send(buf, count, datatype, dest, tag, comm);
   Call call;
+  core::poison(call);
   call.fn = Fn::MPI_Send;
   call.cls = CallClass::kSend;
   call.mode = Mode::kBlocking;
@@ -71,6 +74,7 @@ extern "C" MPE_EXPORT int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datat
   core::ThreadState& ts = core::thread_state();
   if (!core::observing(ts)) return PMPI_Send_c(buf, count, datatype, dest, tag, comm);
   Call call;
+  core::poison(call);
   call.fn = Fn::MPI_Send_c;
   call.cls = CallClass::kSend;
   call.mode = Mode::kBlocking;
@@ -94,6 +98,7 @@ extern "C" MPE_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[]
   if (!core::observing(ts)) return PMPI_Waitall(count, array_of_requests, array_of_statuses);
   if (core::wants_status() && array_of_statuses == MPI_STATUSES_IGNORE) array_of_statuses = core::status_scratch(ts, count);
   Call call;
+  core::poison(call);
   call.fn = Fn::MPI_Waitall;
   call.cls = CallClass::kWaitall;
   call.mode = Mode::kBlocking;
@@ -113,6 +118,7 @@ extern "C" MPE_EXPORT int MPI_Win_create(void *base, MPI_Aint size, int disp_uni
   core::ThreadState& ts = core::thread_state();
   if (!core::observing(ts)) return PMPI_Win_create(base, size, disp_unit, info, comm, win);
   Call call;
+  core::poison(call);
   call.fn = Fn::MPI_Win_create;
   call.cls = CallClass::kWinCreate;
   call.mode = Mode::kBlocking;
@@ -131,6 +137,7 @@ extern "C" MPE_EXPORT double MPI_Wtime(void) {
   core::ThreadState& ts = core::thread_state();
   if (!core::observing(ts)) return PMPI_Wtime();
   Call call;
+  core::poison(call);
   call.fn = Fn::MPI_Wtime;
   call.cls = CallClass::kOther;
   call.mode = Mode::kBlocking;

@@ -42,10 +42,12 @@ struct ThreadLog {
   uint32_t last_request = 0;         // serial of the last nonblocking request posted on this thread
   uint32_t snapshots = 0;            // Wait/Test snapshots taken on this thread
   std::vector<RequestInfo> snap[2];  // per call depth 0/1: what each request of a Wait/Test was
+  // Mprobe'd messages awaiting their Mrecv. A free slot holds MPI_MESSAGE_NULL, which is not 0 on
+  // MPICH: left default-initialised, every slot looked taken and Mrecv read a stale communicator.
   struct Probed {
-    MPI_Message msg;
-    uint32_t comm;
-  } messages[16];  // Mprobe'd messages awaiting their Mrecv
+    MPI_Message msg = MPI_MESSAGE_NULL;
+    uint32_t comm = 0;
+  } messages[16];
   ThreadLog* next = nullptr;
 };
 

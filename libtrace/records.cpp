@@ -75,11 +75,20 @@ bool cancelled(const MPI_Status* st) {
   return flag != 0;
 }
 
+// The tag a receive is posted with, or MPI_ANY_TAG when it names none (MPI_Imrecv).
+int posted_tag(const Call& c) { return c.has(role::recvtag) ? c.recvtag : MPI_ANY_TAG; }
+
 // Writes the receive a completed, not cancelled status describes, unless it was from PROC_NULL.
-void put_received(ThreadLog* t, uint64_t time, uint16_t cat, uint32_t comm, const MPI_Status* st) {
+// `tag_posted`: the tag a nonblocking receive was posted with, or MPI_ANY_TAG. A receive posted
+// with a specific tag matches only messages with that tag, so it is recorded with it: MPICH
+// 4.0.2's MPI_Isendrecv reports an internal tag in its status, which left every such message
+// unmatched.
+void put_received(ThreadLog* t, uint64_t time, uint16_t cat, uint32_t comm, const MPI_Status* st,
+                  int tag_posted = MPI_ANY_TAG) {
   if (st == nullptr || st == MPI_STATUS_IGNORE || st->MPI_SOURCE == MPI_PROC_NULL || st->MPI_SOURCE < 0)
     return;
-  put(t, make_record(RecordKind::kRecv, time, cat, st->MPI_SOURCE, st->MPI_TAG, comm,
+  put(t, make_record(RecordKind::kRecv, time, cat, st->MPI_SOURCE,
+                     tag_posted != MPI_ANY_TAG ? tag_posted : st->MPI_TAG, comm,
                      static_cast<uint64_t>(mpe::status_bytes(st))));
 }
 
@@ -139,7 +148,7 @@ void completions(ThreadLog* t, const Call& c) {
                          static_cast<int32_t>(what), 0, 0));
     }
     if ((info.type == RequestType::kRecv || info.type == RequestType::kPersistentRecv) && !was_cancelled)
-      put_received(t, c.t_leave, cat, info.comm, st);
+      put_received(t, c.t_leave, cat, info.comm, st, info.tag);
     if (serial) t->requests.erase(info.req);
     info.type = RequestType::kNone;
   };
@@ -252,11 +261,12 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
       } else if (c.has(role::requests)) {
         if (c.cls == CallClass::kRecv && c.source == MPI_PROC_NULL) return;
         if (c.mode == Mode::kPersistentInit)
-          follow(t, RequestInfo{*c.requests, comm, RequestType::kPersistentRecv, 0, 0, 0});
+          follow(t, RequestInfo{*c.requests, comm, RequestType::kPersistentRecv, 0, posted_tag(c), 0});
         else
-          put_request_post(t, c,
-                           track_request(t, c, RequestInfo{*c.requests, comm, RequestType::kRecv, 0, 0, 0}),
-                           log::RequestWhat::kRecv);
+          put_request_post(
+              t, c,
+              track_request(t, c, RequestInfo{*c.requests, comm, RequestType::kRecv, 0, posted_tag(c), 0}),
+              log::RequestWhat::kRecv);
       }
       return;
     }
@@ -268,9 +278,10 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
       if (c.mode == Mode::kBlocking)
         put_recv(t, c.t_leave, cat, comm, mpe::status_of(c));
       else if (c.has(role::requests) && c.source != MPI_PROC_NULL)
-        put_request_post(t, c,
-                         track_request(t, c, RequestInfo{*c.requests, comm, RequestType::kRecv, 0, 0, 0}),
-                         log::RequestWhat::kRecv);
+        put_request_post(
+            t, c,
+            track_request(t, c, RequestInfo{*c.requests, comm, RequestType::kRecv, 0, posted_tag(c), 0}),
+            log::RequestWhat::kRecv);
       return;
     }
     case CallClass::kMprobe:

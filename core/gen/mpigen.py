@@ -397,9 +397,10 @@ class FortranBinding:
     cname: str          # the C routine whose prototype and table row it follows
     descriptors: bool   # choice buffers arrive as array descriptors (TS 29113 "ts" bindings)
     optional_ierr: bool # mpi_f08: ierror is OPTIONAL, so the pointer may be null
+    index_base: int = 1 # what the MPI returns in Waitany/Waitsome indices (MPICH 4.0.2's f08: 0)
 
 
-def fortran_bindings(exported, protos):
+def fortran_bindings(exported, protos, f08_index_base=1):
     """The Fortran entry points to wrap: every exported pmpi_x_ (mpif.h, use mpi), and every
     exported mpi_x_f08_ / mpi_x_f08ts_ (use mpi_f08, with _large_ for MPI_Count arguments) whose
     PMPI twin the MPI also exports (Open MPI: pmpi_x_f08_; MPICH: pmpir_x_f08ts_), each with a
@@ -421,7 +422,7 @@ def fortran_bindings(exported, protos):
         pmpi = next((p for p in ("pmpi_%s_%s%s_" % (name, kind, large), "pmpir_%s_%s%s_" % (name, kind, large))
                      if p in exported), None)
         if cname and pmpi:
-            out.append(FortranBinding(sym, pmpi, cname, kind == "f08ts", True))
+            out.append(FortranBinding(sym, pmpi, cname, kind == "f08ts", True, f08_index_base))
     return out
 
 
@@ -506,13 +507,15 @@ def fortran_conversions(cname, proto, params, rmap, roles, binding):
             post.append("  }")
         elif kind == "index_out":
             pre.append("  int %s_c_ = MPI_UNDEFINED;\n  call.%s = &%s_c_;" % (role, role, role))
-            post.append("  %s_c_ = %s == MPI_UNDEFINED || %s <= 0 ? MPI_UNDEFINED : %s - 1;" % (role, fint, fint, fint))
+            # MPI_UNDEFINED, or below the base (MPICH's mpif.h returns MPI_UNDEFINED + 1), is none.
+            post.append("  %s_c_ = %s == MPI_UNDEFINED || %s < %d ? MPI_UNDEFINED : %s - %d;"
+                        % (role, fint, fint, binding.index_base, fint, binding.index_base))
         elif kind == "indices_out":
             if "outcount" not in rmap:
                 fail("%s: role %s needs an outcount role" % (cname, role))
             pre.append("  call.%s = nullptr;" % role)
             post.append("  if (call.rc == MPI_SUCCESS && *call.outcount > 0 && *call.outcount != MPI_UNDEFINED) {")
-            post.append("    call.%s = core::fortran::indices(ts, %s, *call.outcount);" % (role, a))
+            post.append("    call.%s = core::fortran::indices(ts, %s, *call.outcount, %d);" % (role, a, binding.index_base))
             post.append("    if (!call.%s) {\n      core::fortran::lost(\"indices\");\n      call.roles &= ~role::%s;\n    }" % (role, role))
             post.append("  }")
         elif kind == "types":
@@ -635,6 +638,8 @@ def main():
     ap.add_argument("--header", required=True, help="preprocessed mpi.h")
     ap.add_argument("--table", required=True)
     ap.add_argument("--exported", help="file with the PMPI_/pmpi_ names the MPI libraries export")
+    ap.add_argument("--f08-index-base", type=int, choices=(0, 1), default=1,
+                    help="the index base this MPI's mpi_f08 Waitany/Waitsome return (probed by CMake)")
     ap.add_argument("--outdir", required=True)
     a = ap.parse_args()
     protos = parse_header(a.header)
@@ -651,7 +656,7 @@ def main():
         unexported = sorted(n for n in protos if "P" + n not in exported)
         for n in unexported:
             del protos[n]
-        bindings = fortran_bindings(exported, protos)
+        bindings = fortran_bindings(exported, protos, a.f08_index_base)
     import os
     os.makedirs(os.path.join(a.outdir, "mpe"), exist_ok=True)
 

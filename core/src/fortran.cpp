@@ -120,11 +120,11 @@ MPI_Fint* status_storage(ThreadState& ts, int n) noexcept {
   return array<MPI_Fint>(ts, Scratch::kFortranStatuses, (n > 0 ? n : 1) * kStatusInts);
 }
 
-int* indices(ThreadState& ts, const void* fortran, int n) noexcept {
+int* indices(ThreadState& ts, const void* fortran, int n, int base) noexcept {
   auto* c = array<int>(ts, Scratch::kIndices, n);
   if (!c) return nullptr;
   const auto* f = static_cast<const MPI_Fint*>(fortran);
-  for (int i = 0; i < n; ++i) c[i] = f[i] == MPI_UNDEFINED ? MPI_UNDEFINED : f[i] - 1;
+  for (int i = 0; i < n; ++i) c[i] = f[i] == MPI_UNDEFINED ? MPI_UNDEFINED : f[i] - base;
   return c;
 }
 

@@ -41,8 +41,9 @@ MPI_Status* statuses(ThreadState& ts, const void* fortran, int n) noexcept;
 // Fortran storage for n statuses, passed to the MPI instead of MPI_STATUSES_IGNORE when a tool
 // asked for statuses (kNeedsStatus).
 MPI_Fint* status_storage(ThreadState& ts, int n) noexcept;
-// 1-based Fortran indices made 0-based (MPI_UNDEFINED kept).
-int* indices(ThreadState& ts, const void* fortran, int n) noexcept;
+// Fortran indices made 0-based (MPI_UNDEFINED kept): `base` is what the binding returns, 1 as
+// the standard says, 0 for a binding that returns 0-based ones (MPICH 4.0.2's mpi_f08).
+int* indices(ThreadState& ts, const void* fortran, int n, int base) noexcept;
 // Datatype arrays (MPI_ALLTOALLW and the neighbour variant), sendtypes or recvtypes.
 MPI_Datatype* types(ThreadState& ts, bool send, const void* fortran, int n) noexcept;
 // Says once per process that a Fortran call's array could not be converted (out of memory).

@@ -4,6 +4,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_MPICH=${MPE_BUILD_DIR:-$ROOT/build}
 BUILD_OMPI=${MPE_BUILD_DIR_OMPI:-$ROOT/build-ompi}
+# The tool libraries built with ASan and UBSan, for the memory-checked runs (tests/memcheck).
+BUILD_ASAN=${MPE_BUILD_DIR_ASAN:-$ROOT/build-asan}
+BUILD_ASAN_OMPI=${MPE_BUILD_DIR_ASAN_OMPI:-$ROOT/build-asan-ompi}
 
 # Everything the project builds with, from Debian's packages.
 PACKAGES=(build-essential cmake ninja-build pkg-config python3 gfortran binutils
@@ -34,4 +37,16 @@ configure_and_build() {
   fi
   # Progress lines are dropped; errors and warnings stay. pipefail makes the build's status count.
   cmake --build "$dir" 2>&1 | sed -e '/^\[[0-9]*\/[0-9]*\]/d'
+}
+
+# configure_and_build_sanitized <build dir> <mpich|openmpi>: the tool libraries with ASan and UBSan
+# (MPE_SANITIZE=ON) and only what the memory-checked runs need (target memcheck_programs: no viewer,
+# no unit tests, no benchmarks).
+configure_and_build_sanitized() {
+  local dir=$1 mpi=$2
+  if [ ! -f "$dir/build.ninja" ]; then
+    cmake -S "$ROOT" -B "$dir" -G Ninja -DMPE_MPI="$mpi" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+          -DMPE_SANITIZE=ON -DMPE_BUILD_BENCH=OFF >/dev/null
+  fi
+  cmake --build "$dir" --target memcheck_programs 2>&1 | sed -e '/^\[[0-9]*\/[0-9]*\]/d'
 }

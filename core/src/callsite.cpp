@@ -4,6 +4,7 @@
 #include "mpe/callsite.h"
 
 #include <libunwind.h>
+#include <pthread.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -72,12 +73,27 @@ struct IdMap {
   }
 };
 
-// A thread's cache and map; never freed, since a site id may be asked for until the thread ends.
+// A thread's cache and map, freed when the thread ends (a program that keeps starting threads
+// would otherwise lose ~4 KiB per thread); a call after that, from another thread-exit
+// destructor, just allocates them again.
 struct ThreadSites {
   SiteCache cache;
   IdMap map;
 };
 __thread ThreadSites* t_sites __attribute__((tls_model("initial-exec")));
+
+pthread_key_t g_sites_key;
+pthread_once_t g_sites_key_once = PTHREAD_ONCE_INIT;
+
+void free_thread_sites(void* p) {
+  auto* t = static_cast<ThreadSites*>(p);
+  if (t_sites == t) {
+    t_sites = nullptr;
+    t_site_cache = nullptr;
+  }
+  std::free(t->map.slots);
+  std::free(t);
+}
 
 // The process-wide registry: sites by id (entry id - 1), and a map from a stack's hash to id.
 // Only the first-loaded tool library's copy is used (see mpe_core_site_id below).
@@ -111,7 +127,12 @@ SiteEntry unwind_from(uintptr_t caller, int depth) {
 }
 
 ThreadSites* thread_sites() {
-  if (!t_sites) t_sites = static_cast<ThreadSites*>(std::calloc(1, sizeof(ThreadSites)));
+  if (!t_sites) {
+    t_sites = static_cast<ThreadSites*>(std::calloc(1, sizeof(ThreadSites)));
+    if (!t_sites) return nullptr;
+    pthread_once(&g_sites_key_once, [] { pthread_key_create(&g_sites_key, free_thread_sites); });
+    pthread_setspecific(g_sites_key, t_sites);  // runs free_thread_sites when the thread ends
+  }
   return t_sites;
 }
 

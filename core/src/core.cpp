@@ -1,6 +1,8 @@
 // The tool registry and the core's life-cycle steps; the per-call path is inline in core.h.
 #include "mpe/core.h"
 
+#include <pthread.h>
+
 #include <cstdlib>
 
 #include "mpe/config.h"
@@ -14,9 +16,29 @@ namespace {
 int g_world_rank = -1;
 }  // namespace
 
+namespace {
+
+pthread_key_t g_scratch_key;
+pthread_once_t g_scratch_key_once = PTHREAD_ONCE_INIT;
+
+// Frees a thread's scratch buffers when it ends; a program that keeps starting threads would
+// otherwise lose them with each thread.
+void free_scratch(void*) {
+  for (ScratchBuffer& b : t_state.scratch) {
+    std::free(b.data);
+    b = ScratchBuffer{};
+  }
+}
+
+}  // namespace
+
 void* scratch(ThreadState& ts, Scratch which, size_t bytes) noexcept {
   ScratchBuffer& b = ts.scratch[static_cast<int>(which)];
   if (bytes > b.capacity) {
+    if (!b.data) {  // the thread's first buffer: free them all when it ends
+      pthread_once(&g_scratch_key_once, [] { pthread_key_create(&g_scratch_key, free_scratch); });
+      pthread_setspecific(g_scratch_key, &ts);
+    }
     size_t capacity = b.capacity ? b.capacity : 1024;
     while (capacity < bytes) capacity *= 2;
     void* grown = std::realloc(b.data, capacity);

@@ -1,13 +1,18 @@
 // `mpe run`: runs an unmodified program under the chosen tools by preloading their libraries.
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include "commands.h"
+#include "live_relay.h"
 
 namespace mpe::cli {
 
@@ -46,11 +51,60 @@ Launcher launcher_of(const std::string& command) {
   return Launcher::kMpich;
 }
 
+// True when the launcher's arguments name other hosts, so the relay must listen where they reach.
+bool names_hosts(const std::vector<std::string>& argv) {
+  for (const std::string& a : argv)
+    for (const char* opt : {"-hosts", "-host", "--host", "-H", "-f", "-hostfile", "--hostfile",
+                            "-machinefile", "--machinefile", "-launcher-exec"})
+      if (a == opt) return true;
+  return false;
+}
+
+// The prefix liblog and the .live file are named by: MPE_LOGFILE_PREFIX, else the program's name
+// (the first argument after the launcher's options that is an executable file).
+std::string run_prefix(const std::vector<std::string>& argv, bool launcher) {
+  if (const char* p = std::getenv("MPE_LOGFILE_PREFIX"); p && *p) return p;
+  for (size_t i = launcher ? 1 : 0; i < argv.size(); ++i)
+    if (access(argv[i].c_str(), X_OK) == 0 && std::filesystem::is_regular_file(argv[i]))
+      return std::filesystem::path(argv[i]).filename();
+  return "mpe-live";
+}
+
+pid_t g_launcher = -1;
+
+// Passes SIGINT and SIGTERM on to the launcher, so that `mpe run` can end the relay after it.
+void forward_signal(int sig) {
+  if (g_launcher > 0) kill(g_launcher, sig);
+}
+
+// Runs argv as a child and returns its exit status (128+signal when killed).
+int run_child(const std::vector<std::string>& argv) {
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    execvp(cargv[0], cargv.data());
+    std::fprintf(stderr, "mpe: cannot run '%s': %s\n", cargv[0], std::strerror(errno));
+    _exit(127);
+  }
+  if (pid < 0) return 127;
+  g_launcher = pid;
+  signal(SIGINT, forward_signal);
+  signal(SIGTERM, forward_signal);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app) {
   struct Options {
-    bool time = false, umq = false, log = false, quiet = false;
+    bool time = false, umq = false, log = false, live = false, quiet = false;
     std::vector<std::string> command;
   };
   auto opts = std::make_shared<Options>();
@@ -58,6 +112,9 @@ void add_run_command(CLI::App& app) {
   run->add_flag("--time", opts->time, "time, calls and bytes per MPI routine (libmpetime)");
   run->add_flag("--umq", opts->umq, "receives that meet a long unexpected-message queue (libumq)");
   run->add_flag("--log", opts->log, "timestamped event log (liblog)");
+  run->add_flag(
+      "--live", opts->live,
+      "live view while the job runs (liblive): writes <prefix>.live for `mpe top` and `upshot --live`");
   run->add_flag("--quiet", opts->quiet,
                 "no informational lines from the tools (MPE_QUIET=1); lines about lost data still print");
   run->add_option("command", opts->command, "the launcher and program, after --, e.g. -- mpiexec -n 4 ./app")
@@ -67,8 +124,39 @@ void add_run_command(CLI::App& app) {
     if (opts->time) libs.push_back("libmpetime.so");
     if (opts->umq) libs.push_back("libumq.so");
     if (opts->log) libs.push_back("liblog.so");
+    if (opts->live) libs.push_back("liblive.so");
     if (libs.empty())
-      return Status(StatusCode::kInvalidArgument, "choose at least one tool: --time, --umq or --log");
+      return Status(StatusCode::kInvalidArgument, "choose at least one tool: --time, --umq, --log or --live");
+    std::vector<std::string> argv = opts->command;
+    const Launcher launcher = launcher_of(argv[0]);
+    std::vector<std::pair<std::string, std::string>> env;
+    if (opts->quiet) env.emplace_back("MPE_QUIET", "1");
+
+    // The live view: a relay for this job, its address and keys for the ranks. When it cannot
+    // start, the job runs without it, and one line says why.
+    std::optional<RelayProcess> relay;
+    std::string live_file, mpelog;
+    if (opts->live) {
+      const std::string prefix = run_prefix(argv, launcher != Launcher::kNone);
+      live_file = prefix + ".live";
+      if (opts->log) mpelog = std::filesystem::absolute(prefix + ".mpelog");
+      auto address = live::relay_address(names_hosts(argv));
+      auto started =
+          address.ok() ? start_relay(*address, live_file, mpelog) : StatusOr<RelayProcess>(address.status());
+      if (started.ok()) {
+        relay = std::move(*started);
+        for (auto& kv : publisher_environment(*relay)) env.push_back(kv);
+        for (const char* pass : {"MPE_LIVE_INTERVAL", "MPE_LIVE_BUDGET"})
+          if (const char* v = std::getenv(pass)) env.emplace_back(pass, v);
+        if (!opts->quiet)
+          std::fprintf(stderr, "mpe: live view of this run: mpe top %s (or upshot --live %s)\n",
+                       live_file.c_str(), live_file.c_str());
+      } else {
+        std::fprintf(stderr, "mpe: the live view is off for this run: %s\n",
+                     started.status().message().c_str());
+        libs.pop_back();
+      }
+    }
     std::string preload;
     for (const auto& name : libs) {
       const std::string path = library_dir() + "/" + name;
@@ -78,28 +166,43 @@ void add_run_command(CLI::App& app) {
     }
     if (const char* existing = std::getenv("LD_PRELOAD"); existing && *existing)
       preload += std::string(":") + existing;
+    if (!preload.empty()) env.emplace(env.begin(), "LD_PRELOAD", preload);
 
-    std::vector<std::string> argv = opts->command;
-    // Launchers get the preload as a per-rank setting, so the launcher itself runs untouched.
-    switch (launcher_of(argv[0])) {
-      case Launcher::kOpenMpi:
-        argv.insert(argv.begin() + 1, {"-x", "LD_PRELOAD=" + preload});
-        if (opts->quiet) argv.insert(argv.begin() + 1, {"-x", "MPE_QUIET=1"});
-        break;
-      case Launcher::kMpich:
-        argv.insert(argv.begin() + 1, {"-genv", "LD_PRELOAD", preload});
-        if (opts->quiet) argv.insert(argv.begin() + 1, {"-genv", "MPE_QUIET", "1"});
-        break;
-      case Launcher::kNone:
-        setenv("LD_PRELOAD", preload.c_str(), 1);
-        if (opts->quiet) setenv("MPE_QUIET", "1", 1);
-        break;
+    // Launchers get the settings per rank, so the launcher itself runs untouched. The live view's
+    // keys go through this process's environment, never on a command line that any user of the
+    // host can read: Hydra hands its whole environment to every rank, Open MPI the names given
+    // with -x.
+    std::vector<std::string> settings;
+    for (const auto& [k, v] : env) {
+      const bool secret = k.rfind("MPE_LIVE_", 0) == 0;
+      if (secret || launcher == Launcher::kNone) setenv(k.c_str(), v.c_str(), 1);
+      if (launcher == Launcher::kNone) continue;
+      if (secret && launcher == Launcher::kOpenMpi)
+        settings.insert(settings.end(), {"-x", k});
+      else if (secret)
+        continue;
+      else if (launcher == Launcher::kOpenMpi)
+        settings.insert(settings.end(), {"-x", k + "=" + v});
+      else
+        settings.insert(settings.end(), {"-genv", k, v});
     }
-    std::vector<char*> cargv;
-    for (auto& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    execvp(cargv[0], cargv.data());
-    return Status(StatusCode::kIoError, "cannot run '" + argv[0] + "': " + std::strerror(errno));
+    argv.insert(argv.begin() + 1, settings.begin(), settings.end());
+    if (!relay) {
+      std::vector<char*> cargv;
+      for (auto& a : argv) cargv.push_back(a.data());
+      cargv.push_back(nullptr);
+      execvp(cargv[0], cargv.data());
+      return Status(StatusCode::kIoError, "cannot run '" + argv[0] + "': " + std::strerror(errno));
+    }
+    // With a relay, `mpe run` stays to end it once the launcher returns; Ctrl-C goes to the
+    // launcher (same terminal group), which stops the job.
+    const int status = run_child(argv);
+    const std::string lost =
+        stop_relay(*relay, status, mpelog.empty() || !std::filesystem::exists(mpelog) ? "" : mpelog);
+    ::unlink(live_file.c_str());
+    if (!lost.empty()) std::fprintf(stderr, "mpe: %s\n", lost.c_str());
+    std::fflush(stdout);
+    std::exit(status);
   });
 }
 

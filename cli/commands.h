@@ -29,6 +29,8 @@ void add_convert_command(CLI::App& app);
 void add_waits_command(CLI::App& app);
 void add_mpit_command(CLI::App& app);
 void add_umq_command(CLI::App& app);
+void add_top_command(CLI::App& app);
+void add_live_command(CLI::App& app);
 
 // Directory holding the tool libraries: <dir of the mpe executable>/../lib.
 std::string library_dir();

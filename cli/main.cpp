@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
   mpe::cli::add_waits_command(app);
   mpe::cli::add_mpit_command(app);
   mpe::cli::add_umq_command(app);
+  mpe::cli::add_top_command(app);
+  mpe::cli::add_live_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -14,6 +14,7 @@ PACKAGES=(build-essential cmake ninja-build pkg-config python3 gfortran binutils
           libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
           libzstd-dev libunwind-dev libdw-dev nlohmann-json3-dev libotf2-trace-dev otf2-tools python3-otf2
           qt6-base-dev xvfb xauth clang-format clang libclang-rt-14-dev vite
+          libzmq3-dev  # the live view's transport (ZeroMQ, CURVE through libsodium)
           hpcc)  # a real MPI program to test the tools on (tests/realprogs)
 
 # Installs the packages that are missing; silent when none is.

@@ -1,0 +1,319 @@
+// liblive: the live view's recorder. Every MPI call of the application updates its thread's "now"
+// slot (what it is in, since when, what it waits for) and, for messages and collectives, puts an
+// event in the thread's ring; a publisher thread (publisher.cpp) turns both into one frame per
+// interval. The per-call path takes no lock, makes no allocation (but a thread's first call) and
+// makes no MPI call except those liblog makes too (a datatype's size, a collective's bytes).
+#include <pthread.h>
+
+#include <new>
+
+#include "live_state.h"
+#include "mpe/bytes.h"
+#include "mpe/callsite.h"
+#include "mpe/clock.h"
+#include "mpe/completion.h"
+#include "mpe/config.h"
+#include "mpe/core.h"
+#include "publisher.h"
+
+namespace mpe::liblive {
+
+std::atomic<LiveThread*> g_threads{nullptr};
+__thread LiveThread* t_live __attribute__((tls_model("initial-exec")));
+std::atomic<bool> g_recording{false};
+int g_world_rank = -1;
+
+namespace {
+
+using live::EventKind;
+using live::WaitKind;
+
+pthread_key_t g_gone_key;
+pthread_once_t g_gone_once = PTHREAD_ONCE_INIT;
+
+// A thread that ends is no longer listed as somewhere; its counters and events still count.
+void thread_gone(void* p) {
+  auto* t = static_cast<LiveThread*>(p);
+  t->gone.store(true, std::memory_order_release);
+  t_live = nullptr;
+}
+
+// Before a Wait/Test call: what each request is (MPI nulls the completed handles), and for a Wait
+// the world ranks it waits for. Returns the wait kind: kAllOf/kAnyOf over the known peers, or
+// kUnknown when an "any" wait has a request with an unknown peer (that one could release it) or
+// nothing is known. An "all" wait is a sound edge over its known peers alone.
+WaitKind snapshot_requests(LiveThread* t, const Call& c, NowSlot& s, bool any) {
+  t->snapshot_n = 0;
+  if (!c.has(role::requests)) return WaitKind::kUnknown;
+  const int n = c.nreq();
+  int known = 0;
+  bool unknown = false;
+  for (int i = 0; i < n; ++i) {
+    const MPI_Request r = c.requests[i];
+    const RequestPeer* p = r == MPI_REQUEST_NULL ? nullptr : t->requests.find(r);
+    if (i < LiveThread::kMaxSnapshot) {
+      t->snapshot_req[i] = r;
+      t->snapshot[i] = p ? *p : RequestPeer{MPI_COMM_NULL, -1, 0, 0, 0};
+    }
+    if (r == MPI_REQUEST_NULL) continue;
+    if (!p || p->peer < 0) {
+      unknown = true;
+      continue;
+    }
+    bool dup = false;
+    for (int k = 0; k < known && !dup; ++k) dup = s.peers[k] == p->peer;
+    if (!dup && known < kMaxWaitPeers)
+      s.peers[known++] = p->peer;
+    else if (!dup)
+      unknown = true;
+  }
+  t->snapshot_n = n < LiveThread::kMaxSnapshot ? n : LiveThread::kMaxSnapshot;
+  s.npeers = static_cast<uint8_t>(known);
+  if ((any && unknown) || known == 0) return WaitKind::kUnknown;
+  return any ? WaitKind::kAnyOf : WaitKind::kAllOf;
+}
+
+// What the call is about to wait for.
+void fill_wait(LiveThread* t, const Call& c, NowSlot& s) {
+  s.npeers = 0;
+  s.peer = -1;
+  s.tag = -1;
+  s.root = -1;
+  s.wait = static_cast<uint8_t>(WaitKind::kNone);
+  const MPI_Comm comm = s.comm;
+  const bool blocking = c.mode == Mode::kBlocking;
+  auto single = [&](int32_t peer) {
+    s.peer = peer;
+    if (!blocking || peer == -3) return;
+    if (peer == -2) {
+      s.wait = static_cast<uint8_t>(WaitKind::kAnyInComm);
+    } else if (peer >= 0) {
+      s.peers[0] = peer;
+      s.npeers = 1;
+      s.wait = static_cast<uint8_t>(WaitKind::kAllOf);
+    }
+  };
+  switch (c.cls) {
+    case CallClass::kSend:
+      if (c.has(role::dest)) single(world_rank(comm, c.dest));
+      if (c.has(role::sendtag)) s.tag = c.sendtag;
+      break;
+    case CallClass::kRecv:
+    case CallClass::kProbe:
+    case CallClass::kMprobe:
+      if (c.has(role::source)) single(world_rank(comm, c.source));
+      if (c.has(role::recvtag)) s.tag = c.recvtag;
+      break;
+    case CallClass::kSendrecv:
+      if (c.has(role::source | role::dest)) {
+        single(world_rank(comm, c.source));
+        const int32_t dest = world_rank(comm, c.dest);
+        if (s.wait == static_cast<uint8_t>(WaitKind::kAllOf) && dest >= 0 && dest != s.peers[0])
+          s.peers[s.npeers++] = dest;
+      }
+      if (c.has(role::recvtag)) s.tag = c.recvtag;
+      break;
+    case CallClass::kWait:
+    case CallClass::kWaitall:
+      s.wait = static_cast<uint8_t>(snapshot_requests(t, c, s, false));
+      break;
+    case CallClass::kWaitany:
+    case CallClass::kWaitsome:
+      s.wait = static_cast<uint8_t>(snapshot_requests(t, c, s, true));
+      break;
+    case CallClass::kTest:
+    case CallClass::kTestall:
+    case CallClass::kTestany:
+    case CallClass::kTestsome:
+      snapshot_requests(t, c, s, false);
+      s.npeers = 0;  // a Test waits for nobody
+      break;
+    case CallClass::kCommCreate:
+      if (blocking && c.has(role::comm)) s.wait = static_cast<uint8_t>(WaitKind::kCollective);
+      break;
+    default:
+      if (is_collective(c.cls)) {
+        if (c.has(role::root)) s.root = world_rank(comm, c.root);
+        if (blocking && c.has(role::comm)) s.wait = static_cast<uint8_t>(WaitKind::kCollective);
+      }
+      break;
+  }
+}
+
+// MPI_Wtime and MPI_Wtick do not take a rank out of the application: a rank that times its
+// computation in a loop is computing, not "in MPI since a microsecond ago".
+constexpr bool is_clock(Fn fn) { return fn == Fn::MPI_Wtime || fn == Fn::MPI_Wtick; }
+
+// ~60 instructions: the slot's fields, one clock read, and for a blocking call what it waits for.
+void on_enter(Call& c) noexcept {
+  if (c.depth != 0 || is_clock(c.fn)) return;
+  LiveThread* t = live_thread();
+  if (!t) return;
+  NowSlot& s = t->now;
+  const uint32_t q = s.seq.load(std::memory_order_relaxed);
+  s.seq.store(q + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  s.in_mpi = true;
+  s.fn = c.fn;
+  s.since = clock::now();
+  s.caller = c.caller & core::kCallerAddress;
+  s.comm = c.has(role::comm) ? c.comm : MPI_COMM_NULL;
+  fill_wait(t, c, s);
+  s.seq.store(q + 2, std::memory_order_release);
+}
+
+void put_event(LiveThread* t, EventKind kind, uint64_t ticks, Fn fn, int32_t peer, int32_t tag,
+               uint64_t bytes) {
+  push(t, Event{ticks, bytes, peer, tag, fn, static_cast<uint8_t>(kind)});
+}
+
+void put_send(LiveThread* t, const Call& c, int32_t dest, int32_t tag, uint64_t bytes) {
+  if (dest < 0) return;  // MPI_PROC_NULL, or a communicator liblive does not know
+  bump(t->sends, 1);
+  bump(t->send_bytes, bytes);
+  put_event(t, EventKind::kSend, c.t_enter, c.fn, dest, tag, bytes);
+}
+
+// A completed receive from its status (the core substitutes one for MPI_STATUS_IGNORE).
+void put_received(LiveThread* t, const Call& c, MPI_Comm comm, const MPI_Status* st) {
+  if (st == nullptr || st == MPI_STATUS_IGNORE || st->MPI_SOURCE < 0) return;
+  int cancelled = 0;
+  PMPI_Test_cancelled(st, &cancelled);
+  if (cancelled) return;
+  const int32_t source = world_rank(comm, st->MPI_SOURCE);
+  if (source < 0) return;
+  const auto bytes = static_cast<uint64_t>(status_bytes(st));
+  bump(t->recvs, 1);
+  bump(t->recv_bytes, bytes);
+  put_event(t, EventKind::kRecv, c.t_leave, c.fn, source, st->MPI_TAG, bytes);
+}
+
+void follow(LiveThread* t, const Call& c, RequestPeer p) {
+  if (c.has(role::requests) && c.rc == MPI_SUCCESS) t->requests.put(*c.requests, p);
+}
+
+void record_traffic(LiveThread* t, const Call& c) {
+  const MPI_Comm comm = c.has(role::comm) ? c.comm : MPI_COMM_NULL;
+  switch (c.cls) {
+    case CallClass::kSend: {
+      const int32_t dest = c.has(role::dest) ? world_rank(comm, c.dest) : -1;
+      const int32_t tag = c.has(role::sendtag) ? c.sendtag : 0;
+      const auto bytes = static_cast<uint64_t>(send_bytes(c));
+      if (c.mode == Mode::kPersistentInit) {
+        follow(t, c, RequestPeer{comm, dest, tag, bytes, 3});
+        return;
+      }
+      put_send(t, c, dest, tag, bytes);
+      if (c.mode == Mode::kNonblocking) follow(t, c, RequestPeer{comm, dest, tag, bytes, 1});
+      return;
+    }
+    case CallClass::kRecv:
+      if (c.mode == Mode::kBlocking) {
+        put_received(t, c, comm, status_of(c));
+      } else {
+        const int32_t source = c.has(role::source) ? world_rank(comm, c.source) : -1;
+        follow(t, c, RequestPeer{comm, source, c.has(role::recvtag) ? c.recvtag : -1, 0, 2});
+      }
+      return;
+    case CallClass::kMrecv:
+      if (c.mode == Mode::kBlocking) put_received(t, c, MPI_COMM_WORLD, status_of(c));
+      return;
+    case CallClass::kSendrecv:
+      put_send(t, c, c.has(role::dest) ? world_rank(comm, c.dest) : -1, c.has(role::sendtag) ? c.sendtag : 0,
+               static_cast<uint64_t>(send_bytes(c)));
+      put_received(t, c, comm, status_of(c));
+      return;
+    case CallClass::kStart:
+      if (c.has(role::requests))
+        for (int i = 0; i < c.nreq(); ++i)
+          if (const RequestPeer* p = t->requests.find(c.requests[i]); p && p->kind == 3)
+            put_send(t, c, p->peer, p->tag, p->bytes);
+      return;
+    case CallClass::kCommCreate:
+      if (c.rc == MPI_SUCCESS && c.mode == Mode::kBlocking && c.has(role::newcomm)) register_comm(*c.newcomm);
+      return;
+    case CallClass::kRequestFree:
+      if (c.has(role::requests)) t->requests.erase(c.requests[0]);
+      return;
+    default:
+      break;
+  }
+  if (completes_requests(c.cls)) {
+    // What completed, by the snapshot taken on entry: receives deliver what their status says;
+    // non-persistent requests are forgotten.
+    for_each_completed(c, [&](int i, const MPI_Status* st) {
+      if (i < 0 || i >= t->snapshot_n) return;
+      const RequestPeer& p = t->snapshot[i];
+      // A receive from MPI_PROC_NULL delivers nothing; MPICH 4.0.2 leaves its status's source
+      // as it was, so the posted peer decides.
+      if (p.kind == 2 && p.peer != -3) put_received(t, c, p.comm, st);
+      if (p.kind == 1 || p.kind == 2 || p.kind == 4) t->requests.erase(t->snapshot_req[i]);
+    });
+    return;
+  }
+  if (is_collective(c.cls)) {
+    bump(t->collectives, 1);
+    const uint64_t bytes = c.rc == MPI_SUCCESS ? static_cast<uint64_t>(collective_bytes(c).sent) : 0;
+    put_event(t, EventKind::kCollective, c.t_enter, c.fn, -1, 0, bytes);
+    if (c.mode == Mode::kNonblocking) follow(t, c, RequestPeer{comm, -1, 0, 0, 4});
+  }
+}
+
+// ~40 instructions plus the event: the routine's time, the slot back to "application".
+void on_leave(Call& c) noexcept {
+  if (c.depth != 0 || is_clock(c.fn)) return;
+  LiveThread* t = t_live;
+  if (!t) return;
+  const auto fn = static_cast<size_t>(c.fn);
+  bump(t->fn_ticks[fn], c.t_leave - c.t_enter);
+  bump(t->fn_calls[fn], 1);
+  NowSlot& s = t->now;
+  const uint32_t q = s.seq.load(std::memory_order_relaxed);
+  s.seq.store(q + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  s.in_mpi = false;
+  s.since = c.t_leave;
+  s.wait = 0;
+  s.npeers = 0;
+  s.seq.store(q + 2, std::memory_order_release);
+  record_traffic(t, c);
+}
+
+void after_init() noexcept {
+  PMPI_Comm_rank(MPI_COMM_WORLD, &g_world_rank);
+  int size = 0;
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  define_builtin_comms(size);
+  start_publisher(g_world_rank, size);
+}
+
+void before_finalize() noexcept { stop_publisher(); }
+
+const Tool kTool = {"live", kNeedsTime | kNeedsStatus, on_enter, on_leave, after_init, before_finalize};
+
+__attribute__((constructor)) void register_live_tool() {
+  if (mpe_core_register_tool(&kTool) != 0)
+    config::warn("liblive: too many tools loaded; the live view is off");
+}
+
+}  // namespace
+
+LiveThread* new_live_thread() noexcept {
+  static std::atomic<uint32_t> next_index{0};
+  auto* t = new (std::nothrow) LiveThread;
+  if (!t) return nullptr;
+  for (size_t i = 0; i < static_cast<size_t>(kFnCount); ++i) {
+    t->fn_ticks[i].store(0, std::memory_order_relaxed);
+    t->fn_calls[i].store(0, std::memory_order_relaxed);
+  }
+  t->index = next_index.fetch_add(1);
+  LiveThread* head = g_threads.load();
+  do t->next = head;
+  while (!g_threads.compare_exchange_weak(head, t));
+  t_live = t;
+  pthread_once(&g_gone_once, [] { pthread_key_create(&g_gone_key, thread_gone); });
+  pthread_setspecific(g_gone_key, t);
+  return t;
+}
+
+}  // namespace mpe::liblive

@@ -1,0 +1,356 @@
+// The live stream's ZeroMQ transport: CURVE keys, the `.live` file, the relay and the subscriber.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "mpe/live_transport.h"
+
+namespace mpe::live {
+
+namespace {
+
+Status zmq_error(const std::string& what) {
+  return Status(StatusCode::kIoError, what + ": " + zmq_strerror(zmq_errno()));
+}
+
+// Sets a CURVE key option from its Z85 text; false when the text is not a key.
+bool set_key(void* socket, int option, const std::string& z85) {
+  uint8_t key[32];
+  if (z85.size() != 40 || !zmq_z85_decode(key, z85.c_str())) return false;
+  return zmq_setsockopt(socket, option, key, sizeof key) == 0;
+}
+
+std::string z85_of(const uint8_t* key32) {
+  char text[41];
+  return zmq_z85_encode(text, key32, 32) ? std::string(text, 40) : std::string();
+}
+
+void set_int(void* socket, int option, int value) { zmq_setsockopt(socket, option, &value, sizeof value); }
+
+// Binds `socket` on an ephemeral port of `address`; returns its endpoint.
+StatusOr<std::string> bind_ephemeral(void* socket, const std::string& address) {
+  const std::string want = "tcp://" + address + ":*";
+  if (zmq_bind(socket, want.c_str()) != 0) return zmq_error("cannot listen on " + address);
+  char endpoint[256];
+  size_t len = sizeof endpoint;
+  if (zmq_getsockopt(socket, ZMQ_LAST_ENDPOINT, endpoint, &len) != 0) return zmq_error("no endpoint");
+  return std::string(endpoint);
+}
+
+// The ZAP handler: the relay's gate. A client is let in only with the run's public key for its
+// side ("publish" for ranks, "view" for viewers); anything else is refused, and CURVE has already
+// refused whoever does not know the relay's public key.
+class Gate {
+ public:
+  Gate(void* context, std::string publisher, std::string viewer, RelayStats* stats)
+      : publisher_(std::move(publisher)), viewer_(std::move(viewer)), stats_(stats) {
+    socket_ = zmq_socket(context, ZMQ_REP);
+    if (socket_ && zmq_bind(socket_, "inproc://zeromq.zap.01") == 0)
+      thread_ = std::thread([this] { serve(); });
+  }
+  ~Gate() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    if (socket_) zmq_close(socket_);
+  }
+  bool ok() const { return thread_.joinable(); }
+
+ private:
+  void serve() {
+    while (!stop_) {
+      zmq_pollitem_t item{socket_, 0, ZMQ_POLLIN, 0};
+      if (zmq_poll(&item, 1, 100) <= 0) continue;
+      std::vector<std::string> parts;
+      int more = 0;
+      do {
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, socket_, 0) < 0) {
+          zmq_msg_close(&m);
+          break;
+        }
+        parts.emplace_back(static_cast<const char*>(zmq_msg_data(&m)), zmq_msg_size(&m));
+        size_t len = sizeof more;
+        zmq_getsockopt(socket_, ZMQ_RCVMORE, &more, &len);
+        zmq_msg_close(&m);
+      } while (more);
+      // version, request id, domain, address, identity, mechanism, credentials...
+      bool allow = false;
+      if (parts.size() >= 7 && parts[0] == "1.0" && parts[5] == "CURVE" && parts[6].size() == 32) {
+        const std::string key = z85_of(reinterpret_cast<const uint8_t*>(parts[6].data()));
+        allow = (parts[2] == "publish" && key == publisher_) || (parts[2] == "view" && key == viewer_);
+      }
+      if (!allow) ++stats_->refused;
+      const std::string reply[] = {"1.0",
+                                   parts.size() > 1 ? parts[1] : "",
+                                   allow ? "200" : "400",
+                                   allow ? "OK" : "not this run's key",
+                                   "",
+                                   ""};
+      for (size_t i = 0; i < 6; ++i)
+        zmq_send(socket_, reply[i].data(), reply[i].size(), i < 5 ? ZMQ_SNDMORE : 0);
+    }
+  }
+
+  void* socket_ = nullptr;
+  std::string publisher_, viewer_;
+  RelayStats* stats_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// A CURVE server socket of the relay, its side named by `domain`.
+void* server_socket(void* context, int type, const KeyPair& server, const char* domain) {
+  void* s = zmq_socket(context, type);
+  if (!s) return nullptr;
+  set_int(s, ZMQ_CURVE_SERVER, 1);
+  set_key(s, ZMQ_CURVE_SECRETKEY, server.secret_key);
+  zmq_setsockopt(s, ZMQ_ZAP_DOMAIN, domain, std::strlen(domain));
+  set_int(s, ZMQ_LINGER, 1000);
+  set_int(s, ZMQ_HANDSHAKE_IVL, 5000);   // a half-open connection is dropped after 5 s
+  const int64_t max_message = 64 << 20;  // garbage claiming a huge size is cut off
+  zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &max_message, sizeof max_message);
+  return s;
+}
+
+// Moves every message waiting on `from` to `to` without blocking; returns how many.
+uint64_t forward(void* from, void* to) {
+  uint64_t n = 0;
+  for (;;) {
+    zmq_msg_t m;
+    zmq_msg_init(&m);
+    if (zmq_msg_recv(&m, from, ZMQ_DONTWAIT) < 0) {
+      zmq_msg_close(&m);
+      return n;
+    }
+    int more = 0;
+    size_t len = sizeof more;
+    zmq_getsockopt(from, ZMQ_RCVMORE, &more, &len);
+    if (zmq_msg_send(&m, to, ZMQ_DONTWAIT | (more ? ZMQ_SNDMORE : 0)) < 0) zmq_msg_close(&m);
+    if (!more) ++n;
+  }
+}
+
+}  // namespace
+
+StatusOr<KeyPair> new_key_pair() {
+  char pub[41], sec[41];
+  if (zmq_curve_keypair(pub, sec) != 0)
+    return zmq_error("cannot make a CURVE key pair (is libzmq built with libsodium?)");
+  return KeyPair{std::string(pub, 40), std::string(sec, 40)};
+}
+
+Status write_live_file(const std::string& path, const LiveFile& f) {
+  const nlohmann::json j = {{"format", "mpe-tools live"},
+                            {"version", 1},
+                            {"viewer_endpoint", f.viewer_endpoint},
+                            {"publish_endpoint", f.publish_endpoint},
+                            {"server_public", f.server_public},
+                            {"viewer_public", f.viewer.public_key},
+                            {"viewer_secret", f.viewer.secret_key},
+                            {"mpelog", f.mpelog},
+                            {"relay_pid", f.relay_pid}};
+  const std::string text = j.dump(1) + "\n";
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Status(StatusCode::kIoError, "cannot write " + tmp + ": " + std::strerror(errno));
+  const bool wrote = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::fchmod(fd, 0600);
+  ::close(fd);
+  if (!wrote || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return Status(StatusCode::kIoError, "cannot write " + path + ": " + std::strerror(errno));
+  }
+  return Status();
+}
+
+StatusOr<LiveFile> read_live_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status(StatusCode::kIoError, "cannot read " + path + ": " + std::strerror(errno));
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.value("format", "") != "mpe-tools live")
+    return Status(StatusCode::kNotALogfile, path + " is not an mpe-tools .live file");
+  if (j.value("version", 0) != 1)
+    return Status(StatusCode::kUnsupportedVersion,
+                  path + ": .live version " + j.value("version", nlohmann::json(0)).dump());
+  LiveFile f;
+  try {
+    f.viewer_endpoint = j.at("viewer_endpoint").get<std::string>();
+    f.publish_endpoint = j.at("publish_endpoint").get<std::string>();
+    f.server_public = j.at("server_public").get<std::string>();
+    f.viewer.public_key = j.at("viewer_public").get<std::string>();
+    f.viewer.secret_key = j.at("viewer_secret").get<std::string>();
+    f.mpelog = j.value("mpelog", "");
+    f.relay_pid = j.value("relay_pid", int64_t{0});
+  } catch (const nlohmann::json::exception& e) {
+    return Status(StatusCode::kCorrupt, path + ": " + e.what());
+  }
+  if (f.server_public.size() != 40 || f.viewer.public_key.size() != 40 || f.viewer.secret_key.size() != 40)
+    return Status(StatusCode::kCorrupt, path + ": a key is not 40 characters of Z85");
+  return f;
+}
+
+Status run_relay(const RelayConfig& config, int control_fd, RelayStats* stats,
+                 void (*ready)(const LiveFile&)) {
+  RelayStats local;
+  if (!stats) stats = &local;
+  void* context = zmq_ctx_new();
+  if (!context) return zmq_error("cannot start ZeroMQ");
+  Status result;
+  {
+    Gate gate(context, config.publisher_public, config.viewer_public, stats);
+    void* front = server_socket(context, ZMQ_XSUB, config.server, "publish");
+    void* back = server_socket(context, ZMQ_XPUB, config.server, "view");
+    LiveFile file = config.file;
+    file.relay_pid = getpid();
+    StatusOr<std::string> pub = Status(StatusCode::kIoError, "no socket");
+    StatusOr<std::string> view = pub;
+    if (!gate.ok()) {
+      result = zmq_error("cannot start the relay's authentication");
+    } else if (!front || !back) {
+      result = zmq_error("cannot make the relay's sockets");
+    } else if (!(pub = bind_ephemeral(front, config.bind_address)).ok()) {
+      result = pub.status();
+    } else if (!(view = bind_ephemeral(back, config.bind_address)).ok()) {
+      result = view.status();
+    } else {
+      file.publish_endpoint = *pub;
+      file.viewer_endpoint = *view;
+      if (!config.live_file.empty()) result = write_live_file(config.live_file, file);
+    }
+    if (result.ok()) {
+      if (ready) ready(file);
+      std::string end_message;
+      for (bool open = true; open;) {
+        zmq_pollitem_t items[3] = {
+            {front, 0, ZMQ_POLLIN, 0}, {back, 0, ZMQ_POLLIN, 0}, {nullptr, control_fd, ZMQ_POLLIN, 0}};
+        if (zmq_poll(items, control_fd >= 0 ? 3 : 2, 200) < 0 && zmq_errno() != EINTR) {
+          result = zmq_error("relay poll");
+          break;
+        }
+        if (items[0].revents & ZMQ_POLLIN) stats->forwarded += forward(front, back);
+        if (items[1].revents & ZMQ_POLLIN) forward(back, front);  // viewers' subscriptions, to the ranks
+        if (control_fd >= 0 && (items[2].revents & (ZMQ_POLLIN | ZMQ_POLLERR))) {
+          char buf[4096];
+          const ssize_t n = ::read(control_fd, buf, sizeof buf);
+          if (n > 0)
+            end_message.append(buf, static_cast<size_t>(n));
+          else if (n == 0 || errno != EINTR)
+            open = false;
+        }
+      }
+      stats->forwarded += forward(front, back);
+      if (!end_message.empty()) zmq_send(back, end_message.data(), end_message.size(), ZMQ_DONTWAIT);
+    }
+    if (front) zmq_close(front);
+    if (back) zmq_close(back);  // lingers up to 1 s so the job's end reaches the viewers
+  }
+  zmq_ctx_term(context);
+  return result;
+}
+
+StatusOr<std::string> relay_address(bool remote_ranks) {
+  const char* chosen = std::getenv("MPE_LIVE_ADDRESS");
+  ifaddrs* list = nullptr;
+  auto first_address = [&](const char* interface_name) -> std::string {
+    if (!list && getifaddrs(&list) != 0) return {};
+    for (ifaddrs* a = list; a; a = a->ifa_next) {
+      if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET) continue;
+      if (interface_name ? std::strcmp(a->ifa_name, interface_name) != 0 : (a->ifa_flags & IFF_LOOPBACK) != 0)
+        continue;
+      char text[INET_ADDRSTRLEN];
+      if (inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text))
+        return text;
+    }
+    return {};
+  };
+  std::string address;
+  if (chosen && *chosen) {
+    in_addr parsed{};
+    if (inet_pton(AF_INET, chosen, &parsed) == 1)
+      address = chosen;
+    else if ((address = first_address(chosen)).empty()) {
+      if (list) freeifaddrs(list);
+      return Status(StatusCode::kInvalidArgument,
+                    std::string("MPE_LIVE_ADDRESS=") + chosen +
+                        " is neither an IPv4 address nor an interface with one");
+    }
+  } else if (!remote_ranks) {
+    address = "127.0.0.1";
+  } else {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    addrinfo hints{}, *found = nullptr;
+    hints.ai_family = AF_INET;
+    if (getaddrinfo(host, nullptr, &hints, &found) == 0) {
+      for (addrinfo* a = found; a && address.empty(); a = a->ai_next) {
+        const auto* sin = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
+        if ((ntohl(sin->sin_addr.s_addr) >> 24) == 127) continue;
+        char text[INET_ADDRSTRLEN];
+        if (inet_ntop(AF_INET, &sin->sin_addr, text, sizeof text)) address = text;
+      }
+      freeaddrinfo(found);
+    }
+    if (address.empty()) address = first_address(nullptr);
+    if (address.empty()) address = "127.0.0.1";
+  }
+  if (list) freeifaddrs(list);
+  return address;
+}
+
+Subscriber::~Subscriber() {
+  if (socket_) zmq_close(socket_);
+  if (context_) zmq_ctx_term(context_);
+}
+
+Status Subscriber::connect(const LiveFile& file, int queue) {
+  context_ = zmq_ctx_new();
+  if (!context_) return zmq_error("cannot start ZeroMQ");
+  socket_ = zmq_socket(context_, ZMQ_SUB);
+  if (!socket_) return zmq_error("cannot make a socket");
+  set_int(socket_, ZMQ_LINGER, 0);
+  set_int(socket_, ZMQ_RCVHWM, queue);
+  const int64_t max_message = 64 << 20;
+  zmq_setsockopt(socket_, ZMQ_MAXMSGSIZE, &max_message, sizeof max_message);
+  if (!set_key(socket_, ZMQ_CURVE_SERVERKEY, file.server_public) ||
+      !set_key(socket_, ZMQ_CURVE_PUBLICKEY, file.viewer.public_key) ||
+      !set_key(socket_, ZMQ_CURVE_SECRETKEY, file.viewer.secret_key))
+    return Status(StatusCode::kInvalidArgument, "the .live file's keys are not valid CURVE keys");
+  zmq_setsockopt(socket_, ZMQ_SUBSCRIBE, "", 0);
+  if (zmq_connect(socket_, file.viewer_endpoint.c_str()) != 0)
+    return zmq_error("cannot connect to " + file.viewer_endpoint);
+  return Status();
+}
+
+std::optional<std::string> Subscriber::receive(int timeout_ms) {
+  if (!socket_) return std::nullopt;
+  if (timeout_ms > 0) {
+    zmq_pollitem_t item{socket_, 0, ZMQ_POLLIN, 0};
+    if (zmq_poll(&item, 1, timeout_ms) <= 0) return std::nullopt;
+  }
+  zmq_msg_t m;
+  zmq_msg_init(&m);
+  if (zmq_msg_recv(&m, socket_, ZMQ_DONTWAIT) < 0) {
+    zmq_msg_close(&m);
+    return std::nullopt;
+  }
+  std::string data(static_cast<const char*>(zmq_msg_data(&m)), zmq_msg_size(&m));
+  zmq_msg_close(&m);
+  return data;
+}
+
+}  // namespace mpe::live

@@ -1,0 +1,91 @@
+"""The live view against programs whose traffic is known: halo2d (each rank's Cartesian
+neighbours, 512-byte messages) and ring (rank -> rank+1), under `mpe run --live --log` with
+`mpe top --json` attached before the job starts. What `mpe top` shows must match the program,
+and the counts summed over every interval must equal the log's, exactly."""
+import os
+import sys
+import tempfile
+
+import livetest
+import mpitest
+from mpitest import expect, expect_eq
+
+SAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples")
+
+
+def watch(np, argv):
+    """Runs argv under --live --log with a viewer attached from the start; returns (job, snapshots)."""
+    workdir = tempfile.mkdtemp(prefix="mpetest-live-")
+    top = livetest.Top(os.path.join(workdir, os.path.basename(argv[0]) + ".live"), refresh=0.3)
+    job = livetest.LiveJob(np, argv, log=True, workdir=workdir)
+    job.finish()
+    snaps = top.snapshots(timeout=60)
+    expect(snaps, "mpe top printed no snapshot: %s" % getattr(top, "stderr", ""))
+    final = snaps[-1]
+    expect(final["ended"], "the last snapshot does not say the job ended: %s" % final)
+    expect_eq(final["exit_status"], 0, "exit status the relay reported")
+    expect_eq(final["ranks_seen"], np, "ranks seen")
+    expect_eq(final["ranks_finalized"], np, "ranks whose last frame arrived")
+    drops = final["drops"]
+    expect_eq(drops["frames_lost_in_transit"] + drops["frames_dropped_by_ranks"], 0, "frames lost with a fast viewer")
+    return job, snaps, final
+
+
+def check_log_totals(job, final):
+    stat = livetest.log_messages(os.path.join(job.workdir, job.prefix + ".mpelog"))
+    m = stat["messages"]
+    sends = m["matched"] + m["unmatched_sends"]
+    expect_eq(final["traffic"]["sends"], sends, "sends summed over the intervals vs the log's messages")
+    expect_eq(final["traffic"]["send_bytes"], m["bytes"], "bytes summed over the intervals vs the log's")
+    expect_eq(final["traffic"]["recvs"], m["matched"] + m["unmatched_recvs"], "receives summed vs the log's")
+
+
+def calls_seen(snaps):
+    """Every (rank, routine, callsite, peer) an in-MPI row showed."""
+    return {(r["rank"], r["routine"], r["callsite"], r.get("peer")) for s in snaps for r in s["now"] if r["in_mpi"]}
+
+
+def test_halo2d():
+    iterations = 800
+    plain = mpitest.run(4, [mpitest.program("halo2d"), str(iterations)])
+    job, snaps, final = watch(4, [mpitest.program("halo2d"), str(iterations)])
+    expect_eq(job.stdout, plain.stdout, "halo2d's output under --live --log")
+    # 2 x 2 grid, row-major: neighbours are rank +-1 in a row and +-2 in a column.
+    expected = {(0, 1), (1, 0), (2, 3), (3, 2), (0, 2), (2, 0), (1, 3), (3, 1)}
+    pairs = {(p["from"], p["to"]): p for p in final["traffic"]["pairs"]}
+    expect_eq(set(pairs), expected, "halo2d's sending pairs")
+    for key, p in pairs.items():
+        expect_eq(p["count"], iterations, "messages %d -> %d" % key)
+        expect_eq(p["bytes"], iterations * 64 * 8, "bytes %d -> %d (64 doubles each)" % key)
+    check_log_totals(job, final)
+    waitall_line = mpitest.marked_line(os.path.join(SAMPLES, "halo2d.c"), "MPI_Waitall(8, requests")
+    seen = calls_seen(snaps)
+    expect(any(routine == "MPI_Waitall" and ("halo2d.c:%d" % waitall_line) in site for _, routine, site, _ in seen),
+           "no snapshot showed a rank in MPI_Waitall at halo2d.c:%d; saw %s" % (waitall_line, sorted(seen)[:20]))
+    for rank, routine, site, _ in seen:
+        expect(routine in ("MPI_Waitall", "MPI_Isend", "MPI_Irecv", "MPI_Allreduce", "MPI_Finalize", "MPI_Init",
+                           "MPI_Cart_create", "MPI_Type_free", "MPI_Comm_free"),
+               "rank %d shown in %s, which halo2d does not call in its loop" % (rank, routine))
+    print("halo2d: %d snapshots, %d sends, pairs and sizes as programmed" % (len(snaps), final["traffic"]["sends"]))
+
+
+def test_ring():
+    laps, np = 3000, 3
+    job, snaps, final = watch(np, [mpitest.program("ring"), str(laps)])
+    pairs = {(p["from"], p["to"]): p for p in final["traffic"]["pairs"]}
+    expect_eq(set(pairs), {(r, (r + 1) % np) for r in range(np)}, "ring's sending pairs")
+    for key, p in pairs.items():
+        expect_eq((p["count"], p["bytes"]), (laps, laps * 4), "messages and bytes %d -> %d" % key)
+    check_log_totals(job, final)
+    for rank, routine, site, peer in calls_seen(snaps):
+        if routine == "MPI_Recv":
+            expect_eq(peer, (rank - 1) % np, "rank %d's MPI_Recv source" % rank)
+        if routine == "MPI_Send":
+            expect_eq(peer, (rank + 1) % np, "rank %d's MPI_Send destination" % rank)
+    print("ring: %d snapshots, %d sends" % (len(snaps), final["traffic"]["sends"]))
+
+
+if __name__ == "__main__":
+    for name in sys.argv[1:] or ["halo2d", "ring"]:
+        globals()["test_" + name]()
+    print("PASS")

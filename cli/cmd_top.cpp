@@ -125,6 +125,7 @@ void add_top_command(CLI::App& app) {
     std::string live_file;
     bool once = false, json_out = false;
     double wait = 10, stuck = 1.0, refresh = 1.0;
+    int queue = 1000;
   };
   auto o = std::make_shared<Options>();
   CLI::App* top = app.add_subcommand("top", "Watch a running job through its live relay (mpe run --live)");
@@ -137,6 +138,10 @@ void add_top_command(CLI::App& app) {
   top->add_option("--stuck", o->stuck, "seconds in a blocking call after which a rank counts as stuck")
       ->check(CLI::NonNegativeNumber);
   top->add_option("--refresh", o->refresh, "seconds between screen refreshes")->check(CLI::PositiveNumber);
+  top->add_option(
+         "--queue", o->queue,
+         "frames this viewer may fall behind by; beyond, the relay drops them and they are counted as lost")
+      ->check(CLI::Range(1, 1000000));
   set_action(top, [o]() -> Status {
     const auto start = Clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
@@ -145,7 +150,7 @@ void add_top_command(CLI::App& app) {
     auto file = live::read_live_file(o->live_file);
     if (!file.ok()) return file.status();
     live::Subscriber sub;
-    MPE_RETURN_IF_ERROR(sub.connect(*file));
+    MPE_RETURN_IF_ERROR(sub.connect(*file, o->queue));
     signal(SIGINT, [](int) { g_interrupted = 1; });
     live::JobView view;
     auto take = [&](int timeout_ms) {

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -41,6 +42,8 @@ StatusOr<RelayProcess> start_relay(const std::string& address, const std::string
   config.publisher_public = publisher->public_key;
   config.viewer_public = viewer->public_key;
   config.live_file = live_file;
+  if (const char* q = std::getenv("MPE_LIVE_RELAY_QUEUE"); q && std::atoi(q) > 0)
+    config.viewer_queue = std::atoi(q);
   config.file.server_public = server->public_key;
   config.file.viewer = *viewer;
   config.file.mpelog = mpelog;

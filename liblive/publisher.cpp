@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <new>
@@ -101,6 +102,17 @@ class Publisher {
       return fail(
           "MPE_LIVE_SERVER_KEY, MPE_LIVE_PUBLIC_KEY or MPE_LIVE_SECRET_KEY is not a CURVE key; run under "
           "`mpe run --live`");
+    // Connection events, so that a relay that never answers gets one line instead of silence.
+    const std::string monitor = "inproc://mpe-live-monitor";
+    if (zmq_socket_monitor(socket_, monitor.c_str(),
+                           ZMQ_EVENT_CONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) == 0) {
+      monitor_ = zmq_socket(context_, ZMQ_PAIR);
+      if (monitor_ && zmq_connect(monitor_, monitor.c_str()) != 0) {
+        zmq_close(monitor_);
+        monitor_ = nullptr;
+      }
+    }
     if (zmq_connect(socket_, s_.endpoint.c_str()) != 0)
       return fail("cannot connect to MPE_LIVE_ENDPOINT=" + s_.endpoint + " (" + zmq_strerror(zmq_errno()) +
                   ")");
@@ -108,6 +120,7 @@ class Publisher {
   }
 
   ~Publisher() {
+    if (monitor_) zmq_close(monitor_);
     if (socket_) zmq_close(socket_);
     if (context_) zmq_ctx_term(context_);
   }
@@ -115,6 +128,7 @@ class Publisher {
   // One interval: read the subscriptions, build the frame, offer it.
   void tick(bool last) {
     read_subscriptions();
+    watch_connection(last);
     live::RankFrame f;
     drain(&f);
     if (subscribers_ <= 0 && !last) return;  // nobody watching: send nothing, keep the counters' growth
@@ -139,6 +153,41 @@ class Publisher {
   uint64_t to_ns(uint64_t ticks) const {
     return ns0_ +
            static_cast<uint64_t>(static_cast<double>(static_cast<int64_t>(ticks - tick0_)) * ns_per_tick_);
+  }
+
+  // Says once when the relay has not let this rank in after kConnectGraceNs (or by the end of a
+  // shorter job): nothing it records
+  // reaches a viewer (wrong address, relay gone, or keys not of this run).
+  void watch_connection(bool last) {
+    if (!monitor_) return;
+    for (;;) {
+      zmq_msg_t m;
+      zmq_msg_init(&m);
+      if (zmq_msg_recv(&m, monitor_, ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&m);
+        break;
+      }
+      uint16_t event = 0;
+      if (zmq_msg_size(&m) >= 2) std::memcpy(&event, zmq_msg_data(&m), 2);
+      const bool more = zmq_msg_more(&m);
+      zmq_msg_close(&m);
+      if (more) {  // the second part names the endpoint
+        zmq_msg_init(&m);
+        zmq_msg_recv(&m, monitor_, ZMQ_DONTWAIT);
+        zmq_msg_close(&m);
+      }
+      if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) admitted_ = true;
+      if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH || event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL)
+        refused_ = true;
+    }
+    if (!admitted_ && !said_unreachable_ && (last || realtime_ns() - ns0_ > kConnectGraceNs)) {
+      said_unreachable_ = true;
+      config::warn(std::string("liblive: ") +
+                       (refused_ ? "the live relay at " : "no live relay answers at ") + s_.endpoint +
+                       (refused_ ? " refused this job's key" : "") +
+                       "; the live view shows nothing of this job (the job itself runs on)",
+                   true);
+    }
   }
 
   void read_subscriptions() {
@@ -370,6 +419,9 @@ class Publisher {
   double ns_per_tick_;
   void* context_ = nullptr;
   void* socket_ = nullptr;
+  void* monitor_ = nullptr;
+  static constexpr uint64_t kConnectGraceNs = 3'000'000'000;
+  bool admitted_ = false, refused_ = false, said_unreachable_ = false;
   int subscribers_ = 0;
   uint64_t seq_ = 0, frames_dropped_ = 0;
   uint64_t last_sent_ns_;

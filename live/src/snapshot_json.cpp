@@ -88,7 +88,8 @@ std::string snapshot_json(const JobView& view, double stuck_seconds) {
   }
   j["profile"] = profile;
 
-  j["drops"] = {{"frames_dropped_by_ranks", view.frames_dropped_by_ranks()},
+  j["drops"] = {{"frames_received", view.frames_received()},
+                {"frames_dropped_by_ranks", view.frames_dropped_by_ranks()},
                 {"frames_lost_in_transit", view.frames_lost_in_transit()},
                 {"events_dropped", view.events_dropped()},
                 {"aggregated_intervals", view.aggregated_intervals()},

@@ -114,7 +114,7 @@ class Gate {
 };
 
 // A CURVE server socket of the relay, its side named by `domain`.
-void* server_socket(void* context, int type, const KeyPair& server, const char* domain) {
+void* server_socket(void* context, int type, const KeyPair& server, const char* domain, int queue) {
   void* s = zmq_socket(context, type);
   if (!s) return nullptr;
   set_int(s, ZMQ_CURVE_SERVER, 1);
@@ -213,8 +213,8 @@ Status run_relay(const RelayConfig& config, int control_fd, RelayStats* stats,
   Status result;
   {
     Gate gate(context, config.publisher_public, config.viewer_public, stats);
-    void* front = server_socket(context, ZMQ_XSUB, config.server, "publish");
-    void* back = server_socket(context, ZMQ_XPUB, config.server, "view");
+    void* front = server_socket(context, ZMQ_XSUB, config.server, "publish", 1000);
+    void* back = server_socket(context, ZMQ_XPUB, config.server, "view", config.viewer_queue);
     LiveFile file = config.file;
     file.relay_pid = getpid();
     StatusOr<std::string> pub = Status(StatusCode::kIoError, "no socket");
@@ -324,6 +324,7 @@ Status Subscriber::connect(const LiveFile& file, int queue) {
   if (!socket_) return zmq_error("cannot make a socket");
   set_int(socket_, ZMQ_LINGER, 0);
   set_int(socket_, ZMQ_RCVHWM, queue);
+  set_int(socket_, ZMQ_RCVBUF, 64 * 1024);
   const int64_t max_message = 64 << 20;
   zmq_setsockopt(socket_, ZMQ_MAXMSGSIZE, &max_message, sizeof max_message);
   if (!set_key(socket_, ZMQ_CURVE_SERVERKEY, file.server_public) ||

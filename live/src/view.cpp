@@ -29,6 +29,7 @@ void JobView::add(RankFrame f) {
     if (!restarted && f.seq <= last.seq) return;
     if (!restarted && f.seq > last.seq + 1) gap_frames_ += f.seq - last.seq - 1;
   }
+  ++frames_received_;
   world_size_ = std::max(world_size_, f.world_size);
   now_ns_ = std::max(now_ns_, f.interval_end_ns);
   RankTotals& t = totals_[rank];

@@ -80,9 +80,9 @@ class LiveJob:
 class Top:
     """`mpe top --json` running continuously: one snapshot per refresh until the job ends."""
 
-    def __init__(self, live_file, refresh=0.5, stuck=1.0, wait=60):
+    def __init__(self, live_file, refresh=0.5, stuck=1.0, wait=60, queue=1000):
         self.proc = subprocess.Popen([mpe_path(), "top", "--json", "--refresh", str(refresh), "--stuck", str(stuck),
-                                      "--wait", str(wait), live_file], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      "--wait", str(wait), "--queue", str(queue), live_file], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True)
 
     def snapshots(self, timeout=300):

@@ -35,7 +35,8 @@ struct RelayConfig {
   std::string bind_address = "127.0.0.1";  // the interface address it listens on
   KeyPair server;
   std::string publisher_public, viewer_public;
-  std::string live_file;  // written, with `file`'s endpoints filled in, once both sides listen
+  int viewer_queue = 1000;  // frames a viewer may fall behind by before the relay drops its newer ones
+  std::string live_file;    // written, with `file`'s endpoints filled in, once both sides listen
   LiveFile file;
 };
 struct RelayStats {
@@ -62,7 +63,7 @@ class Subscriber {
   Subscriber& operator=(const Subscriber&) = delete;
   // Connects with the keys of `file`. `queue` bounds the messages waiting for this viewer; more
   // are dropped by the relay (and show as gaps in the ranks' sequence numbers).
-  Status connect(const LiveFile& file, int queue = 10000);
+  Status connect(const LiveFile& file, int queue = 1000);
   // Receives one message, waiting up to timeout_ms (0: do not wait); nullopt when none came.
   std::optional<std::string> receive(int timeout_ms);
 

@@ -90,6 +90,8 @@ class JobView {
   uint64_t frames_lost_in_transit() const { return gap_frames_; }
   uint64_t events_dropped() const;
   uint64_t rejected() const { return rejected_; }
+  // Frames received and accepted.
+  uint64_t frames_received() const { return frames_received_; }
   // Intervals whose traffic a rank aggregated per peer (over its budget).
   uint64_t aggregated_intervals() const { return aggregated_intervals_; }
 
@@ -130,7 +132,7 @@ class JobView {
     uint64_t first_ns = 0, last_ns = 0, mpi_ns = 0;
   };
   std::map<uint32_t, RankTotals> totals_;
-  uint64_t gap_frames_ = 0, rejected_ = 0, aggregated_intervals_ = 0;
+  uint64_t gap_frames_ = 0, rejected_ = 0, aggregated_intervals_ = 0, frames_received_ = 0;
   uint64_t total_sends_ = 0, total_send_bytes_ = 0, total_recvs_ = 0, total_collectives_ = 0;
   struct IntervalTraffic {
     uint64_t end_ns;

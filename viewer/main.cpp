@@ -1,8 +1,11 @@
-// upshot: opens the timeline viewer, or renders a logfile to an image with no display (--export).
+// upshot: opens the timeline viewer, or renders a logfile (or a running job) to an image with no
+// display (--export).
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <QImage>
+#include <QJsonDocument>
 #include <QPainter>
 #include <QTimer>
 
@@ -17,6 +20,8 @@
 #include <vector>
 
 #include "countertracks.h"
+#include "livesession.h"
+#include "liveview.h"
 #include "mainwindow.h"
 #include "mpe/interop.h"
 #include "renderer.h"
@@ -205,6 +210,55 @@ int runBench(const QString &path, QSize size)
     return 0;
 }
 
+// --live with --export: attaches to a running job, collects for `after` seconds, renders the
+// live page to out (PNG) and prints one line of JSON to stdout, for scripts and the MPI tests:
+//   {"ranks_seen":N,"world_size":N,"ended":B,"frames_lost":N,"events_dropped":N,"rejected":N,
+//    "deadlocks":[[r,...],...],"stuck":[{"holder":r,"waiting":[r,...]},...],"image":"out.png"}
+// Each deadlock is its cycle's ranks in wait-for order (each waits for the next, the last for the
+// first); see upshot::liveSummary(). Exit status 1, and a line on stderr, when the .live file
+// cannot be read, the relay not subscribed to or the image not written.
+int runLiveExport(const QString &path, const QString &out, double afterSeconds, double stuckSeconds, QSize size)
+{
+    upshot::LiveSession session;
+    QString error;
+    if (!session.attach(path, &error)) {
+        std::fprintf(stderr, "upshot: cannot attach to %s: %s\n", qPrintable(path), qPrintable(error));
+        return 1;
+    }
+    QTimer::singleShot(static_cast<int>(afterSeconds * 1000), qApp, &QCoreApplication::quit);
+    QApplication::exec();
+    session.poll();
+    upshot::LiveView view;
+    view.setJob(session.job());
+    view.setStuckSeconds(stuckSeconds);
+    view.setSource(QStringLiteral("%1 via %2").arg(QFileInfo(path).fileName(), session.endpoint()));
+    const QImage img = view.snapshot(size);
+    if (!img.save(out)) {
+        std::fprintf(stderr, "upshot: cannot write %s\n", qPrintable(out));
+        return 1;
+    }
+    QJsonObject summary = upshot::liveSummary(*session.job(), stuckSeconds);
+    summary.insert(QStringLiteral("image"), out);
+    std::printf("%s\n", QJsonDocument(summary).toJson(QJsonDocument::Compact).constData());
+    return 0;
+}
+
+// Parses "WxH" into a size an image can have.
+bool parseSize(const QString &text, QSize *size)
+{
+    const QStringList wh = text.split('x');
+    *size = QSize(wh.value(0).toInt(), wh.value(1).toInt());
+    return size->width() >= 64 && size->height() >= 32 && size->width() <= 16384 && size->height() <= 16384;
+}
+
+// Parses a number of seconds in [0, max].
+bool parseSeconds(const QString &text, double max, double *seconds)
+{
+    bool ok = false;
+    *seconds = text.toDouble(&ok);
+    return ok && *seconds >= 0 && *seconds <= max;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -245,19 +299,51 @@ int main(int argc, char **argv)
         "hatched, one colour per pattern).");
     QCommandLineOption umqOpt(
         "umq", "With --export: add the unexpected-queue length rebuilt from the log's messages as a counter track.");
-    parser.addOptions({ exportOpt, rangeOpt, sizeOpt, benchOpt, previewOpt, grabOpt, waitsOpt, umqOpt });
+    QCommandLineOption liveOpt("live",
+        "Attach to a running job through the .live file `mpe run --live` wrote, and follow it live.", "run.live");
+    QCommandLineOption afterOpt("after",
+        "With --live --export: collect for SECONDS, then render the live page and print a one-line JSON summary.",
+        "SECONDS", "3");
+    QCommandLineOption stuckOpt(
+        "stuck", "With --live: a rank in a blocking call longer than SECONDS is stuck (default 1).", "SECONDS", "1");
+    parser.addOptions(
+        { exportOpt, rangeOpt, sizeOpt, benchOpt, previewOpt, grabOpt, waitsOpt, umqOpt, liveOpt, afterOpt, stuckOpt });
     parser.addPositionalArgument("FILE", "The logfile to open.");
     parser.process(app);
     const QStringList files = parser.positionalArguments();
+
+    double stuckSeconds = 1;
+    if (parser.isSet(liveOpt)) {
+        if (!files.isEmpty()) {
+            std::fprintf(stderr, "upshot: --live takes no FILE\n");
+            return 2;
+        }
+        if (!parseSeconds(parser.value(stuckOpt), 1e6, &stuckSeconds) || stuckSeconds <= 0) {
+            std::fprintf(stderr, "upshot: bad --stuck %s\n", qPrintable(parser.value(stuckOpt)));
+            return 2;
+        }
+    }
+    if (parser.isSet(liveOpt) && parser.isSet(exportOpt)) {
+        QSize size;
+        double after = 0;
+        if (!parseSize(parser.value(sizeOpt), &size)) {
+            std::fprintf(stderr, "upshot: bad --size %s\n", qPrintable(parser.value(sizeOpt)));
+            return 2;
+        }
+        if (!parseSeconds(parser.value(afterOpt), 86400, &after)) {
+            std::fprintf(stderr, "upshot: bad --after %s\n", qPrintable(parser.value(afterOpt)));
+            return 2;
+        }
+        return runLiveExport(parser.value(liveOpt), parser.value(exportOpt), after, stuckSeconds, size);
+    }
 
     if (parser.isSet(exportOpt) || parser.isSet(benchOpt)) {
         if (files.size() != 1) {
             std::fprintf(stderr, "upshot: --export and --bench need exactly one FILE\n");
             return 2;
         }
-        const QStringList wh = parser.value(sizeOpt).split('x');
-        const QSize size(wh.value(0).toInt(), wh.value(1).toInt());
-        if (size.width() < 64 || size.height() < 32 || size.width() > 16384 || size.height() > 16384) {
+        QSize size;
+        if (!parseSize(parser.value(sizeOpt), &size)) {
             std::fprintf(stderr, "upshot: bad --size %s\n", qPrintable(parser.value(sizeOpt)));
             return 2;
         }
@@ -348,6 +434,11 @@ int main(int argc, char **argv)
         QObject::connect(&window, &upshot::MainWindow::loadFailed, &app, [&] { QApplication::exit(1); });
     }
     window.show();
-    if (!files.isEmpty()) window.openFile(files.first());
+    if (parser.isSet(liveOpt)) {
+        window.liveView()->setStuckSeconds(stuckSeconds);
+        window.attachLive(parser.value(liveOpt));
+    } else if (!files.isEmpty()) {
+        window.openFile(files.first());
+    }
     return app.exec();
 }

@@ -20,10 +20,13 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QSettings>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QTableView>
 #include <QToolBar>
 
+#include "livesession.h"
+#include "liveview.h"
 #include "loader.h"
 #include "panels.h"
 #include "svgexport.h"
@@ -45,7 +48,13 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     setAcceptDrops(true);
     resize(1280, 800);
     m_timeline = new TimelineWidget(this);
-    setCentralWidget(m_timeline);
+    m_live = new LiveView(this);
+    m_live->setObjectName("liveView");
+    m_pages = new QStackedWidget(this);
+    m_pages->addWidget(m_timeline);
+    m_pages->addWidget(m_live);
+    setCentralWidget(m_pages);
+    connect(m_live, &LiveView::openLogRequested, this, &MainWindow::openFile);
     m_loader = new TraceLoader(this);
 
     m_legend = new LegendModel(this);
@@ -105,6 +114,13 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     open->setShortcut(QKeySequence::Open);
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     rebuildRecentMenu();
+    file->addAction(tr("&Attach to running job…"), this,
+            [this] {
+                const QString p = QFileDialog::getOpenFileName(this, tr("Attach to running job"), {},
+                    tr("Live files written by mpe run --live (*.live);;All files (*)"));
+                if (!p.isEmpty()) attachLive(p);
+            })
+        ->setShortcut(QKeySequence(tr("Ctrl+L")));
     file->addAction(tr("&Export image…"), this, &MainWindow::exportImage)->setShortcut(QKeySequence(tr("Ctrl+E")));
     file->addSeparator();
     file->addAction(tr("&Quit"), qApp, &QApplication::quit)->setShortcut(QKeySequence::Quit);
@@ -220,11 +236,7 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
             m_waits->setModel(nullptr);
         }
         m_hover->setText(tr("Could not open %1").arg(path));
-        auto *box = new QMessageBox(QMessageBox::Critical, tr("upshot"),
-            tr("Could not open %1:\n%2").arg(QFileInfo(path).fileName(), error), QMessageBox::Ok, this);
-        box->setObjectName("loadError");
-        box->setAttribute(Qt::WA_DeleteOnClose);
-        box->open();
+        showError("loadError", tr("Could not open %1:\n%2").arg(QFileInfo(path).fileName(), error));
         emit loadFailed(path, error);
     });
     connect(m_timeline, &TimelineWidget::hoverChanged, m_hover,
@@ -285,8 +297,68 @@ void MainWindow::openFile(const QString &path)
     m_loader->load(path);
 }
 
+bool MainWindow::attachLive(const QString &path)
+{
+    auto *session = new LiveSession(this);
+    QString error;
+    if (!session->attach(path, &error)) {
+        delete session;
+        m_hover->setText(tr("Could not attach to %1").arg(path));
+        showError("liveError", tr("Could not attach to the job of %1:\n%2").arg(QFileInfo(path).fileName(), error));
+        emit liveFailed(path, error);
+        return false;
+    }
+    if (m_session) m_session->deleteLater();
+    m_session = session;
+    m_live->setJob(session->job());
+    m_live->setSource(tr("%1 via %2").arg(QFileInfo(path).fileName(), session->endpoint()));
+    connect(session, &LiveSession::updated, m_live, &LiveView::scheduleRefresh);
+    connect(session, &LiveSession::jobEnded, this, [this] {
+        m_live->refresh();
+        statusBar()->showMessage(tr("The job ended"), 10000);
+    });
+    if (!inLiveMode()) {
+        // The log's docks say nothing about the live job: out of the way until a log shows again.
+        m_liveHiddenDocks.clear();
+        for (QDockWidget *d : findChildren<QDockWidget *>())
+            if (d->isVisible()) m_liveHiddenDocks.push_back(d);
+        for (QDockWidget *d : m_liveHiddenDocks)
+            d->hide();
+        m_pages->setCurrentWidget(m_live);
+    }
+    setWindowTitle(QStringLiteral("%1 — upshot (live)").arg(QFileInfo(path).fileName()));
+    m_hover->setText(tr("Attached to %1").arg(session->endpoint()));
+    emit liveAttached(path);
+    return true;
+}
+
+void MainWindow::showError(const char *objectName, const QString &text)
+{
+    // Window-modal and not waited for: loading and live updates go on behind it.
+    auto *box = new QMessageBox(QMessageBox::Critical, tr("upshot"), text, QMessageBox::Ok, this);
+    box->setObjectName(objectName);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
+
+bool MainWindow::inLiveMode() const
+{
+    return m_pages->currentWidget() == m_live;
+}
+
+void MainWindow::leaveLiveMode()
+{
+    if (m_session) m_session->detach();
+    if (!inLiveMode()) return;
+    m_pages->setCurrentWidget(m_timeline);
+    for (QDockWidget *d : m_liveHiddenDocks)
+        d->show();
+    m_liveHiddenDocks.clear();
+}
+
 void MainWindow::showPreview(std::shared_ptr<TraceModel> preview, const QString &path)
 {
+    leaveLiveMode();
     m_model = std::move(preview);
     m_previewPath = path;
     m_timeline->setModel(m_model);
@@ -300,6 +372,7 @@ void MainWindow::setModel(std::shared_ptr<TraceModel> model, const QString &path
 {
     // The full model takes the preview's place in the view the user may already have zoomed.
     const bool replacesPreview = m_previewPath == path && m_model && m_model->isPreview();
+    leaveLiveMode();
     m_previewPath.clear();
     m_model = std::move(model);
     m_timeline->setModel(m_model, replacesPreview);
@@ -454,6 +527,13 @@ void MainWindow::rebuildRecentMenu()
 
 void MainWindow::exportImage()
 {
+    if (inLiveMode()) {
+        const QString p = QFileDialog::getSaveFileName(
+            this, tr("Export image"), QStringLiteral("live.png"), tr("PNG images (*.png)"));
+        if (!p.isEmpty() && !m_live->grab().save(p))
+            QMessageBox::warning(this, tr("upshot"), tr("Could not write %1").arg(p));
+        return;
+    }
     if (!m_model) return;
     const QString p = QFileDialog::getSaveFileName(
         this, tr("Export image"), QStringLiteral("timeline.png"), tr("PNG images (*.png);;SVG drawings (*.svg)"));
@@ -478,7 +558,12 @@ void MainWindow::dragEnterEvent(QDragEnterEvent *e)
 void MainWindow::dropEvent(QDropEvent *e)
 {
     const auto urls = e->mimeData()->urls();
-    if (!urls.isEmpty() && urls.first().isLocalFile()) openFile(urls.first().toLocalFile());
+    if (urls.isEmpty() || !urls.first().isLocalFile()) return;
+    const QString path = urls.first().toLocalFile();
+    if (path.endsWith(QLatin1String(".live")))
+        attachLive(path);
+    else
+        openFile(path);
 }
 
 } // namespace upshot

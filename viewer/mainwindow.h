@@ -1,5 +1,6 @@
 // The upshot main window: menus, recent files, drag and drop, background loading with a
-// progress bar, and the legend, histogram, statistics and details docks around the timeline.
+// progress bar, and the legend, histogram, statistics and details docks around the timeline; or,
+// attached to a running job, the live mode page in the timeline's place.
 #pragma once
 
 #include <QMainWindow>
@@ -10,16 +11,20 @@
 
 class QAction;
 class QComboBox;
+class QDockWidget;
 class QLabel;
 class QMenu;
 class QPlainTextEdit;
 class QProgressBar;
+class QStackedWidget;
 class QTableView;
 
 namespace upshot {
 
 class HistogramWidget;
 class LegendModel;
+class LiveSession;
+class LiveView;
 class StatsWidget;
 class TimelineWidget;
 class TraceLoader;
@@ -32,8 +37,15 @@ public:
     explicit MainWindow(QWidget *parent = nullptr);
     ~MainWindow() override;
 
-    // Starts loading a logfile in the background; errors end in an error dialog.
+    // Starts loading a logfile in the background; errors end in an error dialog. Once it shows,
+    // live mode ends.
     void openFile(const QString &path);
+    // Attaches to a running job through its .live file and shows the live mode page; false
+    // (with a message box and liveFailed) when the file cannot be read or the relay not subscribed to.
+    bool attachLive(const QString &path);
+    bool inLiveMode() const;
+    LiveView *liveView() const { return m_live; }
+    LiveSession *liveSession() const { return m_session; }
     TimelineWidget *timeline() const { return m_timeline; }
     HistogramWidget *histogram() const { return m_histogram; }
     LegendModel *legend() const { return m_legend; }
@@ -60,6 +72,8 @@ signals:
     void loadFailed(const QString &path, const QString &error);
     // The wait states of the shown log are analyzed (ok) or could not be (the status bar says why).
     void waitsAnalyzed(const QString &path, bool ok);
+    void liveAttached(const QString &path);
+    void liveFailed(const QString &path, const QString &error);
 
 protected:
     void dragEnterEvent(QDragEnterEvent *e) override;
@@ -72,6 +86,10 @@ private:
     void rebuildRecentMenu();
     void exportImage();
     void setWaits(std::shared_ptr<TraceModel> model, std::shared_ptr<const WaitStates> waits, const QString &path);
+    // Back to the log timeline: stops listening and shows the docks live mode hid.
+    void leaveLiveMode();
+    // Shows an error box named objectName (the tests find it by that name).
+    void showError(const char *objectName, const QString &text);
 
     std::shared_ptr<TraceModel> m_model;
     QString m_previewPath; // the file whose preview the timeline shows, if any
@@ -88,6 +106,10 @@ private:
     WaitStatesWidget *m_waits;
     QAction *m_waitsAction;
     QMenu *m_recentMenu;
+    QStackedWidget *m_pages; // the log timeline, or the live page
+    LiveView *m_live;
+    LiveSession *m_session = nullptr;
+    QList<QDockWidget *> m_liveHiddenDocks; // the log's docks live mode hid, shown again after it
 };
 
 } // namespace upshot

@@ -2,7 +2,9 @@
 from the other first, a three-rank cycle, and one rank computing forever before a barrier.
 `mpe top --once --json` must name the cycle (or the rank holding everyone), each rank's call,
 call site and peer, within 2 s of the hang's start (the stuck threshold is 1 s)."""
+import json
 import os
+import subprocess
 import sys
 import time
 
@@ -14,14 +16,27 @@ HANG_C = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "s
 DETECT_WITHIN = 2.0  # seconds from the hang's start
 
 
-def first_diagnosis(job, what, timeout=60):
-    """Polls `mpe top --once --json` until the diagnosis has `what` ("deadlocks" or "stuck")."""
+def first_diagnosis(job, what, complete=lambda found: True, timeout=60):
+    """Polls `mpe top --once --json` until the diagnosis has `what` ("deadlocks" or "stuck") and
+    `complete` holds for it (a rank enters its hang when the machine lets it: under load, some
+    ranks reach the barrier later than others)."""
     end = time.time() + timeout
     while time.time() < end:
         snap = job.top_once(stuck=1.0, wait=20)
-        if snap["diagnosis"][what]:
+        if snap["diagnosis"][what] and complete(snap["diagnosis"][what]):
             return snap
     mpitest.fail("no %s reported within %d s; last snapshot: %s" % (what, timeout, snap))
+
+
+def upshot_summary(job):
+    """upshot --live --export, headless: attaches for 2 s and prints its one-line summary."""
+    image = os.path.join(job.workdir, "live.png")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    p = subprocess.run([os.path.join(mpitest.BUILD, "bin", "upshot"), "--live", job.live_file, "--export", image,
+                        "--after", "2"], capture_output=True, text=True, timeout=60, env=env)
+    expect_eq(p.returncode, 0, "upshot --live's exit status (stderr: %s)" % p.stderr)
+    expect(os.path.getsize(image) > 0, "upshot wrote no image")
+    return json.loads(p.stdout.strip().splitlines()[-1])
 
 
 def check_cycle(np, mode, cycle):
@@ -45,6 +60,8 @@ def check_cycle(np, mode, cycle):
             expect(call["seconds"] <= DETECT_WITHIN, "rank %d: deadlock named only %.2f s after the hang"
                    % (r, call["seconds"]))
         print("%s: cycle %s named %.2f s after the hang" % (mode, cycle, max(c["seconds"] for c in deadlocks[0]["calls"])))
+        seen = upshot_summary(job)
+        expect_eq(seen["deadlocks"], [cycle], "the cycles upshot --live names")
         return job, snap
     finally:
         job.kill()
@@ -63,7 +80,7 @@ def test_stuck():
     job = livetest.LiveJob(np, [mpitest.program("hang"), "stuck"])
     try:
         job.wait_live_file()
-        snap = first_diagnosis(job, "stuck")
+        snap = first_diagnosis(job, "stuck", lambda s: len(s[0]["waiting"]) == np - 1)
         expect(not snap["diagnosis"]["deadlocks"], "a computing rank is not a deadlock: %s" % snap["diagnosis"])
         stuck = snap["diagnosis"]["stuck"]
         expect_eq(len(stuck), 1, "holders reported")
@@ -77,6 +94,9 @@ def test_stuck():
             expect(("hang.c:%d" % barrier_line) in r["callsite"], "rank %d's call site %r" % (r["rank"], r["callsite"]))
             expect(r["seconds"] <= DETECT_WITHIN, "rank %d: named only %.2f s after the hang" % (r["rank"], r["seconds"]))
         print("stuck: rank %d holds %s" % (np - 1, stuck[0]["waiting"]))
+        seen = upshot_summary(job)
+        expect_eq(seen["stuck"], [{"holder": np - 1, "waiting": list(range(np - 1))}], "what upshot --live says holds")
+        expect_eq(seen["deadlocks"], [], "deadlocks upshot --live names")
     finally:
         job.kill()
 

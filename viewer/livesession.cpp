@@ -1,0 +1,88 @@
+// upshot's connection to a running job.
+#include "livesession.h"
+
+#include <QElapsedTimer>
+
+#include "mpe/live_transport.h"
+#include "mpe/live_wire.h"
+
+namespace upshot {
+
+LiveSession::LiveSession(QObject *parent)
+    : QObject(parent), m_job(std::make_shared<mpe::live::JobView>(kLiveKeepSeconds, kLiveTrafficSeconds))
+{
+    m_timer.setInterval(kPollMs);
+    connect(&m_timer, &QTimer::timeout, this, &LiveSession::poll);
+}
+
+LiveSession::~LiveSession() = default;
+
+bool LiveSession::attach(const QString &path, QString *error)
+{
+    detach();
+    auto file = mpe::live::read_live_file(path.toStdString());
+    if (!file.ok()) {
+        *error = QString::fromStdString(file.status().to_string()); // names the file
+        return false;
+    }
+    auto subscriber = std::make_unique<mpe::live::Subscriber>();
+    const mpe::Status connected = subscriber->connect(*file);
+    if (!connected.ok()) {
+        *error = tr("cannot subscribe to %1: %2")
+                     .arg(QString::fromStdString(file->viewer_endpoint), QString::fromStdString(connected.to_string()));
+        return false;
+    }
+    m_subscriber = std::move(subscriber);
+    m_path = path;
+    m_endpoint = QString::fromStdString(file->viewer_endpoint);
+    m_timer.start();
+    return true;
+}
+
+void LiveSession::detach()
+{
+    m_timer.stop();
+    m_subscriber.reset();
+}
+
+void LiveSession::ingest(std::string_view message)
+{
+    ++m_messages;
+    auto kind = mpe::live::peek_kind(message.data(), message.size());
+    if (kind.ok() && *kind == mpe::live::MessageKind::kRankFrame) {
+        auto frame = mpe::live::decode_frame(message.data(), message.size());
+        if (frame.ok()) {
+            m_job->add(std::move(*frame));
+            return;
+        }
+    } else if (kind.ok() && *kind == mpe::live::MessageKind::kJobEnd) {
+        auto end = mpe::live::decode_job_end(message.data(), message.size());
+        if (end.ok()) {
+            m_job->end(*end);
+            return;
+        }
+    }
+    m_job->reject();
+}
+
+void LiveSession::poll()
+{
+    if (!m_subscriber) return;
+    QElapsedTimer t;
+    t.start();
+    int n = 0;
+    while (n < kMaxMessagesPerPoll && t.elapsed() < kMaxPollMs) {
+        const std::optional<std::string> message = m_subscriber->receive(0);
+        if (!message) break;
+        ingest(*message);
+        ++n;
+    }
+    if (n == 0) return;
+    emit updated();
+    if (m_job->ended() && !m_endSignalled) {
+        m_endSignalled = true;
+        emit jobEnded();
+    }
+}
+
+} // namespace upshot

@@ -94,7 +94,7 @@ class Publisher {
     v = 1;
     zmq_setsockopt(socket_, ZMQ_XPUB_NODROP, &v, sizeof v);
     zmq_setsockopt(socket_, ZMQ_IMMEDIATE, &v, sizeof v);  // nothing queued for a relay not (yet) there
-    v = 200;
+    v = 1000;  // at most this long at MPI_Finalize to flush the last frames to a connected relay
     zmq_setsockopt(socket_, ZMQ_LINGER, &v, sizeof v);
     if (!set_key(socket_, ZMQ_CURVE_SERVERKEY, s_.server_key) ||
         !set_key(socket_, ZMQ_CURVE_PUBLICKEY, s_.public_key) ||

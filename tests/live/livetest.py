@@ -17,13 +17,14 @@ def mpe_path():
 class LiveJob:
     """A job started by `mpe run --live [--log]` in its own working directory."""
 
-    def __init__(self, np, argv, log=False, env=None, launch=(), prefix=None, workdir=None):
+    def __init__(self, np, argv, log=False, env=None, launch=(), prefix=None, workdir=None, tools=()):
+        """`tools`: more of `mpe run`'s tool flags ("--time", "--umq")."""
         self.workdir = workdir or tempfile.mkdtemp(prefix="mpetest-live-")
         self.prefix = prefix or os.path.basename(argv[0])
         self.live_file = os.path.join(self.workdir, self.prefix + ".live")
         full_env = dict(os.environ)
         full_env.update(env or {})
-        cmd = [mpe_path(), "run", "--live"] + (["--log"] if log else []) + ["--"]
+        cmd = [mpe_path(), "run", "--live"] + (["--log"] if log else []) + list(tools) + ["--"]
         cmd += [mpitest.MPIEXEC] + mpitest.MPIEXEC_FLAGS + list(launch) + ["-n", str(np)] + list(argv)
         self.cmd = cmd
         self.started = time.time()

@@ -13,11 +13,12 @@ from mpitest import expect, expect_eq
 SAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples")
 
 
-def watch(np, argv):
-    """Runs argv under --live --log with a viewer attached from the start; returns (job, snapshots)."""
+def watch(np, argv, tools=()):
+    """Runs argv under --live --log (and `tools`) with a viewer attached from the start; returns
+    (job, snapshots, the last snapshot)."""
     workdir = tempfile.mkdtemp(prefix="mpetest-live-")
     top = livetest.Top(os.path.join(workdir, os.path.basename(argv[0]) + ".live"), refresh=0.3)
-    job = livetest.LiveJob(np, argv, log=True, workdir=workdir)
+    job = livetest.LiveJob(np, argv, log=True, workdir=workdir, tools=tools)
     job.finish()
     snaps = top.snapshots(timeout=60)
     expect(snaps, "mpe top printed no snapshot: %s" % getattr(top, "stderr", ""))
@@ -48,8 +49,10 @@ def calls_seen(snaps):
 def test_halo2d():
     iterations = 800
     plain = mpitest.run(4, [mpitest.program("halo2d"), str(iterations)])
-    job, snaps, final = watch(4, [mpitest.program("halo2d"), str(iterations)])
-    expect_eq(job.stdout, plain.stdout, "halo2d's output under --live --log")
+    # All four tools at once: liblive beside libmpetime, libumq and liblog.
+    job, snaps, final = watch(4, [mpitest.program("halo2d"), str(iterations)], tools=("--time", "--umq"))
+    expect_eq(job.stdout, plain.stdout, "halo2d's output under --live --log --time --umq")
+    expect(os.path.exists(os.path.join(job.workdir, "halo2d.mpetime.txt")), "libmpetime's report beside the live view")
     # 2 x 2 grid, row-major: neighbours are rank +-1 in a row and +-2 in a column.
     expected = {(0, 1), (1, 0), (2, 3), (3, 2), (0, 2), (2, 0), (1, 3), (3, 1)}
     pairs = {(p["from"], p["to"]): p for p in final["traffic"]["pairs"]}

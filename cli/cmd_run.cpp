@@ -60,14 +60,16 @@ bool names_hosts(const std::vector<std::string>& argv) {
   return false;
 }
 
-// The prefix liblog and the .live file are named by: MPE_LOGFILE_PREFIX, else the program's name
-// (the first argument after the launcher's options that is an executable file).
+// The prefix liblog and the .live file are named by: MPE_LOGFILE_PREFIX, else the program's name:
+// the last argument that is an executable file (the launcher's own options may name scripts, such
+// as Hydra's -launcher-exec, before the program; the program's arguments are rarely executables).
 std::string run_prefix(const std::vector<std::string>& argv, bool launcher) {
   if (const char* p = std::getenv("MPE_LOGFILE_PREFIX"); p && *p) return p;
+  std::string program = "mpe-live";
   for (size_t i = launcher ? 1 : 0; i < argv.size(); ++i)
     if (access(argv[i].c_str(), X_OK) == 0 && std::filesystem::is_regular_file(argv[i]))
-      return std::filesystem::path(argv[i]).filename();
-  return "mpe-live";
+      program = std::filesystem::path(argv[i]).filename();
+  return program;
 }
 
 pid_t g_launcher = -1;

@@ -60,12 +60,13 @@ std::string call_text(const json& r) {
 std::string render(const json& j) {
   std::string out;
   char line[512];
-  std::snprintf(
-      line, sizeof line, "mpe top: %d ranks, %d seen, %d finalized%s\n", j["world_size"].get<int>(),
-      j["ranks_seen"].get<int>(), j["ranks_finalized"].get<int>(),
-      j["ended"].get<bool>()
-          ? ("; the job ended (exit status " + std::to_string(j.value("exit_status", 0)) + ")").c_str()
-          : "");
+  std::string state;
+  if (j["ended"].get<bool>())
+    state = j.value("end_message_lost", false)
+                ? "; the job ended (its end message was lost on the way)"
+                : "; the job ended (exit status " + std::to_string(j.value("exit_status", 0)) + ")";
+  std::snprintf(line, sizeof line, "mpe top: %d ranks, %d seen, %d finalized%s\n", j["world_size"].get<int>(),
+                j["ranks_seen"].get<int>(), j["ranks_finalized"].get<int>(), state.c_str());
   out += line;
   const json& p = j["profile"];
   if (p.contains("mpi_share_mean")) {
@@ -153,8 +154,16 @@ void add_top_command(CLI::App& app) {
     MPE_RETURN_IF_ERROR(sub.connect(*file, o->queue));
     signal(SIGINT, [](int) { g_interrupted = 1; });
     live::JobView view;
+    // The job's end normally arrives from the relay. A viewer far behind may lose it with the
+    // frames; `mpe run` deletes the .live file when the job is over, so a file gone and a
+    // stream quiet for 3 s end the view too (marked: the exit status is unknown).
+    auto last_message = Clock::now();
     auto take = [&](int timeout_ms) {
+      if (!view.ended() && !std::filesystem::exists(o->live_file) &&
+          std::chrono::duration<double>(Clock::now() - last_message).count() > 3.0)
+        view.end(live::JobEnd{-1, ""});
       for (auto msg = sub.receive(timeout_ms); msg; msg = sub.receive(0)) {
+        last_message = Clock::now();
         auto kind = live::peek_kind(msg->data(), msg->size());
         if (!kind.ok()) {
           view.reject();

@@ -129,8 +129,8 @@ class Publisher {
   void tick(bool last) {
     read_subscriptions();
     watch_connection(last);
+    drain();
     live::RankFrame f;
-    drain(&f);
     if (subscribers_ <= 0 && !last) return;  // nobody watching: send nothing, keep the counters' growth
     fill(&f, last);
     const std::string bytes = live::encode(f);
@@ -208,7 +208,7 @@ class Publisher {
 
   // Empties every thread's ring into the frame's events (while under the budget) and per-peer
   // totals; what no one watches is dropped here.
-  void drain(live::RankFrame* f) {
+  void drain() {
     const double interval_s = static_cast<double>(s_.interval_ms) / 1000.0;
     const size_t max_events =
         std::max<size_t>(16, static_cast<size_t>(static_cast<double>(s_.budget) * interval_s / 40.0));
@@ -239,7 +239,6 @@ class Publisher {
       per_peer_.clear();
       over_budget_ = false;
     }
-    (void)f;
   }
 
   void fill(live::RankFrame* f, bool last) {

@@ -14,6 +14,7 @@ using nlohmann::json;
 json row_json(const NowRow& r) {
   json j = {{"rank", r.rank},         {"thread", r.thread},   {"in_mpi", r.in_mpi}, {"routine", r.routine},
             {"callsite", r.callsite}, {"seconds", r.seconds}, {"stuck", r.stuck}};
+  if (!r.host.empty()) j["host"] = r.host;
   if (!r.comm.empty()) j["comm"] = r.comm;
   if (r.peer != -1) j["peer"] = r.peer == -2 ? json("MPI_ANY_SOURCE") : json(r.peer);
   if (r.peer >= 0 || r.peer == -2) j["tag"] = r.tag;
@@ -37,7 +38,9 @@ std::string snapshot_json(const JobView& view, double stuck_seconds) {
   j["ranks_finalized"] = view.ranks_finalized();
   j["ended"] = view.ended();
   if (view.ended()) {
+    // -1: the end message was lost (the viewer saw the .live file go instead).
     j["exit_status"] = view.job_end().exit_status;
+    j["end_message_lost"] = view.job_end().exit_status == -1;
     j["mpelog"] = view.job_end().mpelog;
   }
   j["now_ns"] = view.now_ns();

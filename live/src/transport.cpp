@@ -254,7 +254,16 @@ Status run_relay(const RelayConfig& config, int control_fd, RelayStats* stats,
         }
       }
       stats->forwarded += forward(front, back);
-      if (!end_message.empty()) zmq_send(back, end_message.data(), end_message.size(), ZMQ_DONTWAIT);
+      // The job's end must not be dropped like a frame: a viewer that is behind gets it once it
+      // has read what is queued for it, within 5 s; past that, every viewer with room gets it.
+      if (!end_message.empty()) {
+        set_int(back, ZMQ_XPUB_NODROP, 1);
+        set_int(back, ZMQ_SNDTIMEO, 5000);
+        if (zmq_send(back, end_message.data(), end_message.size(), 0) < 0) {
+          set_int(back, ZMQ_XPUB_NODROP, 0);  // one viewer never read: the others get it anyway
+          zmq_send(back, end_message.data(), end_message.size(), ZMQ_DONTWAIT);
+        }
+      }
     }
     if (front) zmq_close(front);
     if (back) zmq_close(back);  // lingers up to 1 s so the job's end reaches the viewers

@@ -127,15 +127,14 @@ void JobView::add_states(const RankFrame& f) {
     if (len == 0) continue;
     const uint64_t stop = std::min(end, at + len);
     LiveState* last = nullptr;
-    for (auto it = states_.rbegin(); it != states_.rend(); ++it)
-      if (it->rank == static_cast<int32_t>(f.rank)) {
-        last = &*it;
-        break;
-      }
-    if (last && last->routine == routine && last->end_ns + 1000000 >= at)
+    if (auto it = last_state_.find(f.rank); it != last_state_.end() && it->second >= states_base_)
+      last = &states_[it->second - states_base_];
+    if (last && last->routine == routine && last->end_ns + 1000000 >= at) {
       last->end_ns = stop;
-    else
+    } else {
+      last_state_[f.rank] = states_base_ + states_.size();
       states_.push_back(LiveState{static_cast<int32_t>(f.rank), at, stop, routine});
+    }
     at = stop;
   }
 }
@@ -146,7 +145,10 @@ void JobView::trim() {
     arrows_.pop_front();
     ++arrows_base_;
   }
-  while (!states_.empty() && states_.front().end_ns < keep_from) states_.pop_front();
+  while (!states_.empty() && states_.front().end_ns < keep_from) {
+    states_.pop_front();
+    ++states_base_;
+  }
   const uint64_t traffic_from = now_ns_ > traffic_ns_ ? now_ns_ - traffic_ns_ : 0;
   while (!traffic_.empty() && traffic_.front().end_ns < traffic_from) traffic_.pop_front();
   for (auto& [key, q] : early_recvs_)
@@ -209,6 +211,7 @@ NowRow row_of(const RankFrame& f, const ThreadNow& t, double stuck_seconds) {
   NowRow r;
   r.rank = static_cast<int32_t>(f.rank);
   r.thread = t.thread;
+  r.host = f.host;
   r.in_mpi = t.in_mpi;
   r.seconds = seconds_between(t.since_ns, f.interval_end_ns);
   r.routine = t.in_mpi ? t.routine : std::string();

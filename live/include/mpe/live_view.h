@@ -21,6 +21,7 @@ struct NowRow {
   bool in_mpi = false;
   double seconds = 0;  // in this call (or in the application) as of the rank's last frame
   std::string routine, callsite, comm;
+  std::string host;
   int32_t peer = -1, tag = -1, root = -1;
   bool stuck = false;  // longer than the threshold in a blocking call
 };
@@ -146,6 +147,8 @@ class JobView {
   std::map<std::tuple<int32_t, int32_t, int32_t>, std::deque<uint64_t>> early_recvs_;
   uint64_t arrows_base_ = 0;
   std::deque<LiveState> states_;
+  uint64_t states_base_ = 0;                 // states popped from the front so far
+  std::map<uint32_t, uint64_t> last_state_;  // each rank's newest state, as states_base_ + index
   uint64_t now_ns_ = 0;
   bool ended_ = false;
   JobEnd end_;

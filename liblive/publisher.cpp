@@ -160,12 +160,33 @@ class Publisher {
   // reaches a viewer (wrong address, relay gone, or keys not of this run).
   void watch_connection(bool last) {
     if (!monitor_) return;
+    read_monitor();
+    // At the end of a job that never got in, the handshake's verdict may still be on its way:
+    // wait for it up to 1 s, so that the line says why (this rank's MPI_Finalize waits that long
+    // only when its live view has failed).
+    for (int i = 0; last && !admitted_ && !refused_ && !said_unreachable_ && i < 20; ++i) {
+      zmq_pollitem_t item{monitor_, 0, ZMQ_POLLIN, 0};
+      zmq_poll(&item, 1, 50);
+      read_monitor();
+    }
+    if (!admitted_ && !said_unreachable_ && (last || realtime_ns() - ns0_ > kConnectGraceNs)) {
+      said_unreachable_ = true;
+      config::warn(std::string("liblive: ") +
+                       (refused_ ? "the live relay at " : "no live relay answers at ") + s_.endpoint +
+                       (refused_ ? " refused this job's key" : "") +
+                       "; the live view shows nothing of this job (the job itself runs on)",
+                   true);
+    }
+  }
+
+  // Takes the connection events the monitor has queued.
+  void read_monitor() {
     for (;;) {
       zmq_msg_t m;
       zmq_msg_init(&m);
       if (zmq_msg_recv(&m, monitor_, ZMQ_DONTWAIT) < 0) {
         zmq_msg_close(&m);
-        break;
+        return;
       }
       uint16_t event = 0;
       if (zmq_msg_size(&m) >= 2) std::memcpy(&event, zmq_msg_data(&m), 2);
@@ -179,14 +200,6 @@ class Publisher {
       if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) admitted_ = true;
       if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH || event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL)
         refused_ = true;
-    }
-    if (!admitted_ && !said_unreachable_ && (last || realtime_ns() - ns0_ > kConnectGraceNs)) {
-      said_unreachable_ = true;
-      config::warn(std::string("liblive: ") +
-                       (refused_ ? "the live relay at " : "no live relay answers at ") + s_.endpoint +
-                       (refused_ ? " refused this job's key" : "") +
-                       "; the live view shows nothing of this job (the job itself runs on)",
-                   true);
     }
   }
 

@@ -60,7 +60,9 @@ struct State {
 State g;
 Var g_vars[kMaxWatched];
 Watched g_watched[kMaxWatched];
-CommSlot g_slots[kSlots];
+// constinit: zero pages the kernel maps on demand. A dynamic initializer (what GCC emits for the
+// atomics without it) would touch all 3.1 MiB in every process that loads a tool, reading MPI_T or not.
+constinit CommSlot g_slots[kSlots] = {};
 
 // The read buffer, allocated at a thread's first read: every tool library carries this file, and
 // a static 64 KiB per thread per library would cost threads that never read.

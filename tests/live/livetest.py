@@ -4,10 +4,12 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 
-import mpitest
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import mpitest  # noqa: E402
 
 
 def mpe_path():

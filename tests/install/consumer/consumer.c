@@ -1,4 +1,4 @@
-/* Linked against every installed tool library through find_package(MpeTools): checks that all four
+/* Linked against every installed tool library through find_package(MpeTools): checks that all five
    are loaded, and makes a few MPI calls for them to record. */
 #define _GNU_SOURCE
 #include <link.h>
@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const kTools[] = {"libmpetime.so", "libumq.so", "liblog.so", "libmpenull.so"};
+static const char *const kTools[] = {"libmpetime.so", "libumq.so", "liblog.so", "liblive.so", "libmpenull.so"};
 enum { kToolCount = sizeof kTools / sizeof kTools[0] };
 
 /* Marks found[i] when the loaded object's file name contains kTools[i]. */

@@ -8,8 +8,9 @@
 // only consumer. Never queueing without bound: a ring holds kRingSize events (64 KiB per thread)
 // and overflows into a counter; ZeroMQ holds at most kSendQueue frames (XPUB_NODROP makes a full
 // queue refuse the frame instead of blocking, and it is counted). With no viewer, the XPUB socket
-// has no subscription and sends nothing; the counters then keep growing so that the next frame
-// sent covers everything since the last one (the sum over frames equals the run's totals).
+// has no subscription and sends nothing; the counters and the per-peer totals then keep growing so
+// that the next frame sent covers everything since the last one (the sum over frames equals the
+// run's totals).
 //
 // Security: the rank connects to the relay with CURVE, as the client whose key pair `mpe run
 // --live` made for this run (MPE_LIVE_PUBLIC_KEY / MPE_LIVE_SECRET_KEY), and checks the relay's
@@ -219,8 +220,10 @@ class Publisher {
     }
   }
 
-  // Empties every thread's ring into the frame's events (while under the budget) and per-peer
-  // totals; what no one watches is dropped here.
+  // Empties every thread's ring into the next frame's events (while under the budget) and
+  // per-peer totals. With nobody watching they wait for the next frame sent, like the counters,
+  // so that the first frame a viewer gets covers the time before it too; both stay bounded (the
+  // budget's events, one total per peer).
   void drain() {
     const double interval_s = static_cast<double>(s_.interval_ms) / 1000.0;
     const size_t max_events =
@@ -246,11 +249,6 @@ class Publisher {
         }
       }
       t->tail.store(tail, std::memory_order_release);
-    }
-    if (subscribers_ <= 0) {  // nobody saw them: do not carry them into a later frame
-      pending_.clear();
-      per_peer_.clear();
-      over_budget_ = false;
     }
   }
 

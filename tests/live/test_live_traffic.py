@@ -32,6 +32,22 @@ def watch(np, argv, tools=()):
     return job, snaps, final
 
 
+def check_pairs(final, pairs, count, size):
+    """Each pair carried `count` messages of `size` bytes: exactly, when no event was dropped; when
+    a thread's ring overflowed (a fast MPI sends more than 2048 events in one interval, counted in
+    events_dropped), the pairs show fewer, never more, and every message is still `size` bytes.
+    The totals, counted apart from the events, stay exact either way (check_log_totals)."""
+    dropped = final["drops"]["events_dropped"]
+    for key, p in pairs.items():
+        expect_eq(p["bytes"], p["count"] * size, "bytes %d -> %d (%d per message)" % (key + (size,)))
+        if dropped == 0:
+            expect_eq(p["count"], count, "messages %d -> %d" % key)
+        else:
+            expect(0 < p["count"] <= count, "messages %d -> %d: %d of %d" % (key + (p["count"], count)))
+    if dropped:
+        print("(%d events dropped by full rings, counted; the pairs show the rest)" % dropped)
+
+
 def check_log_totals(job, final):
     stat = livetest.log_messages(os.path.join(job.workdir, job.prefix + ".mpelog"))
     m = stat["messages"]
@@ -46,8 +62,13 @@ def calls_seen(snaps):
     return {(r["rank"], r["routine"], r["callsite"], r.get("peer")) for s in snaps for r in s["now"] if r["in_mpi"]}
 
 
+# Open MPI runs these samples about 20 times faster than MPICH on this machine's oversubscribed
+# cores: more iterations let the viewer see the job while it runs, not only its last frames.
+FASTER = 12 if mpitest.MPI == "openmpi" else 1
+
+
 def test_halo2d():
-    iterations = 800
+    iterations = 800 * FASTER
     plain = mpitest.run(4, [mpitest.program("halo2d"), str(iterations)])
     # All four tools at once: liblive beside libmpetime, libumq and liblog.
     job, snaps, final = watch(4, [mpitest.program("halo2d"), str(iterations)], tools=("--time", "--umq"))
@@ -57,9 +78,7 @@ def test_halo2d():
     expected = {(0, 1), (1, 0), (2, 3), (3, 2), (0, 2), (2, 0), (1, 3), (3, 1)}
     pairs = {(p["from"], p["to"]): p for p in final["traffic"]["pairs"]}
     expect_eq(set(pairs), expected, "halo2d's sending pairs")
-    for key, p in pairs.items():
-        expect_eq(p["count"], iterations, "messages %d -> %d" % key)
-        expect_eq(p["bytes"], iterations * 64 * 8, "bytes %d -> %d (64 doubles each)" % key)
+    check_pairs(final, pairs, iterations, 64 * 8)
     check_log_totals(job, final)
     waitall_line = mpitest.marked_line(os.path.join(SAMPLES, "halo2d.c"), "MPI_Waitall(8, requests")
     seen = calls_seen(snaps)
@@ -73,12 +92,11 @@ def test_halo2d():
 
 
 def test_ring():
-    laps, np = 3000, 3
+    laps, np = 3000 * FASTER, 3
     job, snaps, final = watch(np, [mpitest.program("ring"), str(laps)])
     pairs = {(p["from"], p["to"]): p for p in final["traffic"]["pairs"]}
     expect_eq(set(pairs), {(r, (r + 1) % np) for r in range(np)}, "ring's sending pairs")
-    for key, p in pairs.items():
-        expect_eq((p["count"], p["bytes"]), (laps, laps * 4), "messages and bytes %d -> %d" % key)
+    check_pairs(final, pairs, laps, 4)
     check_log_totals(job, final)
     for rank, routine, site, peer in calls_seen(snaps):
         if routine == "MPI_Recv":

@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const kTools[] = {"libmpetime.so", "libumq.so", "liblog.so", "liblive.so", "libmpenull.so"};
+static const char *const kTools[] = {"libmpetime.so", "libumq.so", "liblog.so", "liblive.so",
+                                     "libmpenull.so"};
 enum { kToolCount = sizeof kTools / sizeof kTools[0] };
 
 /* Marks found[i] when the loaded object's file name contains kTools[i]. */

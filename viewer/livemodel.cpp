@@ -251,7 +251,9 @@ QString liveStatusText(const mpe::live::JobView &job)
     parts << QStringLiteral("events dropped %1").arg(job.events_dropped());
     parts << QStringLiteral("%1 aggregated intervals").arg(job.aggregated_intervals());
     parts << QStringLiteral("%1 rejected messages").arg(job.rejected());
-    if (job.ended())
+    if (job.ended() && job.job_end().exit_status == -1)
+        parts << QStringLiteral("job ended (its end message was lost on the way)");
+    else if (job.ended())
         parts << QStringLiteral("job ended (exit status %1)").arg(job.job_end().exit_status);
     else if (job.ranks_seen() > 0 && job.ranks_finalized() == job.ranks_seen() && job.ranks_seen() >= job.world_size())
         parts << QStringLiteral("all ranks in MPI_Finalize");

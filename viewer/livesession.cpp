@@ -1,6 +1,8 @@
 // upshot's connection to a running job.
 #include "livesession.h"
 
+#include <QFileInfo>
+
 #include <QElapsedTimer>
 
 #include "mpe/live_transport.h"
@@ -35,6 +37,7 @@ bool LiveSession::attach(const QString &path, QString *error)
     m_subscriber = std::move(subscriber);
     m_path = path;
     m_endpoint = QString::fromStdString(file->viewer_endpoint);
+    m_quiet.start();
     m_timer.start();
     return true;
 }
@@ -77,7 +80,14 @@ void LiveSession::poll()
         ingest(*message);
         ++n;
     }
-    if (n == 0) return;
+    if (n > 0) m_quiet.restart();
+    // The job's end normally arrives from the relay; a viewer far behind may lose it with the
+    // frames. `mpe run` deletes the .live file when the job is over, so a file gone and a stream
+    // quiet for 3 s end the view too (exit status unknown, as mpe top does).
+    if (n == 0 && !m_job->ended() && m_quiet.isValid() && m_quiet.elapsed() > 3000 && !QFileInfo::exists(m_path))
+        m_job->end(mpe::live::JobEnd { -1, "" });
+    else if (n == 0)
+        return;
     emit updated();
     if (m_job->ended() && !m_endSignalled) {
         m_endSignalled = true;

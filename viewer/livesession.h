@@ -2,6 +2,7 @@
 // what arrives into a mpe::live::JobView, on the GUI thread in short bounded polls.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QString>
 #include <QTimer>
@@ -61,6 +62,7 @@ private:
     std::unique_ptr<mpe::live::Subscriber> m_subscriber;
     QTimer m_timer;
     QString m_path, m_endpoint;
+    QElapsedTimer m_quiet; // since the last message
     uint64_t m_messages = 0;
     bool m_endSignalled = false;
 };

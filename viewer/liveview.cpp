@@ -522,7 +522,9 @@ void LiveView::updateEndBar()
     const QString log = QString::fromStdString(m_job->job_end().mpelog);
     const bool exists = !log.isEmpty() && QFileInfo::exists(log);
     m_mergedLog = exists ? log : QString();
-    if (log.isEmpty())
+    if (m_job->job_end().exit_status == -1)
+        m_endText->setText(tr("The job ended; its end message was lost on the way (this viewer was behind)."));
+    else if (log.isEmpty())
         m_endText->setText(tr("The job ended (exit status %1).").arg(m_job->job_end().exit_status));
     else if (exists)
         m_endText->setText(

@@ -124,6 +124,9 @@ void* server_socket(void* context, int type, const KeyPair& server, const char* 
   set_int(s, ZMQ_HANDSHAKE_IVL, 5000);   // a half-open connection is dropped after 5 s
   const int64_t max_message = 64 << 20;  // garbage claiming a huge size is cut off
   zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &max_message, sizeof max_message);
+  // Per connection: a viewer that falls `queue` frames behind loses the newer ones (its sequence
+  // gaps count them); a rank never waits on the relay (its own queue holds 4 frames).
+  set_int(s, type == ZMQ_XPUB ? ZMQ_SNDHWM : ZMQ_RCVHWM, queue);
   return s;
 }
 

@@ -10,7 +10,7 @@ BUILD = os.environ["MPE_BUILD_DIR"]
 MPIEXEC = os.environ["MPE_MPIEXEC"]
 MPIEXEC_FLAGS = os.environ.get("MPE_MPIEXEC_FLAGS", "").split()
 MPI = os.environ.get("MPE_MPI", "mpich")
-TOOL_LIBS = {"time": "libmpetime.so", "umq": "libumq.so", "log": "liblog.so", "null": "libmpenull.so"}
+TOOL_LIBS = {"time": "libmpetime.so", "umq": "libumq.so", "log": "liblog.so", "live": "liblive.so", "null": "libmpenull.so"}
 
 
 def program(name):

@@ -1,7 +1,8 @@
 """Runs the samples and the conformance matrix under the sanitized tool libraries (a build with
 MPE_SANITIZE=ON: ASan + UBSan, poisoned mpe::Call) and fails on any memory error of ours.
 
-    memcheck.py samples   the C and Fortran samples, 4 ranks, under all three tools and each alone
+    memcheck.py samples   the C and Fortran samples, 4 ranks, under all four tools and each alone (liblive
+                          publishing to a relay of this build)
     memcheck.py matrix    the conformance matrix programs under all three tools (tests/matrix checks)
     memcheck.py planted   tests/memcheck/planted_tool.cpp's deliberate errors: each must be caught
 (or MPE_MEMCHECK_SET=samples|matrix|planted, as ctest runs it; tests/memcheck/run does it all)
@@ -51,7 +52,7 @@ WRAPPER_SOURCES = ("/core/generated/wrappers_c.cpp", "/core/generated/wrappers_f
 SAMPLES = [("ring", []), ("pingpong", ["8", "200"]), ("halo2d", []), ("flood", []), ("pcontrol", []),
            ("threads", []), ("fortran_ring", []), ("fortran_halo", []), ("fortran_halo_f08", [])]
 MASKS = [(re.compile(r"half_round_trip_us=[0-9.]+"), "half_round_trip_us=*")]
-TOOL_SETS = [("time", "umq", "log"), ("time",), ("umq",), ("log",)]
+TOOL_SETS = [("time", "umq", "log", "live"), ("time",), ("umq",), ("log",), ("live",)]
 
 
 def sanitized_modules():
@@ -180,8 +181,35 @@ def preload_args(libs):
     return ["-x", "LD_PRELOAD=" + p] if mpitest.MPI == "openmpi" else ["-genv", "LD_PRELOAD", p]
 
 
+def start_relay():
+    """A live relay of this (sanitized) build for liblive's runs, and the ranks' environment: the
+    publisher thread, ZeroMQ and the frames are checked too, not only the recording."""
+    work = tempfile.mkdtemp(prefix="mpememcheck-relay-")
+    live, envfile = os.path.join(work, "run.live"), os.path.join(work, "run.env")
+    relay = subprocess.Popen([os.path.join(mpitest.BUILD, "bin", "mpe"), "live", "relay", "--live-file", live,
+                              "--env-file", envfile], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        if os.path.exists(envfile) and os.path.getsize(envfile) > 0:
+            break
+        time.sleep(0.05)
+    env = {}
+    for line in open(envfile):
+        k, v = line.strip()[len("export "):].split("=", 1)
+        env[k] = v.strip("'")
+    return relay, env
+
+
 def run_samples():
     failed = []
+    relay, live_env = start_relay()
+    try:
+        return run_samples_with(failed, live_env)
+    finally:
+        relay.terminate()
+        relay.wait(timeout=30)
+
+
+def run_samples_with(failed, live_env):
     for name, args in SAMPLES:
         try:
             argv = [mpitest.program(name)] + args
@@ -194,7 +222,7 @@ def run_samples():
             continue
         for tools in TOOL_SETS:
             what = "%s under %s" % (name, "+".join(tools))
-            failures, _ = run_checked(argv, tools, plain.stdout, what)
+            failures, _ = run_checked(argv, tools, plain.stdout, what, extra_env=live_env if "live" in tools else None)
             failed += ["%s: %s" % (what, f) for f in failures]
         mpitest.cleanup(plain)
     return failed

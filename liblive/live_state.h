@@ -31,6 +31,16 @@ struct NowSlot {
   MPI_Comm comm = MPI_COMM_NULL;
   int32_t peer = -1, tag = -1, root = -1;
   int32_t peers[kMaxWaitPeers];
+
+  // The owning thread brackets its stores with these: the sequence is odd in between, so a reader
+  // that saw it odd, or saw it change, copies again. ~2 ns: two plain stores and a fence.
+  uint32_t begin_write() {
+    const uint32_t q = seq.load(std::memory_order_relaxed);
+    seq.store(q + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    return q;
+  }
+  void end_write(uint32_t q) { seq.store(q + 2, std::memory_order_release); }
 };
 
 // A message or collective, as the thread saw it; 32 bytes.

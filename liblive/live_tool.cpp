@@ -150,16 +150,14 @@ void on_enter(Call& c) noexcept {
   LiveThread* t = live_thread();
   if (!t) return;
   NowSlot& s = t->now;
-  const uint32_t q = s.seq.load(std::memory_order_relaxed);
-  s.seq.store(q + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
+  const uint32_t q = s.begin_write();
   s.in_mpi = true;
   s.fn = c.fn;
   s.since = clock::now();
   s.caller = c.caller & core::kCallerAddress;
   s.comm = c.has(role::comm) ? c.comm : MPI_COMM_NULL;
   fill_wait(t, c, s);
-  s.seq.store(q + 2, std::memory_order_release);
+  s.end_write(q);
 }
 
 void put_event(LiveThread* t, EventKind kind, uint64_t ticks, Fn fn, int32_t peer, int32_t tag,
@@ -268,14 +266,12 @@ void on_leave(Call& c) noexcept {
   bump(t->fn_ticks[fn], c.t_leave - c.t_enter);
   bump(t->fn_calls[fn], 1);
   NowSlot& s = t->now;
-  const uint32_t q = s.seq.load(std::memory_order_relaxed);
-  s.seq.store(q + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
+  const uint32_t q = s.begin_write();
   s.in_mpi = false;
   s.since = c.t_leave;
   s.wait = 0;
   s.npeers = 0;
-  s.seq.store(q + 2, std::memory_order_release);
+  s.end_write(q);
   record_traffic(t, c);
 }
 

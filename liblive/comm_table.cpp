@@ -7,31 +7,19 @@
 
 #include "live_state.h"
 #include "mpe/config.h"
+#include "mpe/handle_map.h"
 
 namespace mpe::liblive {
 
 namespace {
 
-// Open addressing, read lock-free: the value is published before the key. A handle MPI reuses
-// after MPI_Comm_free gets its slot overwritten; old CommInfos stay allocated (a reader may hold
-// one), a few dozen bytes per communicator the program ever made.
-constexpr size_t kSlots = 4096;
-struct Slot {
-  std::atomic<uint64_t> key;
-  std::atomic<const CommInfo*> info;
-};
-Slot g_slots[kSlots];
+// Handle -> CommInfo*, read lock-free. A handle MPI reuses after MPI_Comm_free gets its entry
+// overwritten; old CommInfos stay allocated (a reader may hold one), a few dozen bytes per
+// communicator the program ever made.
+constinit HandleMap<MPI_Comm, 4096> g_comms;
 std::mutex g_mutex;                                         // inserts only
 std::unordered_map<uint64_t, uint32_t> g_seen_member_sets;  // hash of members -> communicators made with them
 MPI_Group g_world_group = MPI_GROUP_NULL;
-
-uint64_t handle_key(MPI_Comm c) {
-  uint64_t k = 0;
-  std::memcpy(&k, &c, sizeof c < sizeof k ? sizeof c : sizeof k);
-  return k | (uint64_t{1} << 63);  // never 0, the empty slot
-}
-
-size_t home(uint64_t k) { return (k * 0x9E3779B97F4A7C15ull >> 40) % kSlots; }
 
 uint64_t hash_members(const std::vector<int32_t>& m) {
   uint64_t h = 1469598103934665603ull;
@@ -49,15 +37,7 @@ uint64_t run_wide_key(const std::vector<int32_t>& members) {
 }
 
 void publish(MPI_Comm c, const CommInfo* info) {
-  const uint64_t k = handle_key(c);
-  for (size_t i = home(k), n = 0; n < kSlots; i = (i + 1) % kSlots, ++n) {
-    const uint64_t s = g_slots[i].key.load(std::memory_order_relaxed);
-    if (s == k || s == 0) {
-      g_slots[i].info.store(info, std::memory_order_release);
-      g_slots[i].key.store(k, std::memory_order_release);
-      return;
-    }
-  }
+  if (g_comms.put(c, reinterpret_cast<uintptr_t>(info))) return;
   static std::atomic<bool> said{false};
   if (!said.exchange(true))
     config::warn("liblive: more than 4096 communicators; calls on the newer ones show no peers", false);
@@ -76,13 +56,8 @@ std::vector<int32_t> world_members(MPI_Group group) {
 }  // namespace
 
 const CommInfo* comm_info(MPI_Comm c) noexcept {
-  const uint64_t k = handle_key(c);
-  for (size_t i = home(k), n = 0; n < kSlots; i = (i + 1) % kSlots, ++n) {
-    const uint64_t s = g_slots[i].key.load(std::memory_order_acquire);
-    if (s == k) return g_slots[i].info.load(std::memory_order_acquire);
-    if (s == 0) return nullptr;
-  }
-  return nullptr;
+  uint64_t info;
+  return g_comms.find(c, &info) ? reinterpret_cast<const CommInfo*>(static_cast<uintptr_t>(info)) : nullptr;
 }
 
 void define_builtin_comms(int world_size) noexcept {

@@ -10,22 +10,17 @@
 
 namespace mpe::liblog {
 
-CommSlot g_comm_slots[kCommSlots];
+constinit HandleMap<MPI_Comm, 4096> g_comm_indices;
 
 namespace {
 
 std::atomic<uint32_t> g_comm_counter{1};
 
 void comm_insert(MPI_Comm c, uint32_t index) {
-  const uint64_t k = comm_key(c);
-  for (size_t i = (k * 0x9E3779B97F4A7C15ull >> 40) % kCommSlots, n = 0; n < kCommSlots;
-       i = (i + 1) % kCommSlots, ++n) {
-    const uint64_t s = g_comm_slots[i].key.load(std::memory_order_acquire);
-    if (s == k || s == 0) {
-      g_comm_slots[i].index.store(index, std::memory_order_relaxed);
-      g_comm_slots[i].key.store(k, std::memory_order_release);
-      return;
-    }
+  if (!g_comm_indices.put(c, index)) {
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true))
+      config::warn("liblog: more than 4096 communicators; messages on the newer ones are not matched", false);
   }
 }
 

@@ -6,43 +6,24 @@
 
 #include <mpi.h>
 
-#include <atomic>
 #include <cstdint>
-#include <cstring>
 
 #include "log_state.h"
+#include "mpe/handle_map.h"
 
 namespace mpe::liblog {
 
-// Communicator handle -> per-rank index, read lock-free. Inserts happen under g_mutex and publish
-// the index before the key. Stale entries of freed communicators are overwritten when MPI reuses
-// the handle.
-inline constexpr size_t kCommSlots = 4096;
-struct CommSlot {
-  std::atomic<uint64_t> key;
-  std::atomic<uint32_t> index;
-};
-extern CommSlot g_comm_slots[kCommSlots] MPE_HIDDEN;
-
-inline uint64_t comm_key(MPI_Comm c) {
-  uint64_t k = 0;
-  std::memcpy(&k, &c, sizeof c < sizeof k ? sizeof c : sizeof k);
-  return k;
-}
+// Communicator handle -> per-rank index, read lock-free. Inserts happen under g_mutex. Stale
+// entries of freed communicators are overwritten when MPI reuses the handle.
+extern HandleMap<MPI_Comm, 4096> g_comm_indices MPE_HIDDEN;
 
 // The per-rank index of a communicator; kUnknownComm for one created before liblog was active.
 // ~2 ns for MPI_COMM_WORLD, ~5 ns otherwise.
 inline uint32_t comm_index(MPI_Comm c) {
   if (c == MPI_COMM_WORLD) return 0;
   if (c == MPI_COMM_SELF) return 1;
-  const uint64_t k = comm_key(c);
-  for (size_t i = (k * 0x9E3779B97F4A7C15ull >> 40) % kCommSlots, n = 0; n < kCommSlots;
-       i = (i + 1) % kCommSlots, ++n) {
-    const uint64_t s = g_comm_slots[i].key.load(std::memory_order_acquire);
-    if (s == k) return g_comm_slots[i].index.load(std::memory_order_relaxed);
-    if (s == 0) break;
-  }
-  return log::kUnknownComm;
+  uint64_t index;
+  return g_comm_indices.find(c, &index) ? static_cast<uint32_t>(index) : log::kUnknownComm;
 }
 
 // Adds MPI_COMM_WORLD (index 0) and MPI_COMM_SELF (index 1) to the rank's definitions.

@@ -10,6 +10,7 @@
 #include "communicators.h"
 #include "mpe/bytes.h"
 #include "mpe/config.h"
+#include "mpe/handle_map.h"
 
 namespace mpe::liblog {
 
@@ -18,33 +19,12 @@ namespace {
 // Window handle -> (window index << 32 | communicator index), read lock-free on every RMA call
 // (~5 ns). Inserts happen under g_mutex and publish the value before the key; the entry of a
 // freed window is overwritten when MPI reuses its handle.
-constexpr size_t kWinSlots = 1024;
-struct WinSlot {
-  std::atomic<uint64_t> key;
-  std::atomic<uint64_t> value;
-};
-WinSlot g_win_slots[kWinSlots];
+constinit HandleMap<MPI_Win, 1024> g_win_slots;
 uint32_t g_windows = 0;                  // windows created so far (under g_mutex)
 std::map<uint32_t, int32_t> g_ordinals;  // communicator index -> windows created on it (under g_mutex)
 
-uint64_t win_key(MPI_Win w) {
-  uint64_t k = 0;
-  std::memcpy(&k, &w, sizeof w < sizeof k ? sizeof w : sizeof k);
-  return k;
-}
-
-size_t first_slot(uint64_t k) { return (k * 0x9E3779B97F4A7C15ull >> 40) % kWinSlots; }
-
 void win_insert(MPI_Win w, uint64_t value) {
-  const uint64_t k = win_key(w);
-  for (size_t i = first_slot(k), n = 0; n < kWinSlots; i = (i + 1) % kWinSlots, ++n) {
-    const uint64_t s = g_win_slots[i].key.load(std::memory_order_acquire);
-    if (s == k || s == 0) {
-      g_win_slots[i].value.store(value, std::memory_order_relaxed);
-      g_win_slots[i].key.store(k, std::memory_order_release);
-      return;
-    }
-  }
+  if (g_win_slots.put(w, value)) return;
   static std::atomic<bool> said{false};
   if (!said.exchange(true))
     config::warn("liblog: more windows than the registry holds; RMA on them is not recorded");
@@ -52,18 +32,11 @@ void win_insert(MPI_Win w, uint64_t value) {
 
 // The window's (index, communicator index); false for a window liblog did not see created.
 bool win_find(MPI_Win w, uint32_t* index, uint32_t* comm) {
-  const uint64_t k = win_key(w);
-  for (size_t i = first_slot(k), n = 0; n < kWinSlots; i = (i + 1) % kWinSlots, ++n) {
-    const uint64_t s = g_win_slots[i].key.load(std::memory_order_acquire);
-    if (s == k) {
-      const uint64_t v = g_win_slots[i].value.load(std::memory_order_relaxed);
-      *index = static_cast<uint32_t>(v >> 32);
-      *comm = static_cast<uint32_t>(v);
-      return true;
-    }
-    if (s == 0) break;
-  }
-  return false;
+  uint64_t v;
+  if (!g_win_slots.find(w, &v)) return false;
+  *index = static_cast<uint32_t>(v >> 32);
+  *comm = static_cast<uint32_t>(v);
+  return true;
 }
 
 }  // namespace

@@ -49,12 +49,34 @@ const char* kind_name(log::RecordKind k) {
 
 }  // namespace
 
+// The definitions' storage: whether they grow linearly with the ranks (docs/FORMAT.md, v5).
+Status print_definitions(const std::string& path) {
+  auto file = log::LogFile::open(path);
+  if (!file.ok()) return file.status();
+  const log::Definitions& d = file->definitions();
+  const auto& s = d.storage;
+  const double ranks = std::max<double>(1, d.world_size);
+  std::printf("format version %u, %u ranks\n", file->version(), d.world_size);
+  std::printf("definitions: %u chunk(s), %llu bytes on disk (%.1f per rank), %llu decoded (%.1f per rank)\n",
+              s.chunks, static_cast<unsigned long long>(s.disk_bytes),
+              static_cast<double>(s.disk_bytes) / ranks, static_cast<unsigned long long>(s.decoded_bytes),
+              static_cast<double>(s.decoded_bytes) / ranks);
+  std::printf("groups stored: %llu with %llu members in all (%.2f per rank)%s\n",
+              static_cast<unsigned long long>(s.groups), static_cast<unsigned long long>(s.members),
+              static_cast<double>(s.members) / ranks,
+              file->version() >= log::kFirstGroupTableVersion
+                  ? "; MPI_COMM_WORLD's and MPI_COMM_SELF's implied"
+                  : "; every rank's communicators inline");
+  return Status();
+}
+
 void add_print_command(CLI::App& app) {
   struct Options {
     std::string file;
     std::vector<int> ranks;
     int64_t from = INT64_MIN, to = INT64_MAX;
     std::vector<std::string> kinds;
+    bool definitions = false;
   };
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("print", "Print a logfile's events as text");
@@ -65,7 +87,11 @@ void add_print_command(CLI::App& app) {
   cmd->add_option(
       "--kind", opts->kinds,
       "only these kinds: state, msg, coll, marker, event, comm, send, recv, rma, win, counter (repeatable)");
+  cmd->add_flag(
+      "--definitions", opts->definitions,
+      "print how the run's definitions are stored (bytes per rank, groups, members) instead of events");
   set_action(cmd, [opts]() -> Status {
+    if (opts->definitions) return print_definitions(opts->file);
     const auto got = load_log(opts->file);
     if (!got.ok()) return got.status();
     const LoadedLog& loaded = got.value();

@@ -1,9 +1,13 @@
-// `mpe synth`: writes a realistic synthetic logfile (nested states, halo messages, collectives,
-// Pcontrol markers) of a chosen size, for the viewer's tests and benchmarks.
+// `mpe synth`: writes a realistic synthetic logfile of a chosen size and rank count (up to
+// 1,048,576 ranks), for the viewer's tests and benchmarks and the format's scale tests: nested
+// states, messages inside a node and between nodes, collectives on several communicators, Pcontrol
+// markers, host names, and a few slow ranks whose longer compute the others wait for.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,12 +26,112 @@ Record rec(RecordKind k, uint64_t t, uint16_t cat, int32_t a = 0, int32_t b = 0,
 }
 
 // MPI categories of the synthetic run (id = position).
+constexpr uint32_t kMaxSynthRanks = 1u << 20;
+
 enum Cat : uint16_t { kInit, kFinalize, kSend, kIrecv, kWait, kAllreduce, kBarrier, kIprobe, kPcontrol };
 const std::vector<std::string> kNames = {"MPI_Init",    "MPI_Finalize", "MPI_Send",
                                          "MPI_Irecv",   "MPI_Wait",     "MPI_Allreduce",
                                          "MPI_Barrier", "MPI_Iprobe",   "MPI_Pcontrol"};
 constexpr uint16_t kCompute = log::kUserCategoryBase;    // user state "compute" (start, end = +1)
 constexpr uint16_t kSolve = log::kUserCategoryBase + 2;  // user state "solve", nested in compute
+
+// Communicator indices of every synthetic rank: 0 world, 1 self, then these two.
+constexpr uint32_t kNodeComm = 2;    // the rank's node (as MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) gives)
+constexpr uint32_t kColumnComm = 3;  // the ranks with the same local rank on every node
+
+// Where the synthetic ranks sit: `per_node` consecutive ranks per host, the last node maybe partial.
+struct Shape {
+  uint32_t ranks;
+  uint32_t per_node;
+  uint32_t node(uint32_t r) const { return r / per_node; }
+  uint32_t local(uint32_t r) const { return r % per_node; }
+  uint32_t nodes() const { return (ranks + per_node - 1) / per_node; }
+  bool several_nodes() const { return nodes() > 1; }
+  uint32_t node_size(uint32_t r) const { return std::min(per_node, ranks - node(r) * per_node); }
+  uint32_t column_size(uint32_t r) const { return (ranks - local(r) + per_node - 1) / per_node; }
+  // Ring neighbours on the world (mostly on the same node).
+  uint32_t right(uint32_t r) const { return (r + 1) % ranks; }
+  uint32_t left(uint32_t r) const { return (r + ranks - 1) % ranks; }
+  // The next and previous rank of r's column (on other nodes), wrapping around.
+  uint32_t down(uint32_t r) const { return uint64_t{r} + per_node < ranks ? r + per_node : local(r); }
+  uint32_t up(uint32_t r) const {
+    return node(r) > 0 ? r - per_node : local(r) + (column_size(r) - 1) * per_node;
+  }
+};
+
+// The slow ranks: a list ("3,17,40"), "none", or "auto" (three ranks spread over the world, from 8
+// ranks on; none below).
+StatusOr<std::vector<bool>> parse_slow_ranks(const std::string& spec, uint32_t R) {
+  std::vector<bool> slow(R, false);
+  if (spec == "none") return slow;
+  if (spec == "auto") {
+    if (R >= 8)
+      for (const uint64_t tenths : {2, 5, 8}) slow[static_cast<size_t>(uint64_t{R} * tenths / 10)] = true;
+    return slow;
+  }
+  std::stringstream in(spec);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    char* end = nullptr;
+    const unsigned long r = std::strtoul(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || r >= R)
+      return Status(StatusCode::kInvalidArgument, "--slow-ranks: '" + item + "' is not a rank of 0.." +
+                                                      std::to_string(R - 1) +
+                                                      " (give a list such as 3,17,40, or none)");
+    slow[r] = true;
+  }
+  return slow;
+}
+
+// The run's definitions: a host per node, and the four communicators of every rank, each group
+// one shared copy (the format stores each group once however many ranks name it).
+log::Definitions definitions(const Shape& shape) {
+  const uint32_t R = shape.ranks;
+  log::Definitions d;
+  d.world_size = R;
+  d.program = "synth";
+  d.clock = "monotonic";
+  d.ticks_per_second = 1e9;
+  d.categories = log::mpi_categories(kNames);
+  log::MemberInterner groups;
+  const log::MemberList world = groups.world(R);
+  std::vector<log::MemberList> node_group(shape.nodes()), column_group(std::min(R, shape.per_node));
+  for (uint32_t n = 0; n < shape.nodes(); ++n) {
+    std::vector<int32_t> v;
+    for (uint32_t r = n * shape.per_node; r < std::min(R, (n + 1) * shape.per_node); ++r)
+      v.push_back(static_cast<int32_t>(r));
+    node_group[n] = std::move(v);
+  }
+  for (uint32_t l = 0; l < column_group.size(); ++l) {
+    std::vector<int32_t> v;
+    for (uint32_t r = l; r < R; r += shape.per_node) v.push_back(static_cast<int32_t>(r));
+    column_group[l] = std::move(v);
+  }
+  char host[32];
+  d.ranks.resize(R);
+  for (uint32_t r = 0; r < R; ++r) {
+    log::RankMeta& m = d.ranks[r];
+    m.rank = r;
+    m.world_size = R;
+    m.pid = 1000 + r;
+    std::snprintf(host, sizeof host, "node%05u", shape.node(r));
+    m.host = host;
+    m.threads = {log::ThreadDef{0, 1000 + r}};
+    // Global ids as liblog agrees on them: the smallest (world rank << 32 | creation counter).
+    const uint64_t node_id = (uint64_t{shape.node(r) * shape.per_node} << 32) | 1;
+    const uint64_t column_id = (uint64_t{shape.local(r)} << 32) | 2;
+    m.comms = {log::CommDef{0, 0, false, world},
+               log::CommDef{1, (1ull << 62) | r, false, {static_cast<int32_t>(r)}},
+               log::CommDef{kNodeComm, node_id, false, node_group[shape.node(r)]},
+               log::CommDef{kColumnComm, column_id, false, column_group[shape.local(r)]}};
+    if (r == 0)
+      m.user_categories = {
+          log::Category{kCompute, log::CategoryKind::kState, kCompute + 1u, 0xC04040, "compute"},
+          log::Category{kSolve, log::CategoryKind::kState, kSolve + 1u, 0x7050C0, "solve"}};
+  }
+  log::merge_user_categories(&d);
+  return d;
+}
 
 }  // namespace
 
@@ -36,87 +140,134 @@ void add_synth_command(CLI::App& app) {
     uint32_t ranks = 4;
     uint64_t events = 100000;
     uint64_t seed = 1;
+    uint32_t ranks_per_node = 64;
+    std::string slow = "auto";
+    double slow_factor = 3.0;
     std::string out;
   };
   auto opts = std::make_shared<Options>();
   CLI::App* cmd =
       app.add_subcommand("synth", "Write a synthetic logfile (nested states, messages, collectives)");
-  cmd->add_option("--ranks", opts->ranks, "number of ranks")->check(CLI::Range(1u, 65536u));
+  cmd->add_option("--ranks", opts->ranks, "number of ranks")->check(CLI::Range(1u, kMaxSynthRanks));
   cmd->add_option("--events", opts->events, "approximate number of records in total")
       ->check(CLI::Range(1ull, 10000000000ull));
   cmd->add_option("--seed", opts->seed, "random seed");
+  cmd->add_option("--ranks-per-node", opts->ranks_per_node,
+                  "ranks per host (host names node00000, node00001...): messages and a communicator per node")
+      ->check(CLI::Range(1u, kMaxSynthRanks));
+  cmd->add_option("--slow-ranks", opts->slow,
+                  "ranks whose compute takes --slow-factor times longer: a list (3,17,40), 'none', or 'auto' "
+                  "(three ranks, at 2/10, 5/10 and 8/10 of the world, from 8 ranks on)");
+  cmd->add_option("--slow-factor", opts->slow_factor, "how much longer the slow ranks compute")
+      ->check(CLI::Range(1.0, 1000.0));
   cmd->add_option("out", opts->out, "the .mpelog to write")->required();
   set_action(cmd, [opts]() -> Status {
-    const uint32_t R = opts->ranks;
+    const Shape shape{opts->ranks, std::min(opts->ranks_per_node, opts->ranks)};
+    const uint32_t R = shape.ranks;
+    StatusOr<std::vector<bool>> slow = parse_slow_ranks(opts->slow, R);
+    if (!slow.ok()) return slow.status();
     // Per rank and iteration: compute (2 records), solve nested in it (2), an Iprobe nested in
-    // solve (1), Irecv (1), Send + its message (2), Wait + its message (2); every 8th iteration an
-    // Allreduce (2). About 10.25 records per iteration.
-    const uint64_t iters = std::max<uint64_t>(1, opts->events / (R * 41ull / 4));
-    const size_t flush = std::clamp<size_t>((64u << 20) / (32u * R), 1024, 65536);
+    // solve (1), Irecv (1), Send + its message (2), Wait + its message (2); with several nodes the
+    // same again with the next node (4); every 8th iteration an Allreduce on the world (2), and
+    // every 8th a Barrier on the node (2).
+    const double per_iteration = 10.5 + (shape.several_nodes() ? 4 : 0);
+    const uint64_t iters = static_cast<uint64_t>(static_cast<double>(opts->events) / (R * per_iteration));
+    // Each rank's records wait in memory until a chunk is full; about 1 GiB for all ranks together.
+    const size_t flush = std::clamp<size_t>((size_t{1} << 30) / (32u * size_t{R}), 256, 65536);
     log::LogWriter w;
     MPE_RETURN_IF_ERROR(w.open(opts->out));
     std::vector<std::vector<Record>> buf(R);
     std::mt19937_64 rng(opts->seed);
     std::uniform_real_distribution<double> u(0, 1);
     Status written;  // the first failed write; the loops stop at it
+    uint64_t total = 0;
     auto spill = [&](uint32_t r) {
       std::string chunk;
       log::encode_events(buf[r].data(), static_cast<uint32_t>(buf[r].size()), r, 0, 1, &chunk);
       if (written.ok()) written = w.add_events_chunk(chunk);
+      total += buf[r].size();
       buf[r].clear();
+      buf[r].shrink_to_fit();
     };
     auto put = [&](uint32_t r, const Record& x) {
       buf[r].push_back(x);
       if (buf[r].size() >= flush) spill(r);
     };
-    std::vector<uint64_t> now(R), sendAt(R);
+    std::vector<uint64_t> now(R), right_at(R), down_at(R);
     for (uint32_t r = 0; r < R; ++r) {
       const uint64_t d = 200000 + static_cast<uint64_t>(u(rng) * 50000);
       put(r, rec(RecordKind::kState, 0, kInit, 0, 0, d));
+      put(r, log::make_record(RecordKind::kCommCreate, d + 1, 0, static_cast<int32_t>(shape.node_size(r)), 0,
+                              kNodeComm));
+      put(r, log::make_record(RecordKind::kCommCreate, d + 2, 0, static_cast<int32_t>(shape.column_size(r)),
+                              0, kColumnComm));
       put(r, rec(RecordKind::kMarker, d + 10, kPcontrol, 1, 1));
       now[r] = d + 100;
     }
-    uint64_t total = 0;
     for (uint64_t k = 0; k < iters && written.ok(); ++k) {
-      // Compute phases: rank-dependent imbalance plus noise; sends leave at the end.
+      const uint64_t bytes = 8192u << (k % 3);
+      // Compute phases: rank-dependent imbalance plus noise, the slow ranks' several times longer;
+      // sends leave at the end.
       for (uint32_t r = 0; r < R; ++r) {
         const uint64_t t = now[r];
+        const double factor = (*slow)[r] ? opts->slow_factor : 1.0;
         const uint64_t c =
-            static_cast<uint64_t>(4000 * (1 + 0.3 * r / std::max(1u, R - 1)) * (0.8 + 0.4 * u(rng)));
+            static_cast<uint64_t>(4000 * factor * (1 + 0.3 * r / std::max(1u, R - 1)) * (0.8 + 0.4 * u(rng)));
         put(r, rec(RecordKind::kUserEvent, t, kCompute));
         put(r, rec(RecordKind::kUserEvent, t + c / 4, kSolve));
         put(r, rec(RecordKind::kState, t + c / 2, kIprobe, 2, 0, 60));
         put(r, rec(RecordKind::kUserEvent, t + 3 * c / 4, kSolve + 1));
         put(r, rec(RecordKind::kUserEvent, t + c, kCompute + 1));
         put(r, rec(RecordKind::kState, t + c + 20, kIrecv, 0, 0, 150));
-        sendAt[r] = t + c + 200;
+        right_at[r] = t + c + 200;
         const uint64_t sd = 300 + static_cast<uint64_t>(u(rng) * 200);
-        const uint64_t bytes = 8192u << (k % 3);
-        put(r, rec(RecordKind::kState, sendAt[r], kSend, 0, 0, sd));
-        Record s = rec(RecordKind::kSend, sendAt[r], kSend, static_cast<int32_t>((r + 1) % R), 1, bytes);
-        put(r, s);
-        now[r] = sendAt[r] + sd + 30;
-      }
-      // Waits complete after the left neighbour's message arrived.
-      for (uint32_t r = 0; r < R; ++r) {
-        const uint32_t left = (r + R - 1) % R;
-        const uint64_t arrive = sendAt[left] + 1500 + static_cast<uint64_t>(u(rng) * 500);
-        const uint64_t done = std::max(now[r] + 100, arrive);
-        put(r, rec(RecordKind::kState, now[r], kWait, 0, 0, done - now[r]));
-        put(r, rec(RecordKind::kRecv, done, kWait, static_cast<int32_t>(left), 1, 8192u << (k % 3)));
-        now[r] = done + 50;
-      }
-      if (k % 8 == 7) {
-        uint64_t last = 0;
-        for (uint32_t r = 0; r < R; ++r) last = std::max(last, now[r]);
-        for (uint32_t r = 0; r < R; ++r) {
-          const uint64_t end = last + 3000;
-          put(r, rec(RecordKind::kState, now[r], kAllreduce, 0, 0, end - now[r]));
-          put(r, rec(RecordKind::kCollective, now[r], kAllreduce, -1, 0, 8));
-          now[r] = end + 100;
+        put(r, rec(RecordKind::kState, right_at[r], kSend, 0, 0, sd));
+        put(r, rec(RecordKind::kSend, right_at[r], kSend, static_cast<int32_t>(shape.right(r)), 1, bytes));
+        now[r] = right_at[r] + sd + 30;
+        if (shape.several_nodes()) {  // to the same local rank on the next node, over the column communicator
+          down_at[r] = now[r];
+          put(r, rec(RecordKind::kState, down_at[r], kSend, 0, 0, sd));
+          put(r, log::make_record(RecordKind::kSend, down_at[r], kSend,
+                                  static_cast<int32_t>(shape.node(shape.down(r))), 2, kColumnComm, bytes));
+          now[r] = down_at[r] + sd + 30;
         }
       }
-      total += R * 10ull + (k % 8 == 7 ? 2ull * R : 0);
+      // Waits complete once the neighbours' messages arrived (later across nodes).
+      for (uint32_t r = 0; r < R; ++r) {
+        const uint32_t left = shape.left(r);
+        const uint64_t arrive = right_at[left] + 1500 + static_cast<uint64_t>(u(rng) * 500);
+        uint64_t done = std::max(now[r] + 100, arrive);
+        put(r, rec(RecordKind::kState, now[r], kWait, 0, 0, done - now[r]));
+        put(r, rec(RecordKind::kRecv, done, kWait, static_cast<int32_t>(left), 1, bytes));
+        now[r] = done + 50;
+        if (shape.several_nodes()) {
+          const uint32_t up = shape.up(r);
+          const uint64_t from_up = down_at[up] + 4000 + static_cast<uint64_t>(u(rng) * 1000);
+          done = std::max(now[r] + 100, from_up);
+          put(r, rec(RecordKind::kState, now[r], kWait, 0, 0, done - now[r]));
+          put(r, log::make_record(RecordKind::kRecv, done, kWait, static_cast<int32_t>(shape.node(up)), 2,
+                                  kColumnComm, bytes));
+          now[r] = done + 50;
+        }
+      }
+      if (k % 8 == 3)  // a barrier per node: its ranks leave together
+        for (uint32_t first = 0; first < R; first += shape.per_node) {
+          const uint32_t last_rank = std::min(R, first + shape.per_node);
+          const uint64_t last = *std::max_element(now.begin() + first, now.begin() + last_rank);
+          for (uint32_t r = first; r < last_rank; ++r) {
+            put(r, rec(RecordKind::kState, now[r], kBarrier, 0, 0, last + 800 - now[r]));
+            put(r, log::make_record(RecordKind::kCollective, now[r], kBarrier, -1, 0, kNodeComm, 0));
+            now[r] = last + 900;
+          }
+        }
+      if (k % 8 == 7) {  // an allreduce on the world: everyone leaves after the latest arrives
+        const uint64_t last = *std::max_element(now.begin(), now.end());
+        for (uint32_t r = 0; r < R; ++r) {
+          put(r, rec(RecordKind::kState, now[r], kAllreduce, 0, 0, last + 3000 - now[r]));
+          put(r, rec(RecordKind::kCollective, now[r], kAllreduce, -1, 8, 8));
+          now[r] = last + 3100;
+        }
+      }
     }
     for (uint32_t r = 0; r < R; ++r) {
       put(r, rec(RecordKind::kMarker, now[r], kPcontrol, 0, 0));
@@ -124,32 +275,12 @@ void add_synth_command(CLI::App& app) {
       if (!buf[r].empty()) spill(r);
     }
     MPE_RETURN_IF_ERROR(written);
-    log::Definitions d;
-    d.world_size = R;
-    d.program = "synth";
-    d.clock = "monotonic";
-    d.ticks_per_second = 1e9;
-    d.categories = log::mpi_categories(kNames);
-    std::vector<int32_t> world(R);
-    for (uint32_t r = 0; r < R; ++r) world[r] = static_cast<int32_t>(r);
-    for (uint32_t r = 0; r < R; ++r) {
-      log::RankMeta m;
-      m.rank = r;
-      m.world_size = R;
-      m.host = "synth";
-      m.threads = {log::ThreadDef{0, 1000 + r}};
-      m.comms = {log::CommDef{0, 0, false, world},
-                 log::CommDef{1, 1000000u + r, false, {static_cast<int32_t>(r)}}};
-      if (r == 0)
-        m.user_categories = {
-            log::Category{kCompute, log::CategoryKind::kState, kCompute + 1u, 0xC04040, "compute"},
-            log::Category{kSolve, log::CategoryKind::kState, kSolve + 1u, 0x7050C0, "solve"}};
-      d.ranks.push_back(std::move(m));
-    }
-    log::merge_user_categories(&d);
-    MPE_RETURN_IF_ERROR(w.finish(d));
-    std::printf("wrote %s: %u ranks, %llu iterations, about %llu records\n", opts->out.c_str(), R,
-                static_cast<unsigned long long>(iters), static_cast<unsigned long long>(total + 4ull * R));
+    MPE_RETURN_IF_ERROR(w.finish(definitions(shape)));
+    uint32_t nslow = 0;
+    for (bool b : *slow) nslow += b ? 1 : 0;
+    std::printf("wrote %s: %u ranks on %u nodes, %u slow, %llu iterations, %llu records\n", opts->out.c_str(),
+                R, shape.nodes(), nslow, static_cast<unsigned long long>(iters),
+                static_cast<unsigned long long>(total));
     return Status();
   });
 }

@@ -42,8 +42,9 @@ std::vector<int32_t> world_ranks(MPI_Group g) {
 }  // namespace
 
 void define_builtin_comms() {
-  g_meta.comms.push_back(log::CommDef{0, 0, false, {}});
-  for (int i = 0; i < g_size; ++i) g_meta.comms[0].members.push_back(i);
+  std::vector<int32_t> world(static_cast<size_t>(g_size));
+  for (int i = 0; i < g_size; ++i) world[static_cast<size_t>(i)] = i;
+  g_meta.comms.push_back(log::CommDef{0, 0, false, std::move(world)});
   g_meta.comms.push_back(log::CommDef{1, (1ull << 62) | static_cast<uint64_t>(g_rank), false, {g_rank}});
 }
 

@@ -57,6 +57,7 @@ Status complete_file(int fd, const log::Definitions& base, const std::vector<std
   d.world_size = static_cast<uint32_t>(parts.size());
   d.ranks.resize(parts.size());
   std::vector<log::IndexEntry> index;
+  log::MemberInterner interner;  // one copy of each group (MPI_COMM_WORLD's...) for all ranks
   for (size_t r = 0; r < parts.size(); ++r) {
     const std::string& p = parts[r];
     uint64_t n = 0;
@@ -68,7 +69,8 @@ Status complete_file(int fd, const log::Definitions& base, const std::vector<std
     const size_t at = index.size();
     index.resize(at + n / sizeof(log::IndexEntry));
     if (n) std::memcpy(index.data() + at, p.data() + sizeof n, n);
-    MPE_RETURN_IF_ERROR(log::parse_rank_meta(p.data() + sizeof n + n, p.size() - sizeof n - n, &d.ranks[r]));
+    MPE_RETURN_IF_ERROR(log::parse_rank_meta(p.data() + sizeof n + n, p.size() - sizeof n - n, &d.ranks[r],
+                                             log::kCurrentVersion, &interner));
   }
   log::merge_user_categories(&d);
   StatusOr<uint64_t> size = log::write_tail_and_header(fd, d, index, events_total);

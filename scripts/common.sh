@@ -30,11 +30,13 @@ ensure_packages() {
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# configure_and_build <build dir> <mpich|openmpi>: fails when the build fails.
+# configure_and_build <build dir> <mpich|openmpi> [cmake options...]: fails when the build fails.
+# The options apply when the directory is first configured.
 configure_and_build() {
   local dir=$1 mpi=$2
+  shift 2
   if [ ! -f "$dir/build.ninja" ]; then
-    cmake -S "$ROOT" -B "$dir" -G Ninja -DMPE_MPI="$mpi" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    cmake -S "$ROOT" -B "$dir" -G Ninja -DMPE_MPI="$mpi" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
   fi
   # Progress lines are dropped; errors and warnings stay. pipefail makes the build's status count.
   cmake --build "$dir" 2>&1 | sed -e '/^\[[0-9]*\/[0-9]*\]/d'

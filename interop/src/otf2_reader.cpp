@@ -362,6 +362,7 @@ Status build_model(const Globals& g, const std::string& program, Model* m) {
   d.clock = "otf2";
   d.ticks_per_second = static_cast<double>(g.resolution);
   d.ranks.resize(nranks);
+  const log::MemberList world = log::MemberInterner().world(nranks);  // one copy for every rank
   for (uint32_t r = 0; r < nranks; ++r) {
     log::RankMeta& rm = d.ranks[r];
     rm.rank = r;
@@ -374,9 +375,7 @@ Status build_model(const Globals& g, const std::string& program, Model* m) {
     rm.ticks_per_second = static_cast<double>(g.resolution);
     for (uint32_t t = 0; t < m->locations_of_rank[r].size(); ++t)
       rm.threads.push_back(log::ThreadDef{t, static_cast<int64_t>(m->locations_of_rank[r][t])});
-    log::CommDef world{0, 0, false, {}};
-    for (uint32_t k = 0; k < nranks; ++k) world.members.push_back(static_cast<int32_t>(k));
-    rm.comms.push_back(world);
+    rm.comms.push_back(log::CommDef{0, 0, false, world});
     rm.comms.push_back(log::CommDef{1, (1ull << 62) | r, false, {static_cast<int32_t>(r)}});
   }
   uint32_t next_index = 2;
@@ -385,9 +384,10 @@ Status build_model(const Globals& g, const std::string& program, Model* m) {
     m->comm_index[c.ref] = index;
     const auto gd = g.groups.find(c.group);
     const bool self = gd != g.groups.end() && gd->second.type == OTF2_GROUP_TYPE_COMM_SELF;
-    std::vector<int32_t> members;
+    std::vector<int32_t> ranks;
     if (gd != g.groups.end() && !self)
-      for (uint64_t pos : gd->second.members) members.push_back(world_rank(pos));
+      for (uint64_t pos : gd->second.members) ranks.push_back(world_rank(pos));
+    const log::MemberList members(std::move(ranks));  // one copy shared by every rank's definition
     m->comm_size[c.ref] = self ? 1 : static_cast<uint32_t>(members.size());
     for (uint32_t r = 0; r < nranks; ++r) {
       log::CommDef def{index, (1ull << 61) | c.ref, false, members};

@@ -65,7 +65,7 @@ struct MarkerRecord {
 struct CommInfo {
   uint64_t global_id = 0;
   bool inter = false;
-  std::vector<int32_t> members;
+  log::MemberList members;
   bool self = false;  // MPI_COMM_SELF: one communicator for every rank, as Score-P defines it
 };
 
@@ -172,7 +172,7 @@ struct Otf2Export::Impl {
       for (const auto& c : ranks[r].comms) {
         const auto rank = static_cast<int32_t>(r);
         const bool self =
-            !c.inter && c.global_id == ((1ull << 62) | r) && c.members == std::vector<int32_t>{rank};
+            !c.inter && c.global_id == ((1ull << 62) | r) && c.members.size() == 1 && c.members[0] == rank;
         uint32_t ref = static_cast<uint32_t>(comms.size());
         if (self && self_ref) {
           ref = *self_ref;

@@ -48,7 +48,9 @@ double ClockSync::correct(uint64_t t) const {
 
 namespace {
 
-constexpr uint32_t kMaxItems = 1u << 24;  // sanity bound on every serialized count
+// Sanity bound on every serialized count (ranks, groups, members: up to 2^31 ranks); each count is
+// also bounded by the bytes left.
+constexpr uint32_t kMaxItems = 1u << 31;
 
 Status corrupt(const std::string& what) { return Status(StatusCode::kCorrupt, what); }
 
@@ -69,7 +71,144 @@ bool get_category(ByteReader& r, Category* c) {
   return true;
 }
 
-void put_rank(ByteWriter& w, const RankMeta& m) {
+// Group references in the run's definitions (v5): 0 is MPI_COMM_WORLD's group, 1 the rank's own
+// MPI_COMM_SELF group, k >= 2 entry k - 2 of the group table.
+constexpr uint32_t kWorldGroup = 0;
+constexpr uint32_t kSelfGroup = 1;
+constexpr uint32_t kFirstTableGroup = 2;
+
+// Member lists on their own (v5 rank meta; the group table): form 0 a plain list, form 1 runs of
+// evenly spaced ranks {first, count, stride}, whichever is shorter.
+struct MemberRun {
+  int32_t first;
+  uint32_t count;
+  int32_t stride;
+};
+
+std::vector<MemberRun> runs_of(const std::vector<int32_t>& v) {
+  std::vector<MemberRun> runs;
+  for (size_t i = 0; i < v.size();) {
+    MemberRun run{v[i], 1, 0};
+    if (i + 1 < v.size()) {
+      const int64_t stride = int64_t{v[i + 1]} - v[i];
+      if (stride >= INT32_MIN && stride <= INT32_MAX) {
+        run.stride = static_cast<int32_t>(stride);
+        size_t j = i + 1;
+        while (j < v.size() && int64_t{v[j]} - v[j - 1] == stride) ++j;
+        run.count = static_cast<uint32_t>(j - i);
+      }
+    }
+    runs.push_back(run);
+    i += run.count;
+  }
+  return runs;
+}
+
+void put_members(ByteWriter& w, const std::vector<int32_t>& v) {
+  const std::vector<MemberRun> runs = runs_of(v);
+  if (runs.size() * 12 < v.size() * 4) {
+    w.u8(1);
+    w.u32(static_cast<uint32_t>(v.size()));
+    w.u32(static_cast<uint32_t>(runs.size()));
+    for (const MemberRun& run : runs) {
+      w.u32(static_cast<uint32_t>(run.first));
+      w.u32(run.count);
+      w.u32(static_cast<uint32_t>(run.stride));
+    }
+  } else {
+    w.u8(0);
+    w.u32(static_cast<uint32_t>(v.size()));
+    for (int32_t x : v) w.u32(static_cast<uint32_t>(x));
+  }
+}
+
+uint64_t member_limit(uint32_t world_size) { return uint64_t{world_size} + 65536; }
+
+// A member is a world rank, or -1 (a rank the world's group does not hold).
+bool valid_member(int64_t x) { return x >= -1 && x <= INT32_MAX; }
+
+// `limit` bounds the members (runs take 12 bytes however many ranks they hold, so the bytes left do
+// not bound them): a group holds at most the world's ranks, plus ranks of spawned worlds.
+bool get_members(ByteReader& r, uint64_t limit, std::vector<int32_t>* v) {
+  uint8_t form;
+  uint32_t n;
+  if (!r.u8(&form) || form > 1) return false;
+  if (form == 0) {
+    if (!r.count(&n, 4) || n > limit) return false;
+    v->resize(n);
+    for (auto& x : *v) {
+      uint32_t u;
+      if (!r.u32(&u)) return false;
+      x = static_cast<int32_t>(u);
+    }
+    return true;
+  }
+  uint32_t nruns;
+  if (!r.u32(&n) || n > limit || !r.count(&nruns, 12) || nruns > n) return false;
+  v->clear();
+  v->reserve(n);
+  for (uint32_t k = 0; k < nruns; ++k) {
+    uint32_t first, count, stride;
+    if (!r.u32(&first) || !r.u32(&count) || !r.u32(&stride) || count == 0 || count > n - v->size())
+      return false;
+    const int64_t a = static_cast<int32_t>(first), d = static_cast<int32_t>(stride);
+    if (!valid_member(a) || !valid_member(a + d * (int64_t{count} - 1))) return false;
+    for (uint32_t i = 0; i < count; ++i) v->push_back(static_cast<int32_t>(a + d * i));
+  }
+  return v->size() == n;
+}
+
+// The run's distinct groups, numbered as they are first met (serialize_definitions).
+class GroupTable {
+ public:
+  explicit GroupTable(uint32_t world_size) : world_size_(world_size) {}
+  // The reference of a rank's group: world, self, or a table entry (added when new).
+  uint32_t ref(const MemberList& m, uint32_t rank) {
+    const std::vector<int32_t>& v = m.vector();
+    if (v.size() == 1 && v[0] == static_cast<int32_t>(rank)) return kSelfGroup;
+    // Interned lists are one copy: most lookups stop here without reading the members.
+    if (auto it = by_copy_.find(&v); it != by_copy_.end()) return it->second;
+    uint32_t id;
+    if (is_world(v)) {
+      id = kWorldGroup;
+    } else {
+      const uint64_t h = hash64(v.data(), v.size() * sizeof(int32_t));
+      id = 0;
+      for (auto [it, end] = by_hash_.equal_range(h); it != end; ++it)
+        if (*groups_[it->second - kFirstTableGroup] == v) id = it->second;
+      if (id == 0) {
+        id = kFirstTableGroup + static_cast<uint32_t>(groups_.size());
+        groups_.push_back(&v);
+        by_hash_.emplace(h, id);
+      }
+    }
+    by_copy_.emplace(&v, id);
+    return id;
+  }
+  const std::vector<const std::vector<int32_t>*>& groups() const { return groups_; }
+
+ private:
+  bool is_world(const std::vector<int32_t>& v) const {
+    if (v.size() != world_size_) return false;
+    for (size_t i = 0; i < v.size(); ++i)
+      if (v[i] != static_cast<int32_t>(i)) return false;
+    return true;
+  }
+  uint32_t world_size_;
+  std::vector<const std::vector<int32_t>*> groups_;
+  std::unordered_map<const std::vector<int32_t>*, uint32_t> by_copy_;
+  std::unordered_multimap<uint64_t, uint32_t> by_hash_;
+};
+
+// How a rank's communicators name their groups when read: inline lists (spill files, and every
+// version before 5), or references into the run's group table (definitions, v5).
+struct GroupSource {
+  MemberInterner* interner = nullptr;              // inline lists: shares equal ones (may be null)
+  const std::vector<MemberList>* table = nullptr;  // references: entries kFirstTableGroup..
+  MemberList world;                                // references: group kWorldGroup
+};
+
+void put_rank(ByteWriter& w, const RankMeta& m, GroupTable* groups) {
   w.u32(m.rank);
   w.u32(m.world_size);
   w.i64(m.pid);
@@ -93,8 +232,10 @@ void put_rank(ByteWriter& w, const RankMeta& m) {
     w.u32(c.index);
     w.u64(c.global_id);
     w.u8(c.inter ? 1 : 0);
-    w.u32(static_cast<uint32_t>(c.members.size()));
-    for (int32_t x : c.members) w.u32(static_cast<uint32_t>(x));
+    if (groups)
+      w.u32(groups->ref(c.members, m.rank));
+    else
+      put_members(w, c.members.vector());
   }
   w.u32(static_cast<uint32_t>(m.user_categories.size()));
   for (const auto& c : m.user_categories) put_category(w, c);
@@ -151,7 +292,7 @@ bool get_frame(ByteReader& r, Frame* f) {
   return true;
 }
 
-bool get_rank(ByteReader& r, RankMeta* m, uint16_t version) {
+bool get_rank(ByteReader& r, RankMeta* m, uint16_t version, const GroupSource& groups) {
   uint8_t flag;
   uint32_t n;
   if (!r.u32(&m->rank) || !r.u32(&m->world_size) || !r.i64(&m->pid) || !r.str(&m->host) ||
@@ -169,17 +310,39 @@ bool get_rank(ByteReader& r, RankMeta* m, uint16_t version) {
     if (!r.u32(&t.index) || !r.i64(&t.tid)) return false;
   if (!get_count(r, &n, 17)) return false;
   m->comms.resize(n);
+  std::vector<int32_t> members;
   for (auto& c : m->comms) {
     uint8_t inter;
-    uint32_t k;
-    if (!r.u32(&c.index) || !r.u64(&c.global_id) || !r.u8(&inter) || !get_count(r, &k, 4)) return false;
+    if (!r.u32(&c.index) || !r.u64(&c.global_id) || !r.u8(&inter) || inter > 1) return false;
     c.inter = inter != 0;
-    c.members.resize(k);
-    for (auto& x : c.members) {
-      uint32_t v;
-      if (!r.u32(&v)) return false;
-      x = static_cast<int32_t>(v);
+    if (groups.table) {  // a reference into the run's group table (v5 definitions)
+      uint32_t ref;
+      if (!r.u32(&ref)) return false;
+      if (ref == kWorldGroup) {
+        c.members = groups.world;
+      } else if (ref == kSelfGroup) {
+        c.members = MemberList{static_cast<int32_t>(m->rank)};
+      } else {
+        if (ref - kFirstTableGroup >= groups.table->size()) return false;
+        c.members = (*groups.table)[ref - kFirstTableGroup];
+      }
+      continue;
     }
+    if (version >= kFirstGroupTableVersion) {
+      if (!get_members(r, member_limit(m->world_size), &members)) return false;
+    } else {  // before v5: a plain list
+      uint32_t k;
+      if (!get_count(r, &k, 4)) return false;
+      members.resize(k);
+      for (auto& x : members) {
+        uint32_t v;
+        if (!r.u32(&v)) return false;
+        x = static_cast<int32_t>(v);
+      }
+    }
+    c.members =
+        groups.interner ? groups.interner->intern(std::move(members)) : MemberList(std::move(members));
+    members = {};
   }
   if (!get_count(r, &n, 17)) return false;
   m->user_categories.resize(n);
@@ -327,15 +490,31 @@ void seal(FileHeader* h) { h->header_hash = hash64(h, offsetof(FileHeader, heade
 void seal(Footer* f) { f->footer_hash = hash64(f, offsetof(Footer, footer_hash)); }
 void seal(PartHeader* h) { h->header_hash = hash64(h, offsetof(PartHeader, header_hash)); }
 
+MemberList MemberInterner::intern(std::vector<int32_t> members) {
+  const uint64_t h = hash64(members.data(), members.size() * sizeof(int32_t));
+  for (auto [it, end] = by_hash_.equal_range(h); it != end; ++it)
+    if (it->second == members) return it->second;
+  MemberList list(std::move(members));
+  by_hash_.emplace(h, list);
+  return list;
+}
+
+MemberList MemberInterner::world(uint32_t world_size) {
+  std::vector<int32_t> v(world_size);
+  for (uint32_t i = 0; i < world_size; ++i) v[i] = static_cast<int32_t>(i);
+  return intern(std::move(v));
+}
+
 std::string serialize_rank_meta(const RankMeta& m) {
   ByteWriter w;
-  put_rank(w, m);
+  put_rank(w, m, nullptr);
   return std::move(w.data());
 }
 
-Status parse_rank_meta(const char* p, size_t n, RankMeta* out, uint16_t version) {
+Status parse_rank_meta(const char* p, size_t n, RankMeta* out, uint16_t version, MemberInterner* interner) {
   ByteReader r(p, n);
-  if (!get_rank(r, out, version)) return corrupt("rank definitions are malformed");
+  if (!get_rank(r, out, version, GroupSource{interner, nullptr, {}}))
+    return corrupt("rank definitions are malformed");
   return Status();
 }
 
@@ -348,8 +527,15 @@ std::string serialize_definitions(const Definitions& d) {
   w.u8(d.recovered ? 1 : 0);
   w.u32(static_cast<uint32_t>(d.categories.size()));
   for (const auto& c : d.categories) put_category(w, c);
-  w.u32(static_cast<uint32_t>(d.ranks.size()));
-  for (const auto& m : d.ranks) put_rank(w, m);
+  // The ranks go to a buffer of their own first: writing them finds the distinct groups, and the
+  // group table goes ahead of them.
+  GroupTable groups(d.world_size);
+  ByteWriter ranks;
+  ranks.u32(static_cast<uint32_t>(d.ranks.size()));
+  for (const auto& m : d.ranks) put_rank(ranks, m, &groups);
+  w.u32(static_cast<uint32_t>(groups.groups().size()));
+  for (const std::vector<int32_t>* g : groups.groups()) put_members(w, *g);
+  w.raw(ranks.data().data(), ranks.data().size());
   return std::move(w.data());
 }
 
@@ -366,12 +552,38 @@ Status parse_definitions(const char* p, size_t n, Definitions* out, uint16_t ver
   out->categories.resize(k);
   for (auto& c : out->categories)
     if (!get_category(r, &c)) return corrupt("a category definition is malformed");
+  MemberInterner interner;
+  GroupSource groups{&interner, nullptr, {}};
+  std::vector<MemberList> table;
+  if (version >= kFirstGroupTableVersion) {
+    // Every rank takes 40 bytes or more after the groups: a world size the bytes cannot hold is
+    // corrupt before any group is expanded.
+    if (uint64_t{out->world_size} * 40 > r.left()) return corrupt("world size exceeds the definitions");
+    if (!get_count(r, &k, 9)) return corrupt("group count is malformed");
+    table.resize(k);
+    std::vector<int32_t> members;
+    for (auto& g : table) {
+      if (!get_members(r, member_limit(out->world_size), &members))
+        return corrupt("a group definition is malformed");
+      out->storage.members += members.size();
+      g = MemberList(std::move(members));
+      members = {};
+    }
+    out->storage.groups = table.size();
+    groups = GroupSource{nullptr, &table, interner.world(out->world_size)};
+  }
   if (!get_count(r, &k, 40)) return corrupt("rank count is malformed");
   out->ranks.resize(k);
   for (auto& m : out->ranks)
-    if (!get_rank(r, &m, version)) return corrupt("rank definitions are malformed");
+    if (!get_rank(r, &m, version, groups)) return corrupt("rank definitions are malformed");
   for (size_t i = 0; i < out->ranks.size(); ++i)
     if (out->ranks[i].rank != i) return corrupt("rank definitions are out of order");
+  if (version < kFirstGroupTableVersion)  // every rank's lists were stored inline
+    for (const RankMeta& m : out->ranks)
+      for (const CommDef& c : m.comms) {
+        ++out->storage.groups;
+        out->storage.members += c.members.size();
+      }
   if (out->world_size != out->ranks.size()) return corrupt("world size does not match the rank definitions");
   return Status();
 }
@@ -482,7 +694,8 @@ size_t encode_events_raw(const Record* records, uint32_t n, uint32_t rank, uint3
   return need;
 }
 
-void encode_blob(ChunkKind kind, uint32_t rank, const std::string& blob, std::string* out) {
+bool encode_blob(ChunkKind kind, uint32_t rank, const std::string& blob, std::string* out) {
+  if (blob.size() > kMaxBlobChunkBytes) return false;
   ChunkHeader h{};
   h.magic = kChunkMagic;
   h.kind = static_cast<uint16_t>(kind);
@@ -503,6 +716,7 @@ void encode_blob(ChunkKind kind, uint32_t rank, const std::string& blob, std::st
   seal(&h);
   out->append(reinterpret_cast<const char*>(&h), sizeof h);
   out->append(c);
+  return true;
 }
 
 Status check_chunk_header(const ChunkHeader& h, uint64_t avail, uint64_t offset) {

@@ -68,9 +68,18 @@ std::string build_file_header() {
   return std::string(reinterpret_cast<const char*>(&h), sizeof h);
 }
 
-std::string build_tail(const Definitions& defs, const std::vector<IndexEntry>& index, uint64_t tail_offset) {
+std::string build_tail(const Definitions& defs, const std::vector<IndexEntry>& index, uint64_t tail_offset,
+                       size_t max_piece) {
   std::string out;
-  encode_blob(ChunkKind::kDefinitions, 0, serialize_definitions(defs), &out);
+  // The definitions in chunks of at most kMaxBlobChunkBytes each, back to back (v5): a chunk's
+  // 32-bit sizes then limit nothing, and the footer's 64-bit definitions_size spans them all.
+  const std::string blob = serialize_definitions(defs);
+  size_t at = 0;
+  do {
+    const size_t piece = std::min(blob.size() - at, std::min(max_piece, kMaxBlobChunkBytes));
+    encode_blob(ChunkKind::kDefinitions, 0, blob.substr(at, piece), &out);
+    at += piece;
+  } while (at < blob.size());
   Footer f{};
   f.definitions_offset = tail_offset;
   f.definitions_size = out.size();

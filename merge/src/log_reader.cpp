@@ -74,19 +74,30 @@ StatusOr<LogFile> LogFile::open(const std::string& path) {
       ft.index_count * sizeof(IndexEntry) > tail_end - ft.index_offset)
     return corrupt(path + ": index lies outside the file");
 
-  ChunkHeader dh{};
-  MPE_RETURN_IF_ERROR(io::pread_all(fd, &dh, sizeof dh, ft.definitions_offset));
-  Status s = check_chunk_header(dh, ft.definitions_size, ft.definitions_offset);
-  if (!s.ok()) return Status(StatusCode::kCorrupt, path + ": definitions: " + s.message());
-  if (dh.kind != static_cast<uint16_t>(ChunkKind::kDefinitions))
-    return corrupt(path + ": definitions chunk has the wrong kind");
-  std::string payload(dh.payload_size, '\0');
-  MPE_RETURN_IF_ERROR(io::pread_all(fd, payload.data(), payload.size(), ft.definitions_offset + sizeof dh));
+  // The definitions: one chunk before version 5, then as many as their size needs, back to back.
   std::string blob;
-  s = decode_blob(dh, payload.data(), &blob);
-  if (!s.ok()) return Status(StatusCode::kCorrupt, path + ": definitions: " + s.message());
-  s = parse_definitions(blob.data(), blob.size(), &f.defs_, h.version);
-  if (!s.ok()) return Status(StatusCode::kCorrupt, path + ": " + s.message());
+  for (uint64_t at = 0; at < ft.definitions_size;) {
+    const uint64_t offset = ft.definitions_offset + at;
+    ChunkHeader dh{};
+    MPE_RETURN_IF_ERROR(io::pread_all(fd, &dh, sizeof dh, offset));
+    Status s = check_chunk_header(dh, ft.definitions_size - at, offset);
+    if (!s.ok()) return Status(StatusCode::kCorrupt, path + ": definitions: " + s.message());
+    if (dh.kind != static_cast<uint16_t>(ChunkKind::kDefinitions))
+      return corrupt(path + ": definitions chunk has the wrong kind");
+    std::string payload(dh.payload_size, '\0'), piece;
+    MPE_RETURN_IF_ERROR(io::pread_all(fd, payload.data(), payload.size(), offset + sizeof dh));
+    s = decode_blob(dh, payload.data(), &piece);
+    if (!s.ok()) return Status(StatusCode::kCorrupt, path + ": definitions: " + s.message());
+    blob += piece;
+    at += sizeof dh + dh.payload_size;
+    ++f.defs_.storage.chunks;
+    if (h.version < kFirstGroupTableVersion && at != ft.definitions_size)
+      return corrupt(path + ": definitions chunk and footer disagree on its size");
+  }
+  const Status parsed = parse_definitions(blob.data(), blob.size(), &f.defs_, h.version);
+  if (!parsed.ok()) return Status(StatusCode::kCorrupt, path + ": " + parsed.message());
+  f.defs_.storage.disk_bytes = ft.definitions_size;
+  f.defs_.storage.decoded_bytes = blob.size();
 
   f.index_.resize(ft.index_count);
   if (ft.index_count)

@@ -28,7 +28,8 @@ std::string build_part_header(uint32_t rank, uint32_t world_size, double ticks_p
 namespace {
 
 // Reads and checks the chunk at `off`; fills the part from it. Not ok: the chunk is damaged.
-Status read_chunk(int fd, uint64_t off, uint64_t avail, PartFile* p, uint64_t* size) {
+Status read_chunk(int fd, uint64_t off, uint64_t avail, PartFile* p, uint64_t* size,
+                  MemberInterner* interner) {
   ChunkHeader h;
   if (avail < sizeof h)
     return Status(StatusCode::kTruncated, "last chunk header cut short at offset " + std::to_string(off));
@@ -49,7 +50,7 @@ Status read_chunk(int fd, uint64_t off, uint64_t avail, PartFile* p, uint64_t* s
   MPE_RETURN_IF_ERROR(decode_blob(h, payload.data(), &blob));
   if (h.kind == static_cast<uint16_t>(ChunkKind::kRankMeta)) {
     RankMeta m;
-    MPE_RETURN_IF_ERROR(parse_rank_meta(blob.data(), blob.size(), &m, p->header.version));
+    MPE_RETURN_IF_ERROR(parse_rank_meta(blob.data(), blob.size(), &m, p->header.version, interner));
     p->meta = std::move(m);
     p->has_meta = true;
   } else {
@@ -63,7 +64,7 @@ Status read_chunk(int fd, uint64_t off, uint64_t avail, PartFile* p, uint64_t* s
 
 }  // namespace
 
-StatusOr<PartFile> read_part(const std::string& path) {
+StatusOr<PartFile> read_part(const std::string& path, MemberInterner* interner) {
   PartFile p;
   p.path = path;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -88,7 +89,7 @@ StatusOr<PartFile> read_part(const std::string& path) {
   }
   try {
     for (uint64_t off = sizeof(PartHeader), size = 0; off < file_size; off += size) {
-      p.tail = read_chunk(fd, off, file_size - off, &p, &size);
+      p.tail = read_chunk(fd, off, file_size - off, &p, &size, interner);
       if (!p.tail.ok()) break;
     }
   } catch (const std::bad_alloc&) {

@@ -81,8 +81,9 @@ Status recover(const std::vector<std::string>& parts, const std::string& out, Re
   uint32_t world = 0;
   Definitions base;
   bool have_base = false;
+  MemberInterner interner;  // one copy of each group however many ranks' parts name it
   for (const auto& path : parts) {
-    auto p = read_part(path);
+    auto p = read_part(path, &interner);
     if (!p.ok()) {
       report->notes.push_back(p.status().to_string());
       continue;

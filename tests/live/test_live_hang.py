@@ -29,7 +29,11 @@ def first_diagnosis(job, what, complete=lambda found: True, timeout=60):
 
 
 def upshot_summary(job):
-    """upshot --live --export, headless: attaches for 2 s and prints its one-line summary."""
+    """upshot --live --export, headless: attaches for 2 s and prints its one-line summary. None in a
+    build without the viewer (scripts/test builds it against MPICH only)."""
+    if not os.path.exists(os.path.join(mpitest.BUILD, "bin", "upshot")):
+        print("upshot is not in this build: its live view is checked in the build that has it")
+        return None
     image = os.path.join(job.workdir, "live.png")
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     p = subprocess.run([os.path.join(mpitest.BUILD, "bin", "upshot"), "--live", job.live_file, "--export", image,
@@ -61,7 +65,8 @@ def check_cycle(np, mode, cycle):
                    % (r, call["seconds"]))
         print("%s: cycle %s named %.2f s after the hang" % (mode, cycle, max(c["seconds"] for c in deadlocks[0]["calls"])))
         seen = upshot_summary(job)
-        expect_eq(seen["deadlocks"], [cycle], "the cycles upshot --live names")
+        if seen is not None:
+            expect_eq(seen["deadlocks"], [cycle], "the cycles upshot --live names")
         return job, snap
     finally:
         job.kill()
@@ -95,8 +100,9 @@ def test_stuck():
             expect(r["seconds"] <= DETECT_WITHIN, "rank %d: named only %.2f s after the hang" % (r["rank"], r["seconds"]))
         print("stuck: rank %d holds %s" % (np - 1, stuck[0]["waiting"]))
         seen = upshot_summary(job)
-        expect_eq(seen["stuck"], [{"holder": np - 1, "waiting": list(range(np - 1))}], "what upshot --live says holds")
-        expect_eq(seen["deadlocks"], [], "deadlocks upshot --live names")
+        if seen is not None:
+            expect_eq(seen["stuck"], [{"holder": np - 1, "waiting": list(range(np - 1))}], "what upshot --live says holds")
+            expect_eq(seen["deadlocks"], [], "deadlocks upshot --live names")
     finally:
         job.kill()
 

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "mpe/byte_codec.h"
@@ -24,11 +27,49 @@ struct Category {
   std::string name;
 };
 
+// The world ranks of a communicator's group in comm-rank order. Immutable and shared: every rank's
+// definition of the same group points to one copy, so a run's definitions (and a reader's memory)
+// grow linearly with its ranks, not with ranks x communicator size (MPI_COMM_WORLD alone would be
+// R^2 x 4 bytes, 1 GiB at 16,384 ranks).
+class MemberList {
+ public:
+  MemberList() = default;
+  MemberList(std::vector<int32_t> members)  // NOLINT: implicit, a list of ranks is a member list
+      : v_(std::make_shared<const std::vector<int32_t>>(std::move(members))) {}
+  MemberList(std::initializer_list<int32_t> members) : MemberList(std::vector<int32_t>(members)) {}
+  size_t size() const { return v_ ? v_->size() : 0; }
+  bool empty() const { return size() == 0; }
+  int32_t operator[](size_t i) const { return (*v_)[i]; }
+  const std::vector<int32_t>& vector() const { return v_ ? *v_ : kEmpty; }
+  std::vector<int32_t>::const_iterator begin() const { return vector().begin(); }
+  std::vector<int32_t>::const_iterator end() const { return vector().end(); }
+  // The same shared copy (the interner made them one), not merely equal members.
+  bool same_copy(const MemberList& o) const { return v_ == o.v_; }
+  bool operator==(const MemberList& o) const { return v_ == o.v_ || vector() == o.vector(); }
+  bool operator==(const std::vector<int32_t>& o) const { return vector() == o; }
+
+ private:
+  static inline const std::vector<int32_t> kEmpty{};
+  std::shared_ptr<const std::vector<int32_t>> v_;
+};
+
+// Makes equal member lists one shared copy: the readers and the merge keep one copy of each
+// group however many ranks define it.
+class MemberInterner {
+ public:
+  MemberList intern(std::vector<int32_t> members);
+  // The world's group 0..world_size-1, shared.
+  MemberList world(uint32_t world_size);
+
+ private:
+  std::unordered_multimap<uint64_t, MemberList> by_hash_;
+};
+
 struct CommDef {
   uint32_t index = 0;      // per-rank index, as in Record::comm
   uint64_t global_id = 0;  // the same on every member
   bool inter = false;
-  std::vector<int32_t> members;  // world rank of each comm rank (local group)
+  MemberList members;  // world rank of each comm rank (local group; remote group of an intercommunicator)
 };
 
 struct ThreadDef {
@@ -95,11 +136,29 @@ struct Definitions {
   bool recovered = false;            // built by `mpe merge --recover`
   std::vector<Category> categories;  // MPI functions and user categories
   std::vector<RankMeta> ranks;       // indexed by rank
+  // How the definitions were stored, as read (`mpe print --definitions`, the scale tests): groups
+  // and members held in the file (v5: the group table; before: every rank's inline lists), and
+  // the definitions' chunks and bytes (the reader fills those).
+  struct Storage {
+    uint64_t groups = 0;
+    uint64_t members = 0;
+    uint32_t chunks = 0;
+    uint64_t disk_bytes = 0;
+    uint64_t decoded_bytes = 0;
+  } storage;
 };
 
+// One rank's definitions on their own (spill files, liblog's gather to rank 0): its groups'
+// members inline, as runs of evenly spaced ranks where that is shorter (MPI_COMM_WORLD and its
+// duplicates are one run), so that a rank's meta stays small at any world size.
 std::string serialize_rank_meta(const RankMeta& m);
 // `version` is the file's (or spill file's) format version: fields added later are absent before.
-Status parse_rank_meta(const char* p, size_t n, RankMeta* out, uint16_t version = kCurrentVersion);
+// `interner`, when given, makes groups equal to those of earlier calls one shared copy (rank 0 of a
+// merge parses every rank's meta).
+Status parse_rank_meta(const char* p, size_t n, RankMeta* out, uint16_t version = kCurrentVersion,
+                       MemberInterner* interner = nullptr);
+// The whole run's definitions (v5): every distinct group once, in a table the ranks' communicators
+// refer to; MPI_COMM_WORLD's and each rank's MPI_COMM_SELF's groups are implied.
 std::string serialize_definitions(const Definitions& d);
 Status parse_definitions(const char* p, size_t n, Definitions* out, uint16_t version = kCurrentVersion);
 
@@ -107,8 +166,12 @@ Status parse_definitions(const char* p, size_t n, Definitions* out, uint16_t ver
 // (delta, shuffle, zstd level 1). Also fills the header's time range and summary.
 void encode_events(const Record* records, uint32_t n, uint32_t rank, uint32_t thread, int zstd_level,
                    std::string* out);
-// Encodes a chunk holding an opaque blob (rank meta, definitions), zstd-compressed.
-void encode_blob(ChunkKind kind, uint32_t rank, const std::string& blob, std::string* out);
+// A blob chunk's payload limit: the run's definitions are split into chunks of at most this many
+// bytes (v5), so that no size field (32 bits in a chunk header) limits the number of ranks.
+inline constexpr size_t kMaxBlobChunkBytes = size_t{1} << 30;
+// Encodes a chunk holding an opaque blob (rank meta, definitions), zstd-compressed. The blob must
+// be at most kMaxBlobChunkBytes; false (and nothing appended) otherwise.
+bool encode_blob(ChunkKind kind, uint32_t rank, const std::string& blob, std::string* out);
 // Encodes records without compression; async-signal-safe: writes into out (capacity cap bytes),
 // returns the bytes used or 0 when it does not fit.
 size_t encode_events_raw(const Record* records, uint32_t n, uint32_t rank, uint32_t thread, char* out,

@@ -59,8 +59,10 @@ StatusOr<uint64_t> write_tail_and_header(int out_fd, const Definitions& defs,
 
 // The FileHeader bytes.
 std::string build_file_header();
-// The bytes that end a logfile starting at tail_offset: definitions chunk, index, footer.
-std::string build_tail(const Definitions& defs, const std::vector<IndexEntry>& index, uint64_t tail_offset);
+// The bytes that end a logfile starting at tail_offset: definitions chunks (of at most max_piece
+// bytes each once decoded; tests split small definitions with a small one), index, footer.
+std::string build_tail(const Definitions& defs, const std::vector<IndexEntry>& index, uint64_t tail_offset,
+                       size_t max_piece = kMaxBlobChunkBytes);
 
 // The categories of the MPI functions, from their names (id = position).
 std::vector<Category> mpi_categories(const std::vector<std::string>& names);

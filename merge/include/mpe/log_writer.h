@@ -13,7 +13,9 @@
 
 namespace mpe::log {
 
-// Chunks must be added rank by rank (and each rank's by thread, then time), as the index promises.
+// A writer that fails, or is destroyed before finish() succeeded, removes its file: no file without
+// its header is left behind. Chunks must be added rank by rank (and each rank's by thread, then time), as the
+// index promises.
 class LogWriter {
  public:
   ~LogWriter();
@@ -24,7 +26,10 @@ class LogWriter {
   Status finish(const Definitions& defs);
 
  private:
+  void remove_output();
+
   int fd_ = -1;
+  bool regular_ = false;
   uint64_t events_bytes_ = 0;
   std::string path_;
   std::vector<IndexEntry> index_;

@@ -30,6 +30,7 @@ struct PartFile {
 
 // Reads a spill file, keeping every intact chunk before the first damaged one. Reads one chunk at
 // a time, so memory stays at one chunk whatever the file's size.
-StatusOr<PartFile> read_part(const std::string& path);
+// `interner`, when given, shares the groups of the parts read with it (a recovery reads every rank's).
+StatusOr<PartFile> read_part(const std::string& path, MemberInterner* interner = nullptr);
 
 }  // namespace mpe::log

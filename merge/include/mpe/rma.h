@@ -33,9 +33,9 @@ struct RmaWindow {
   uint32_t id = 0;    // index in RmaModel::windows
   uint64_t comm = 0;  // global communicator id
   int32_t ordinal = 0;
-  uint32_t cat = 0;              // the creating function (MPI_Win_create, MPI_Win_allocate, ...)
-  std::vector<int32_t> members;  // world rank of each rank of the window's group
-  std::vector<uint64_t> bytes;   // window size on each member (by group rank), as logged
+  uint32_t cat = 0;    // the creating function (MPI_Win_create, MPI_Win_allocate, ...)
+  MemberList members;  // world rank of each rank of the window's group (shared with its communicator)
+  std::vector<uint64_t> bytes;  // window size on each member (by group rank), as logged
 };
 
 // One RMA operation, origin to target; times in corrected ns since the start of the run.

@@ -2,11 +2,13 @@
 // files; `--callsites` prints the call-site table alone, from those files or from the JSON report.
 #include <cstdio>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "commands.h"
 #include "mpe/file_io.h"
 #include "profile.h"
+#include "rank_table.h"
 
 namespace mpe::cli {
 
@@ -36,6 +38,32 @@ StatusOr<std::vector<time::SiteSummary>> load_sites(const std::vector<std::strin
   return time::summarize_sites(profiles);
 }
 
+// libmpetime's whole-run text report, its per-rank table summarised when it is more than a page.
+// The report is libmpetime's own (text_report() writes the finalize report too, which `mpe report`
+// reproduces), so the summary takes the place of its table: from the line after the table's
+// heading to the blank line that ends it.
+std::string text_report(const std::vector<time::RankProfile>& profiles, size_t top) {
+  std::string report = time::text_report(profiles);
+  RankTable table({{"host", 20, RankTable::kText},
+                   {"threads", 7, 0},
+                   {"run (s)", 12, 6},
+                   {"MPI (s)", 12, 6},
+                   {"MPI %", 8, 2}},
+                  3);  // the top ranks: the most MPI time
+  for (const auto& p : profiles)
+    table.add(static_cast<uint32_t>(p.rank),
+              {p.host, static_cast<double>(p.threads), static_cast<double>(p.run_ns) * 1e-9,
+               static_cast<double>(p.mpi_ns) * 1e-9,
+               p.run_ns ? 100.0 * static_cast<double>(p.mpi_ns) / static_cast<double>(p.run_ns) : 0.0});
+  if (!table.summarised()) return report;
+  const std::string heading = "MPI time per rank (exclusive; threads summed)\n";
+  const size_t body = report.find(heading);
+  const size_t blank = body == std::string::npos ? body : report.find("\n\n", body);
+  if (blank == std::string::npos) return report;  // not libmpetime's layout: left whole
+  const size_t from = body + heading.size();
+  return report.replace(from, blank + 1 - from, table.text(top, ""));
+}
+
 }  // namespace
 
 void add_report_command(CLI::App& app) {
@@ -44,7 +72,7 @@ void add_report_command(CLI::App& app) {
     int rank = -1;
     bool json = false;
     bool callsites = false;
-    size_t top = 0;
+    size_t top = 0;  // call sites: all; ranks in a summarised table: kDefaultTopRanks
   };
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("report", "Rebuild the libmpetime report from its per-process files");
@@ -54,7 +82,9 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--rank", opts->rank, "report on this rank only");
   cmd->add_flag("--json", opts->json, "print the JSON report instead of text");
   cmd->add_flag("--callsites", opts->callsites, "print the call sites by aggregate time only");
-  cmd->add_option("--top", opts->top, "with --callsites: the first N call sites only (default: all)");
+  cmd->add_option("--top", opts->top,
+                  "with --callsites: the first N call sites only (default: all); else the ranks shown when "
+                  "the per-rank table is summarised (default 10)");
   set_action(cmd, [opts]() -> Status {
     std::string out;
     if (opts->callsites) {
@@ -81,7 +111,8 @@ void add_report_command(CLI::App& app) {
       if (static_cast<int>(profiles.size()) != profiles.front().size)
         std::fprintf(stderr, "mpe: warning: %zu of %d ranks' files given; the report covers those only\n",
                      profiles.size(), profiles.front().size);
-      out = opts->json ? mpe::time::json_report(profiles) : mpe::time::text_report(profiles);
+      out = opts->json ? mpe::time::json_report(profiles)
+                       : text_report(profiles, opts->top ? opts->top : kDefaultTopRanks);
     }
     std::fwrite(out.data(), 1, out.size(), stdout);
     return Status();

@@ -1,5 +1,6 @@
 // `mpe stat`: a logfile's summary: time range, ranks, threads, states, messages, clock corrections.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include "commands.h"
 #include "mpe/log_reader.h"
+#include "rank_table.h"
 
 namespace mpe::cli {
 
@@ -68,17 +70,49 @@ StatusOr<std::map<SiteKey, SiteStat>> callsite_stats(const log::LogFile& file) {
   return out;
 }
 
+// Per rank: threads, clock correction and causality shift; "-" where a rank has none.
+std::string rank_table(const log::Definitions& d, const std::map<uint32_t, uint32_t>& threads,
+                       const std::vector<int64_t>& shift_ns, size_t top) {
+  const double tick_ns = 1e9 / d.ticks_per_second;
+  // The top ranks of a summary: the largest round trips, whose offsets are the least certain.
+  RankTable table({{"threads", 7, 0},
+                   {"offset init (ns)", 16, 0, true},
+                   {"offset final (ns)", 17, 0, true},
+                   {"round trip (ns)", 15, 0},
+                   {"drift (ppm)", 11, 3, true},
+                   {"shift (ns)", 10, 0}},
+                  3);
+  for (const log::RankMeta& m : d.ranks) {
+    const log::ClockSync& s = m.sync;
+    const auto n = threads.find(m.rank);
+    const double none = NAN;
+    const double drift = (s.valid == 3 && s.t_final > s.t_init)
+                             ? 1e6 * static_cast<double>(s.offset_final - s.offset_init) /
+                                   static_cast<double>(s.t_final - s.t_init)
+                         : s.valid ? 0.0
+                                   : none;
+    table.add(m.rank, {n == threads.end() ? 0.0 : static_cast<double>(n->second),
+                       s.valid ? static_cast<double>(s.offset_init) * tick_ns : none,
+                       s.valid ? static_cast<double>(s.offset_final) * tick_ns : none,
+                       s.valid ? static_cast<double>(s.rtt_init) * tick_ns : none, drift,
+                       m.rank < shift_ns.size() ? static_cast<double>(shift_ns[m.rank]) : 0.0});
+  }
+  return table.text(top);
+}
+
 }  // namespace
 
 void add_stat_command(CLI::App& app) {
   struct Options {
     std::string file;
     bool json = false;
+    size_t top = kDefaultTopRanks;
   };
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("stat", "Summarize a logfile: ranks, threads, states, messages, clocks");
   cmd->add_option("file", opts->file, "the .mpelog logfile, or an OTF2 archive")->required();
   cmd->add_flag("--json", opts->json, "print JSON");
+  cmd->add_option("--top", opts->top, "ranks shown when the per-rank table is summarised (default 10)");
   set_action(cmd, [opts]() -> Status {
     const auto got = load_log(opts->file);
     if (!got.ok()) return got.status();
@@ -139,14 +173,21 @@ void add_stat_command(CLI::App& app) {
                 {"records", tr->records},     {"chunks", file->index().size()},
                 {"event_bytes", event_bytes}, {"file_bytes", file->file_size()},
                 {"t_begin_ns", tr->t_begin},  {"t_end_ns", tr->t_end}};
+      // Keys met once each, in order: appended without ordered_json's linear search per key, which
+      // made 100,000 ranks cost 10^10 string comparisons (a minute).
+      auto append = [](Json& object, std::string key, Json value) {
+        static_cast<Json::object_t::Container&>(object.get_ref<Json::object_t&>())
+            .emplace_back(std::move(key), std::move(value));
+      };
       Json& thread_counts = o["threads"] = Json::object();
-      for (const auto& [r, n] : threads) thread_counts[std::to_string(r)] = n;
+      for (const auto& [r, n] : threads) append(thread_counts, std::to_string(r), n);
       Json& state_totals = o["states"] = Json::object();
       for (const auto& [name, st] : states) state_totals[name] = {{"count", st.count}, {"time_ns", st.time}};
       Json& rank_states = o["states_per_rank"] = Json::object();
       for (const auto& [r, m] : per_rank) {
-        Json& counts = rank_states[std::to_string(r)] = Json::object();
+        Json counts = Json::object();
         for (const auto& [name, n] : m) counts[name] = n;
+        append(rank_states, std::to_string(r), std::move(counts));
       }
       o["messages"] = {{"matched", tr->messages.size()},
                        {"unmatched_sends", tr->unmatched_sends},
@@ -216,8 +257,6 @@ void add_stat_command(CLI::App& app) {
                 (tr->t_end - tr->t_begin) * 1e-9);
     std::printf("ranks:      %u   timelines: %zu   records: %llu\n", d.world_size, tr->timelines.size(),
                 static_cast<unsigned long long>(tr->records));
-    for (auto& [r, n] : threads)
-      if (n > 1) std::printf("            rank %u: %u threads\n", r, n);
     std::printf(
         "messages:   %zu matched, %llu unmatched sends, %llu unmatched receives, %llu bytes, %llu backward\n",
         tr->messages.size(), static_cast<unsigned long long>(tr->unmatched_sends),
@@ -233,26 +272,10 @@ void add_stat_command(CLI::App& app) {
         "events:     %llu collectives, %llu Pcontrol markers, %llu user events, %llu communicators created\n",
         static_cast<unsigned long long>(collectives), static_cast<unsigned long long>(markers),
         static_cast<unsigned long long>(user_events), static_cast<unsigned long long>(comm_creates));
-    std::printf("clock corrections (offset to rank 0 at init / finalize, drift):\n");
-    for (const auto& m : d.ranks) {
-      const auto& s = m.sync;
-      if (!s.valid) {
-        std::printf("  rank %u: none\n", m.rank);
-        continue;
-      }
-      const double drift = (s.valid == 3 && s.t_final > s.t_init)
-                               ? 1e6 * static_cast<double>(s.offset_final - s.offset_init) /
-                                     static_cast<double>(s.t_final - s.t_init)
-                               : 0.0;
-      std::printf("  rank %u: %+.0f ns / %+.0f ns (min round trip %.0f ns), drift %+.3f ppm\n", m.rank,
-                  s.offset_init * tick_ns, s.offset_final * tick_ns, s.rtt_init * tick_ns, drift);
-    }
-    if (!tr->causality_shift_ns.empty()) {
-      std::printf("causality repair (receives that ended before their send): ranks shifted by");
-      for (size_t r = 0; r < tr->causality_shift_ns.size(); ++r)
-        std::printf(" %lld", static_cast<long long>(tr->causality_shift_ns[r]));
-      std::printf(" ns\n");
-    }
+    std::printf(
+        "per rank: threads, clock correction (offset to rank 0 at init and finalize, round trip of\n"
+        "the init measurement, drift), causality repair (shift of receives ending before their send):\n");
+    std::fputs(rank_table(d, threads, tr->causality_shift_ns, opts->top).c_str(), stdout);
     std::vector<std::pair<std::string, StateStat>> v(states.begin(), states.end());
     std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second.time > b.second.time; });
     std::printf("%-32s %12s %16s %14s\n", "state", "count", "total time (s)", "mean (us)");

@@ -5,12 +5,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "commands.h"
 #include "mpe/umq.h"
+#include "rank_table.h"
 #include "umq_report.h"
 
 namespace mpe::cli {
@@ -31,6 +33,23 @@ StatusOr<uint64_t> threshold(const std::string& option) {
   return static_cast<uint64_t>(v);
 }
 
+// Each rank's longest queue, the table `mpe umq` adds after libumq's report (libumq reports
+// call sites only): in full up to a page of ranks, else summarised.
+std::string per_rank_text(const std::vector<uint64_t>& max_length, size_t top) {
+  RankTable table({{"longest queue", 13, 0}}, 0);
+  for (size_t r = 0; r < max_length.size(); ++r)
+    table.add(static_cast<uint32_t>(r), {static_cast<double>(max_length[r])});
+  return "longest queue a receive met, per rank:\n" + table.text(top);
+}
+
+// libumq's JSON report with every rank's longest queue added ("max_length_per_rank"), in
+// libumq's layout (umq_report.cpp dumps with an indent of 2).
+std::string with_per_rank(const std::string& report, const std::vector<uint64_t>& max_length) {
+  auto o = nlohmann::ordered_json::parse(report);
+  o["max_length_per_rank"] = max_length;
+  return o.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
 Status write_file(const std::string& path, const std::string& text) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (!f) return Status(StatusCode::kIoError, "cannot write " + path + ": " + std::strerror(errno));
@@ -46,7 +65,7 @@ void add_umq_command(CLI::App& app) {
     std::string file;
     bool json = false;
     std::string threshold;
-    size_t top = SIZE_MAX;
+    size_t top = SIZE_MAX;  // call sites; ranks in a summarised table: kDefaultTopRanks
     std::string prefix;
   };
   auto opts = std::make_shared<Options>();
@@ -56,7 +75,8 @@ void add_umq_command(CLI::App& app) {
   cmd->add_flag("--json", opts->json, "print the JSON report (libumq's .umq.json layout)");
   cmd->add_option("--threshold", opts->threshold,
                   "count receives that met a queue longer than this (default MPE_UMQ_THRESHOLD, else 5)");
-  cmd->add_option("--top", opts->top, "call sites shown (default all)");
+  cmd->add_option("--top", opts->top,
+                  "call sites shown (default all), and ranks in a summarised per-rank table (default 10)");
   cmd->add_option("-o,--output", opts->prefix,
                   "write <prefix>.umq.txt and <prefix>.umq.json, as libumq does, instead of printing");
   set_action(cmd, [opts]() -> Status {
@@ -81,12 +101,18 @@ void add_umq_command(CLI::App& app) {
                    "taken as posted when the call that completed them began\n",
                    static_cast<unsigned long long>(rebuilt->unknown_posts),
                    static_cast<unsigned long long>(rebuilt->posts));
+    const size_t top_ranks = opts->top == SIZE_MAX ? kDefaultTopRanks : opts->top;
+    auto text_report = [&] {
+      return umq::report_text(ranked, variable, nranks) + per_rank_text(rebuilt->max_length, top_ranks);
+    };
+    auto json_report = [&] {
+      return with_per_rank(umq::report_json(ranked, variable, nranks), rebuilt->max_length);
+    };
     if (!opts->prefix.empty()) {
-      MPE_RETURN_IF_ERROR(write_file(opts->prefix + ".umq.txt", umq::report_text(ranked, variable, nranks)));
-      return write_file(opts->prefix + ".umq.json", umq::report_json(ranked, variable, nranks));
+      MPE_RETURN_IF_ERROR(write_file(opts->prefix + ".umq.txt", text_report()));
+      return write_file(opts->prefix + ".umq.json", json_report());
     }
-    const std::string text =
-        opts->json ? umq::report_json(ranked, variable, nranks) : umq::report_text(ranked, variable, nranks);
+    const std::string text = opts->json ? json_report() : text_report();
     std::fwrite(text.data(), 1, text.size(), stdout);
     return Status();
   });

@@ -1,5 +1,6 @@
 // `mpe waits`: who makes whom wait (mpe/waits.h), per pattern, rank, call site and rank pair.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 
 #include "commands.h"
 #include "mpe/waits.h"
+#include "rank_table.h"
 
 namespace mpe::cli {
 
@@ -35,13 +37,36 @@ std::vector<SiteRow> site_rows(const waits::PatternTotal& p) {
 // The ranks whose lateness cost the others most, largest first (those that cost nothing left out).
 std::vector<std::pair<uint32_t, int64_t>> offenders(const waits::Report& r) {
   std::vector<std::pair<uint32_t, int64_t>> v;
-  for (uint32_t c = 0; c < r.ranks; ++c) {
-    int64_t sum = 0;
-    for (uint32_t w = 0; w < r.ranks; ++w) sum += r.blame[c][w];
-    if (sum > 0) v.emplace_back(c, sum);
-  }
+  const std::vector<int64_t> caused = waits::blame_by_culprit(r);
+  for (uint32_t c = 0; c < r.ranks; ++c)
+    if (caused[c] > 0) v.emplace_back(c, caused[c]);
   std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   return v;
+}
+
+// Who made whom wait, as text: the matrix (row: the late rank, column: the rank that waited) up
+// to a page of ranks, else the `top` pairs that cost most.
+void print_blame(const waits::Report& r, size_t top) {
+  if (r.ranks <= kPageOfRanks) {
+    std::printf("\nwho makes whom wait (s): row = the late rank, column = the rank that waited\n%6s", "");
+    for (uint32_t w = 0; w < r.ranks; ++w) std::printf(" %10u", w);
+    std::printf("\n");
+    for (uint32_t c = 0; c < r.ranks; ++c) {
+      std::printf("%6u", c);
+      for (uint32_t w = 0; w < r.ranks; ++w) std::printf(" %10.6f", seconds(waits::blame_ns(r, c, w)));
+      std::printf("\n");
+    }
+    return;
+  }
+  std::vector<waits::Blame> pairs = r.blame;
+  const size_t shown = std::min(top, pairs.size());
+  std::partial_sort(pairs.begin(), pairs.begin() + static_cast<std::ptrdiff_t>(shown), pairs.end(),
+                    [](const waits::Blame& a, const waits::Blame& b) { return a.ns > b.ns; });
+  std::printf("\nwho makes whom wait: the %zu pairs that cost most, of %zu that waited\n%10s %10s %14s\n",
+              shown, pairs.size(), "late rank", "waited", "waiting (s)");
+  for (size_t i = 0; i < shown; ++i)
+    std::printf("%10u %10u %14.6f\n", pairs[i].culprit, pairs[i].waiter, seconds(pairs[i].ns));
+  std::printf("(%zu more pairs left out; --top N shows more, --json has every pair)\n", pairs.size() - shown);
 }
 
 Json to_json(const std::string& path, const log::LogFile& file, const waits::Report& r, bool instances) {
@@ -73,12 +98,9 @@ Json to_json(const std::string& path, const log::LogFile& file, const waits::Rep
                                        {"per_rank", per_rank},
                                        {"callsites", sites}};
   }
-  Json& blame = o["blame"] = Json::array();
-  for (const auto& row : r.blame) {
-    Json line = Json::array();
-    for (int64_t ns : row) line.push_back(seconds(ns));
-    blame.push_back(std::move(line));
-  }
+  Json& blame = o["blame"] = Json::array();  // only the pairs that waited: ranks² cells would not fit
+  for (const waits::Blame& b : r.blame)
+    blame.push_back({{"late", b.culprit}, {"waiting", b.waiter}, {"seconds", seconds(b.ns)}});
   Json& worst = o["offenders"] = Json::array();
   for (const auto& [rank, ns] : offenders(r)) worst.push_back({{"rank", rank}, {"seconds", seconds(ns)}});
   if (instances) {
@@ -111,9 +133,15 @@ void print_text(const log::LogFile& file, const waits::Report& r, size_t top) {
   for (int i = 0; i < waits::kPatternCount; ++i) {
     const waits::PatternTotal& t = r.patterns[static_cast<size_t>(i)];
     if (t.instances == 0) continue;
-    std::printf("\n%s, per rank (s):", waits::pattern_name(static_cast<waits::Pattern>(i)));
-    for (uint32_t k = 0; k < r.ranks; ++k) std::printf(" %u:%.6f", k, seconds(t.per_rank[k]));
-    std::printf("\n  %-14s %10s  %-20s %s\n", "waiting (s)", "instances", "state", "call site");
+    std::printf("\n%s, per rank:\n", waits::pattern_name(static_cast<waits::Pattern>(i)));
+    RankTable ranks({{"waiting (s)", 12, 6}, {"% of its MPI", 12, 2}}, 0);
+    for (uint32_t k = 0; k < r.ranks; ++k) {
+      const int64_t mpi = k < r.mpi_per_rank.size() ? r.mpi_per_rank[k] : 0;
+      ranks.add(k, {seconds(t.per_rank[k]),
+                    mpi > 0 ? 100.0 * static_cast<double>(t.per_rank[k]) / static_cast<double>(mpi) : NAN});
+    }
+    std::fputs(ranks.text(top).c_str(), stdout);
+    std::printf("  %-14s %10s  %-20s %s\n", "waiting (s)", "instances", "state", "call site");
     size_t shown = 0;
     for (const SiteRow& row : site_rows(t)) {
       if (shown++ == top) break;
@@ -124,14 +152,7 @@ void print_text(const log::LogFile& file, const waits::Report& r, size_t top) {
   }
   const auto worst = offenders(r);
   if (worst.empty()) return;
-  std::printf("\nwho makes whom wait (s): row = the late rank, column = the rank that waited\n%6s", "");
-  for (uint32_t w = 0; w < r.ranks; ++w) std::printf(" %10u", w);
-  std::printf("\n");
-  for (uint32_t c = 0; c < r.ranks; ++c) {
-    std::printf("%6u", c);
-    for (uint32_t w = 0; w < r.ranks; ++w) std::printf(" %10.6f", seconds(r.blame[c][w]));
-    std::printf("\n");
-  }
+  print_blame(r, top);
   std::printf("largest offenders:");
   for (size_t i = 0; i < worst.size() && i < 5; ++i)
     std::printf(" rank %u (%.6f s)%s", worst[i].first, seconds(worst[i].second),
@@ -147,7 +168,7 @@ void add_waits_command(CLI::App& app) {
     bool json = false;
     bool instances = false;
     uint64_t eager_limit = waits::Options{}.eager_limit;
-    size_t top = 10;
+    size_t top = kDefaultTopRanks;
   };
   auto opts = std::make_shared<Options>();
   CLI::App* cmd =
@@ -158,7 +179,8 @@ void add_waits_command(CLI::App& app) {
   cmd->add_option(
       "--eager-limit", opts->eager_limit,
       "bytes above which a blocking standard send is taken to wait for its receiver (default 65536)");
-  cmd->add_option("--top", opts->top, "call sites shown per pattern (default 10)");
+  cmd->add_option("--top", opts->top,
+                  "call sites shown per pattern, and ranks and rank pairs in summarised tables (default 10)");
   set_action(cmd, [opts]() -> Status {
     auto opened = interop::OpenedLog::open(opts->file);
     if (!opened.ok()) return opened.status();

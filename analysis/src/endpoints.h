@@ -1,5 +1,5 @@
 // The communication endpoints of a logfile, what the analyses over messages share: pass 1
-// streams the chunks timeline by timeline (a second thread decodes the next chunk) and keeps
+// streams the chunks timeline by timeline (a second thread decodes the next ones) and keeps
 // each message end with the MPI call around it and, for a receive, when and where it was posted;
 // matching then pairs the k-th send of each (communicator, source, destination, tag) with its
 // k-th receive, MPI's non-overtaking rule, as the reader does; the reader's causality shifts make

@@ -99,6 +99,88 @@ const log::CommDef* find_comm(const log::LogFile& file, int32_t rank, uint64_t g
   return nullptr;
 }
 
+// The rank in a communicator of each world rank, built once per communicator (by its global id,
+// the same on every member), so that naming a queued message's sender is a lookup, not a walk
+// over the communicator's members at every post: that walk, for every rank's queue on
+// MPI_COMM_WORLD, was O(ranks²).
+class CommRanks {
+ public:
+  // The rank of world rank w in comm, -1 when it is no member.
+  int32_t of(const log::CommDef& comm, int32_t w) {
+    auto [it, fresh] = by_comm_.try_emplace(comm.global_id);
+    Inverse& inv = it->second;
+    if (fresh) {
+      for (size_t k = 0; k < comm.members.size() && inv.identity; ++k)
+        inv.identity = comm.members[k] == static_cast<int32_t>(k);
+      if (!inv.identity)
+        for (size_t k = 0; k < comm.members.size(); ++k)
+          inv.rank.try_emplace(comm.members[k], static_cast<int32_t>(k));
+    }
+    if (inv.identity) return w >= 0 && static_cast<size_t>(w) < comm.members.size() ? w : -1;
+    const auto r = inv.rank.find(w);
+    return r == inv.rank.end() ? -1 : r->second;
+  }
+
+ private:
+  struct Inverse {
+    bool identity = true;  // members[k] == k (MPI_COMM_WORLD and its duplicates): no map needed
+    std::unordered_map<int32_t, int32_t> rank;
+  };
+  std::unordered_map<uint64_t, Inverse> by_comm_;
+};
+
+// The senders of the messages in one queue, counted, and the one with the most queued: the
+// queue's distinct senders only, never the whole communicator.
+class QueuedSenders {
+ public:
+  explicit QueuedSenders(uint32_t nranks) : count_(nranks, 0), listed_(nranks, 0) {}
+
+  void add(int32_t w) {
+    if (w < 0 || static_cast<uint32_t>(w) >= count_.size()) return;
+    ++count_[static_cast<size_t>(w)];
+    if (!listed_[static_cast<size_t>(w)]) {
+      listed_[static_cast<size_t>(w)] = 1;
+      present_.push_back(w);
+    }
+  }
+  void remove(int32_t w) {
+    if (w >= 0 && static_cast<uint32_t>(w) < count_.size() && count_[static_cast<size_t>(w)] > 0)
+      --count_[static_cast<size_t>(w)];
+  }
+  // Empties the queue (between groups): O(its senders).
+  void clear() {
+    for (int32_t w : present_) count_[static_cast<size_t>(w)] = listed_[static_cast<size_t>(w)] = 0;
+    present_.clear();
+  }
+  // The sender with the most messages queued as its rank in comm, and how many; ties go to the
+  // lowest rank in comm. (-1, 0) when none is a member.
+  std::pair<int, uint32_t> top(const log::CommDef& comm, CommRanks& ranks) {
+    int peer = -1;
+    uint32_t most = 0;
+    size_t kept = 0;
+    for (int32_t w : present_) {
+      const uint32_t n = count_[static_cast<size_t>(w)];
+      if (n == 0) {  // all of its messages were taken: drop it from the list
+        listed_[static_cast<size_t>(w)] = 0;
+        continue;
+      }
+      present_[kept++] = w;
+      const int32_t k = ranks.of(comm, w);
+      if (k >= 0 && (n > most || (n == most && k < peer))) {
+        most = n;
+        peer = k;
+      }
+    }
+    present_.resize(kept);
+    return {peer, most};
+  }
+
+ private:
+  std::vector<uint32_t> count_;   // per world rank: its messages in the queue
+  std::vector<uint8_t> listed_;   // per world rank: in present_
+  std::vector<int32_t> present_;  // the world ranks with messages in it (and some whose count fell to 0)
+};
+
 // One rank's call sites over the threshold, keyed as libumq keys them: (call site, routine).
 class SiteTable {
  public:
@@ -235,7 +317,8 @@ StatusOr<Rebuilt> rebuild(const log::LogFile& file, const Options& options) {
   std::vector<SiteTable> tables;
   tables.reserve(nranks);
   for (uint32_t r = 0; r < nranks; ++r) tables.emplace_back(file, &out.sites[r]);
-  std::vector<uint32_t> per_source(nranks, 0);
+  QueuedSenders senders(nranks);
+  CommRanks comm_ranks;
   for (uint32_t g = 0; g < groups.size(); ++g) {
     const int32_t me = groups.rank(g);
     if (me < 0 || static_cast<uint32_t>(me) >= nranks) continue;
@@ -246,30 +329,20 @@ StatusOr<Rebuilt> rebuild(const log::LogFile& file, const Options& options) {
       const Query& query = queries[q];
       for (; a < astart[g + 1] && arrivals[a].time <= query.time; ++a) {
         ++length;
-        if (static_cast<uint32_t>(arrivals[a].source) < nranks) ++per_source[arrivals[a].source];
+        senders.add(arrivals[a].source);
       }
       out.max_length[me] = std::max(out.max_length[me], length);
       if (length > options.threshold) {
-        int peer = -1;  // the communicator rank with the most messages queued
-        uint32_t most = 0;
-        if (comm)
-          for (size_t k = 0; k < comm->members.size(); ++k) {
-            const int32_t w = comm->members[k];
-            if (w >= 0 && static_cast<uint32_t>(w) < nranks && per_source[w] > most) {
-              most = per_source[w];
-              peer = static_cast<int>(k);
-            }
-          }
+        // The communicator rank with the most messages queued.
+        const auto [peer, most] = comm ? senders.top(*comm, comm_ranks) : std::pair<int, uint32_t>{-1, 0};
         tables[me].add(query.site, query.cat, comm, length, peer, most);
       }
       if (query.takes >= 0 && length > 0) {
         --length;
-        if (static_cast<uint32_t>(query.takes) < nranks && per_source[query.takes] > 0)
-          --per_source[query.takes];
+        senders.remove(query.takes);
       }
     }
-    for (size_t k = astart[g]; k < a; ++k)
-      if (static_cast<uint32_t>(arrivals[k].source) < nranks) per_source[arrivals[k].source] = 0;
+    senders.clear();
   }
 
   if (options.keep_series) {

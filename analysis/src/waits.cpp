@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "endpoints.h"
@@ -23,10 +24,24 @@ using analysis::RecvEnd;
 using analysis::SendEnd;
 using analysis::shifted;
 
+// Report::blame's order.
+bool by_pair(const Blame& a, const Blame& b) {
+  return a.culprit != b.culprit ? a.culprit < b.culprit : a.waiter < b.waiter;
+}
+
 // Adds one instance to the totals (and to the list when kept).
 class Tally {
  public:
   Tally(Report* report, const Options& options) : report_(report), options_(options) {}
+
+  // Moves who made whom wait into the report, sorted by (culprit, waiter).
+  void finish() {
+    report_->blame.reserve(blame_.size());
+    for (const auto& [pair, ns] : blame_)
+      report_->blame.push_back(Blame{static_cast<uint32_t>(pair >> 32), static_cast<uint32_t>(pair), ns});
+    decltype(blame_)().swap(blame_);
+    std::sort(report_->blame.begin(), report_->blame.end(), by_pair);
+  }
 
   // `waiting` waited on rank `rank` from `from` (the moment the culprit entered) to the end of
   // the call at most; nothing when from <= the call's start.
@@ -43,8 +58,8 @@ class Tally {
     SiteTotal& site = total.per_site[{waiting.site, waiting.cat}];
     site.ns += ns;
     ++site.instances;
-    if (culprit >= 0 && static_cast<uint32_t>(culprit) < report_->ranks)
-      report_->blame[static_cast<size_t>(culprit)][rank] += ns;
+    if (options_.keep_blame && culprit >= 0 && static_cast<uint32_t>(culprit) < report_->ranks)
+      blame_[uint64_t{static_cast<uint32_t>(culprit)} << 32 | rank] += ns;
     if (!options_.keep_instances) return;
     Instance in{p, rank, waiting.thread, start, end, waiting.start, waiting.end, waiting.cat, waiting.site};
     in.culprit = culprit;
@@ -61,6 +76,8 @@ class Tally {
  private:
   Report* report_;
   const Options& options_;
+  // (culprit << 32 | waiter) -> ns: only the pairs that waited, never a ranks × ranks matrix.
+  std::unordered_map<uint64_t, int64_t> blame_;
 };
 
 }  // namespace
@@ -77,11 +94,23 @@ const char* pattern_name(Pattern p) {
   return kNames[static_cast<int>(p)];
 }
 
+int64_t blame_ns(const Report& report, uint32_t culprit, uint32_t waiter) {
+  const auto it =
+      std::lower_bound(report.blame.begin(), report.blame.end(), Blame{culprit, waiter, 0}, by_pair);
+  return it != report.blame.end() && it->culprit == culprit && it->waiter == waiter ? it->ns : 0;
+}
+
+std::vector<int64_t> blame_by_culprit(const Report& report) {
+  std::vector<int64_t> out(report.ranks, 0);
+  for (const Blame& b : report.blame)
+    if (b.culprit < report.ranks) out[b.culprit] += b.ns;
+  return out;
+}
+
 StatusOr<Report> analyze(const log::LogFile& file, const Options& options) {
   Report report;
   const uint32_t nranks = file.definitions().world_size;
   report.ranks = nranks;
-  report.blame.assign(nranks, std::vector<int64_t>(nranks, 0));
   for (PatternTotal& p : report.patterns) p.per_rank.assign(nranks, 0);
 
   // Pass 1: the endpoints; pass 2: match, repair causality with the reader's shifts, measure.
@@ -190,6 +219,7 @@ StatusOr<Report> analyze(const log::LogFile& file, const Options& options) {
     }
     i = j;
   }
+  tally.finish();
   std::sort(report.instances.begin(), report.instances.end(), [](const Instance& a, const Instance& b) {
     return a.rank != b.rank       ? a.rank < b.rank
            : a.thread != b.thread ? a.thread < b.thread

@@ -180,7 +180,10 @@ struct Model {
   std::map<std::string, uint32_t> cat_of_name;
   std::vector<log::Category> categories;
   uint32_t next_mpi = 0, next_user = log::kUserCategoryBase;
-  std::map<uint32_t, uint32_t> comm_index;  // OTF2 comm -> per-rank index (the same on every rank)
+  // Per rank: OTF2 comm -> the rank's index, for the communicators the rank belongs to (giving
+  // every rank every communicator would grow with ranks x communicators: 162 M definitions, 13 GB,
+  // for a 100,000-rank archive with one communicator per node).
+  std::vector<std::unordered_map<uint32_t, uint32_t>> comm_index;
   std::map<uint32_t, uint32_t> comm_size;
   // One-sided windows: OTF2 window -> (window index, the same on every rank; ordinal among the
   // windows of its communicator, in definition order): what liblog's kWinCreate records carry.
@@ -378,10 +381,8 @@ Status build_model(const Globals& g, const std::string& program, Model* m) {
     rm.comms.push_back(log::CommDef{0, 0, false, world});
     rm.comms.push_back(log::CommDef{1, (1ull << 62) | r, false, {static_cast<int32_t>(r)}});
   }
-  uint32_t next_index = 2;
+  m->comm_index.assign(nranks, {});
   for (const auto& c : g.comms) {
-    const uint32_t index = next_index++;
-    m->comm_index[c.ref] = index;
     const auto gd = g.groups.find(c.group);
     const bool self = gd != g.groups.end() && gd->second.type == OTF2_GROUP_TYPE_COMM_SELF;
     std::vector<int32_t> ranks;
@@ -389,10 +390,22 @@ Status build_model(const Globals& g, const std::string& program, Model* m) {
       for (uint64_t pos : gd->second.members) ranks.push_back(world_rank(pos));
     const log::MemberList members(std::move(ranks));  // one copy shared by every rank's definition
     m->comm_size[c.ref] = self ? 1 : static_cast<uint32_t>(members.size());
-    for (uint32_t r = 0; r < nranks; ++r) {
-      log::CommDef def{index, (1ull << 61) | c.ref, false, members};
-      if (self) def = log::CommDef{index, (1ull << 62) | r, false, {static_cast<int32_t>(r)}};
-      d.ranks[r].comms.push_back(def);
+    // Each rank is given the communicator when it is a member (every rank for MPI_COMM_SELF, and
+    // for a communicator whose group the archive does not define), with the next index of its own.
+    auto give = [&](uint32_t r, log::CommDef def) {
+      auto& comms = d.ranks[r].comms;
+      def.index = static_cast<uint32_t>(comms.size());
+      m->comm_index[r][c.ref] = def.index;
+      comms.push_back(std::move(def));
+    };
+    if (self || members.empty()) {
+      for (uint32_t r = 0; r < nranks; ++r)
+        give(r, self ? log::CommDef{0, (1ull << 62) | r, false, {static_cast<int32_t>(r)}}
+                     : log::CommDef{0, (1ull << 61) | c.ref, false, members});
+    } else {
+      for (int32_t r : members)
+        if (r >= 0 && static_cast<uint32_t>(r) < nranks)
+          give(static_cast<uint32_t>(r), {0, (1ull << 61) | c.ref, false, members});
     }
   }
   return Status();
@@ -433,8 +446,9 @@ struct LocationReader {
     return v;
   }
   uint32_t comm(OTF2_CommRef c) const {
-    auto it = m->comm_index.find(c);
-    return it == m->comm_index.end() ? log::kUnknownComm : it->second;
+    const auto& index = m->comm_index[rank];
+    auto it = index.find(c);
+    return it == index.end() ? log::kUnknownComm : it->second;
   }
   uint16_t enclosing_cat(const char* fallback) {
     if (!stack.empty()) return static_cast<uint16_t>(stack.back().cat);

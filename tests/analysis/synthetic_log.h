@@ -37,8 +37,11 @@ inline std::string write_synthetic_log(const std::string& name,
   d.ticks_per_second = 1e9;
   for (uint32_t id = 0; id < categories.size(); ++id)
     d.categories.push_back(log::Category{id, log::CategoryKind::kState, 0, 0, categories[id]});
-  std::vector<int32_t> world(n);
-  for (uint32_t r = 0; r < n; ++r) world[r] = static_cast<int32_t>(r);
+  // One shared member list for every rank's MPI_COMM_WORLD, as the reader keeps it: a copy per
+  // rank would be ranks² (the many-ranks tests write 100,000).
+  std::vector<int32_t> members(n);
+  for (uint32_t r = 0; r < n; ++r) members[r] = static_cast<int32_t>(r);
+  const log::MemberList world(std::move(members));
   for (uint32_t r = 0; r < n; ++r) {
     log::RankMeta m;
     m.rank = r;

@@ -188,4 +188,38 @@ TEST_F(Rebuild, ReportIsLibumqsLayoutNamingTheLog) {
   EXPECT_NE(json.find("\"location\": \"app.c:10\""), std::string::npos) << json;
 }
 
+// The top sender is named by its rank in the receive's communicator, here in reverse world order
+// ({2, 1, 0}), and a tie goes to the lowest rank in it.
+TEST(RebuildPeers, TopSenderIsItsRankInTheCommunicatorTiesToTheLowest) {
+  constexpr uint32_t kReversed = 1;
+  std::vector<Record> r0, r1, r2;
+  // World ranks 1 and 2 (communicator ranks 1 and 0) each queue two messages to world rank 0
+  // (communicator rank 2) before it posts.
+  for (uint64_t t : {100, 110}) send(&r1, t, 2, 1, kReversed);
+  for (uint64_t t : {105, 115}) send(&r2, t, 2, 2, kReversed);
+  // Rank 0 takes them from communicator ranks 0, 1, 1, 0: queued (world 1, world 2) before each
+  // post: (2, 2) a tie, (2, 1), (1, 1) a tie, (0, 1).
+  const int32_t order[] = {0, 1, 1, 0};
+  for (int i = 0; i < 4; ++i) recv(&r0, 200 + 10 * i, order[i], order[i] == 1 ? 1 : 2, kRecvLine, kReversed);
+  mpe::testing::OpenedTestLog log(mpe::testing::write_synthetic_log(
+      "umq_peers", {r0, r1, r2}, {std::begin(kNames), std::end(kNames)}, [](mpe::log::RankMeta* m) {
+        m->comms.push_back(mpe::log::CommDef{kReversed, 9, false, {2, 1, 0}});
+        m->callsites = {{kRecvLine, {frame(10)}}};
+      }));
+  ASSERT_TRUE(log.file);
+  mpe::umq::Options options;
+  options.threshold = 0;
+  auto r = mpe::umq::rebuild(*log.file, options);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->sites[0].size(), 1u);
+  const auto& peers = r->sites[0][0].peers;
+  ASSERT_EQ(peers.size(), 2u);
+  EXPECT_EQ(peers[0].peer, 0);  // world rank 2: the ties and the last post
+  EXPECT_EQ(peers[0].times_top, 3u);
+  EXPECT_EQ(peers[0].max_queued, 2u);
+  EXPECT_EQ(peers[1].peer, 1);  // world rank 1: the second post
+  EXPECT_EQ(peers[1].times_top, 1u);
+  EXPECT_EQ(peers[1].max_queued, 2u);
+}
+
 }  // namespace

@@ -1,6 +1,7 @@
 // The wait-state analysis against a log whose waits are known exactly: three ranks, one instance
 // of each pattern, times in nanoseconds (1 tick = 1 ns, no clock correction).
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <string>
@@ -14,6 +15,7 @@ namespace {
 
 using mpe::log::Record;
 using mpe::log::RecordKind;
+using mpe::waits::Blame;
 using mpe::waits::Pattern;
 
 enum Cat : uint16_t { kSend, kRecv, kIrecv, kWaitall, kSsend, kBarrier, kBcast, kReduce, kIallreduce, kWait };
@@ -111,6 +113,9 @@ class Waits : public ::testing::Test {
     report_ = std::move(report.value());
   }
   const mpe::waits::PatternTotal& total(Pattern p) const { return report_.patterns[static_cast<int>(p)]; }
+  int64_t blame(uint32_t culprit, uint32_t waiter) const {
+    return mpe::waits::blame_ns(report_, culprit, waiter);
+  }
 
   mpe::testing::OpenedTestLog log_{write_log()};
   const mpe::log::LogFile* file_ = nullptr;
@@ -127,13 +132,44 @@ TEST_F(Waits, EachPatternHasItsExactWaitingTimeRankAndCulprit) {
   EXPECT_EQ(total(Pattern::kLateBroadcast).per_rank, (std::vector<int64_t>{100, 0, 50}));
   EXPECT_EQ(total(Pattern::kEarlyReduce).per_rank, (std::vector<int64_t>{100, 0, 0}));
   EXPECT_EQ(total(Pattern::kWaitNxN).per_rank, (std::vector<int64_t>{280, 0, 190}));
-  // blame[culprit][waiter]
-  EXPECT_EQ(report_.blame[0][1], 50);               // late sender
-  EXPECT_EQ(report_.blame[0][2], 0);                // the earlier one is not blamed
-  EXPECT_EQ(report_.blame[1][0], 100 + 100 + 280);  // late receiver, late root, late Iallreduce post
-  EXPECT_EQ(report_.blame[2][0], 250 + 100);        // last at the barrier; earliest other at the reduce
-  EXPECT_EQ(report_.blame[2][1], 150);
-  EXPECT_EQ(report_.blame[1][2], 180 + 50 + 190);
+  // blame_ns(culprit, waiter)
+  EXPECT_EQ(blame(0, 1), 50);               // late sender
+  EXPECT_EQ(blame(0, 2), 0);                // the earlier one is not blamed
+  EXPECT_EQ(blame(1, 0), 100 + 100 + 280);  // late receiver, late root, late Iallreduce post
+  EXPECT_EQ(blame(2, 0), 250 + 100);        // last at the barrier; earliest other at the reduce
+  EXPECT_EQ(blame(2, 1), 150);
+  EXPECT_EQ(blame(1, 2), 180 + 50 + 190);
+}
+
+TEST_F(Waits, BlameListsOnlyThePairsThatWaitedInOrder) {
+  // The five pairs above that waited, and no other: no pair costs 0, none is a rank with itself.
+  const std::vector<Blame> expected = {{0, 1, 50}, {1, 0, 480}, {1, 2, 420}, {2, 0, 350}, {2, 1, 150}};
+  EXPECT_EQ(report_.blame, expected);
+  EXPECT_EQ(mpe::waits::blame_by_culprit(report_), (std::vector<int64_t>{50, 900, 500}));
+  EXPECT_EQ(blame(3, 0), 0);  // outside the world: nothing, not a crash
+}
+
+TEST_F(Waits, BlameIsTheInstancesSummedPerPair) {
+  // What the dense matrix held: every cell the sum of the instances of that (culprit, waiter).
+  std::vector<std::vector<int64_t>> dense(3, std::vector<int64_t>(3, 0));
+  for (const auto& in : report_.instances)
+    dense[static_cast<size_t>(in.culprit)][in.rank] += in.end - in.start;
+  for (uint32_t c = 0; c < 3; ++c)
+    for (uint32_t w = 0; w < 3; ++w)
+      EXPECT_EQ(blame(c, w), dense[c][w]) << "culprit " << c << ", waiter " << w;
+}
+
+TEST_F(Waits, WithoutBlameTheTotalsAreTheSame) {
+  mpe::waits::Options options;
+  options.keep_blame = false;
+  auto lean = mpe::waits::analyze(*file_, options);
+  ASSERT_TRUE(lean.ok()) << lean.status().to_string();
+  EXPECT_TRUE(lean->blame.empty());
+  for (int p = 0; p < mpe::waits::kPatternCount; ++p) {
+    EXPECT_EQ(lean->patterns[static_cast<size_t>(p)].ns, report_.patterns[static_cast<size_t>(p)].ns);
+    EXPECT_EQ(lean->patterns[static_cast<size_t>(p)].per_rank,
+              report_.patterns[static_cast<size_t>(p)].per_rank);
+  }
 }
 
 TEST_F(Waits, InstancesLieInsideTheirWaitingCalls) {
@@ -159,6 +195,43 @@ TEST_F(Waits, InstancesLieInsideTheirWaitingCalls) {
 TEST_F(Waits, MpiTimeIsEveryCallsDuration) {
   EXPECT_EQ(report_.mpi_per_rank[2], 5 + 5 + 280 + 50 + 150 + 200 + 10 + 290);
   EXPECT_EQ(report_.unmatched, 0u);
+}
+
+// 40,000 ranks: a barrier that the last rank enters late, then a ring of messages in which rank
+// 7 sends late. The blame is one pair per waiting rank; a ranks × ranks matrix would be 12.8 GB.
+TEST(WaitsManyRanks, BlameGrowsWithThePairsThatWaitedNotWithRanksSquared) {
+  constexpr uint32_t kRanks = 40000, kLast = kRanks - 1;
+  std::vector<std::vector<Record>> ranks(kRanks);
+  for (uint32_t r = 0; r < kRanks; ++r) {
+    auto& rec = ranks[r];
+    const uint64_t enter = r == kLast ? 5000 : 1000;
+    collective(&rec, enter, 6000, kBarrier);
+    const uint64_t sent = r == 7 ? 10500 : 10000;
+    rec.push_back(state(sent, sent + 10, kSend));
+    rec.push_back(send(sent, kSend, static_cast<int32_t>((r + 1) % kRanks), 9));
+    rec.push_back(state(10000, 11000, kRecv));
+    rec.push_back(recv(11000, kRecv, static_cast<int32_t>((r + kRanks - 1) % kRanks), 9));
+  }
+  mpe::testing::OpenedTestLog log(
+      mpe::testing::write_synthetic_log("waits_many", ranks, {std::begin(kNames), std::end(kNames)}));
+  ASSERT_TRUE(log.file);
+  auto report = mpe::waits::analyze(*log.file);
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  ASSERT_EQ(report->blame.size(), size_t{kRanks});  // kLast with each other rank, and 7 with 8
+  EXPECT_EQ(mpe::waits::blame_ns(*report, kLast, 0), 4000);
+  EXPECT_EQ(mpe::waits::blame_ns(*report, kLast, kLast - 1), 4000);
+  EXPECT_EQ(mpe::waits::blame_ns(*report, 7, 8), 500);
+  EXPECT_EQ(mpe::waits::blame_ns(*report, 8, 9), 0);
+  EXPECT_EQ(mpe::waits::blame_by_culprit(*report)[kLast], int64_t{4000} * kLast);
+  const auto& barrier = report->patterns[static_cast<int>(Pattern::kWaitBarrier)];
+  EXPECT_EQ(barrier.instances, uint64_t{kLast});
+  EXPECT_EQ(barrier.per_rank[12345], 4000);
+  EXPECT_EQ(barrier.per_rank[kLast], 0);
+  EXPECT_EQ(report->patterns[static_cast<int>(Pattern::kLateSender)].per_rank[8], 500);
+  // The whole test (the log written and read included) peaks far below the dense matrix.
+  rusage usage{};
+  ASSERT_EQ(getrusage(RUSAGE_SELF, &usage), 0);
+  EXPECT_LT(usage.ru_maxrss, 1024 * 1024) << "peak RSS in KiB";
 }
 
 }  // namespace

@@ -111,7 +111,7 @@ std::vector<TrackKey> tracks(const LogFile& f, uint32_t rank) {
     std::vector<int32_t> members;
     if (k.comm != kUnknownComm)
       for (const CommDef& c : f.definitions().ranks[rank].comms)
-        if (c.index == k.comm) members = c.members;
+        if (c.index == k.comm) members = c.members.vector();
     std::vector<SampleKey> samples;
     for (const CounterSample& s : k.samples)
       samples.emplace_back(s.time, s.thread, s.max_peer, s.value, s.level);

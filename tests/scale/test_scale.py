@@ -4,6 +4,7 @@ every message matched and none received before it was sent, the exact calls per 
 report covers every rank with the exact call counts; libumq reports once for the whole run."""
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -41,6 +42,12 @@ mpitest.expect(os.path.exists(log), "no merged log; files %r\nstderr:\n%s" % (os
 mpitest.expect_eq([f for f in os.listdir(r.workdir) if f.endswith(".part")], [], "per-rank files left after the merge")
 st = json.loads(mpe("stat", "--json", log))
 mpitest.expect_eq(st["ranks"], NP, "log: ranks")
+# Definitions linear in the ranks (format 5): MPI_COMM_WORLD's members, and those of halo2d's
+# Cartesian communicator (the world's order, so the same group), are stored no time at all, not
+# once per rank; only groups other than the world's and the ranks' own would be.
+defs = mpe("print", "--definitions", log)
+stored = int(re.search(r"groups stored: [0-9]+ with ([0-9]+) members", defs).group(1))
+mpitest.expect_eq(stored, 0, "members stored in the definitions of %d ranks (%s)" % (NP, defs.strip()))
 for rank in range(NP):
     c = st["states_per_rank"].get(str(rank), {})
     for fn, n in (("MPI_Isend", 4 * ITERS), ("MPI_Irecv", 4 * ITERS), ("MPI_Waitall", ITERS), ("MPI_Allreduce", 1),

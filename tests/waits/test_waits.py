@@ -154,6 +154,13 @@ def analyzed(r, path, late, checks):
     return result
 
 
+def blame(rep, late, waiting):
+    """Seconds rank `late` made rank `waiting` wait: the JSON lists only the pairs that waited."""
+    found = [b["seconds"] for b in rep["blame"] if b["late"] == late and b["waiting"] == waiting]
+    check(len(found) <= 1, "blame lists the pair (%d, %d) %d times" % (late, waiting, len(found)))
+    return found[0] if found else 0.0
+
+
 def seconds(insts, **match):
     """The seconds of the instances whose fields have the given values."""
     return sum(i["seconds"] for i in insts if all(i[k] == v for k, v in match.items()))
@@ -161,7 +168,7 @@ def seconds(insts, **match):
 
 def consistent(rep, what):
     """The report agrees with itself: pattern totals, per-rank and per-site sums and the blame
-    matrix are the instances' sums (to the JSON's rounding)."""
+    pairs are the instances' sums (to the JSON's rounding), and only pairs that waited are listed."""
     n, insts = rep["ranks"], rep["instances"]
     for i in insts:
         check(i["end"] >= i["start"] and i["seconds"] > 0, "%s: an empty instance %r" % (what, i))
@@ -177,8 +184,11 @@ def consistent(rep, what):
             near(pat["per_rank"][r], seconds(mine, rank=r), "%s: %s per_rank[%d] vs instances" % (what, p, r), tol)
     for c in range(n):
         for w in range(n):
-            near(rep["blame"][c][w], seconds(insts, culprit=c, rank=w),
+            near(blame(rep, c, w), seconds(insts, culprit=c, rank=w),
                  "%s: blame[%d][%d] vs instances" % (what, c, w), 1e-5)
+    pairs = [(b["late"], b["waiting"]) for b in rep["blame"]]
+    check(pairs == sorted(set(pairs)) and all(b["seconds"] > 0 for b in rep["blame"]),
+          "%s: blame lists pairs out of order, twice or without waiting: %r" % (what, rep["blame"]))
 
 
 def outside(rep, keep):
@@ -225,7 +235,7 @@ def check_scenario(scenario, rep, what, late):
               "%s: rank %d's wait blamed on rank %r, expected %d" % (what, rank, i["culprit"], culprit))
         near(pat["per_rank"][rank] - seconds(sync, pattern=pattern, rank=rank), delay,
              "%s: %s per_rank[%d]" % (what, pattern, rank))
-        near(rep["blame"][culprit][rank] - seconds(sync, culprit=culprit, rank=rank), delay,
+        near(blame(rep, culprit, rank) - seconds(sync, culprit=culprit, rank=rank), delay,
              "%s: blame[%d][%d]" % (what, culprit, rank))
     # The call site, as the pattern's call-site table names it.
     rows = [c for c in pat["callsites"] if os.path.basename(c["file"]) == SOURCE and c["line"] == line]
@@ -238,7 +248,7 @@ def check_scenario(scenario, rep, what, late):
     # Everything else (other ranks, sites and patterns) is noise.
     check_noise(outside(rep, lambda i: i in ours), what, late)
     if scenario == "late_sender_waitall":  # the earlier sender costs nothing: only the later counts
-        near(rep["blame"][1][0] - seconds(sync, culprit=1, rank=0), 0.0, what + ": blame[1][0] (the earlier sender)",
+        near(blame(rep, 1, 0) - seconds(sync, culprit=1, rank=0), 0.0, what + ": blame[1][0] (the earlier sender)",
              NOISE_INSTANCE)
     return "%s waited %s for %.0f ms" % (pattern, ", ".join(measured), DELAY * 1e3)
 
@@ -261,7 +271,7 @@ def same_answers(a, b, what):
               "%s: %s callsites %r (mpelog) vs %r (otf2)" % (what, p, x["callsites"], y["callsites"]))
     for c in range(a["ranks"]):
         for w in range(a["ranks"]):
-            near(b["blame"][c][w], a["blame"][c][w], "%s: blame[%d][%d], otf2 vs mpelog" % (what, c, w), 1e-5)
+            near(blame(b, c, w), blame(a, c, w), "%s: blame[%d][%d], otf2 vs mpelog" % (what, c, w), 1e-5)
 
     def key(i):
         return (i["pattern"], i["rank"], i["thread"], i["culprit"], i["state"], site_line(i["site"]), i["start"])

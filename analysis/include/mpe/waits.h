@@ -17,7 +17,10 @@
 // [state_start, state_end]); an instance exists only when its waiting time is positive.
 //
 // Cost: one decode of every chunk (the reader's cost, ~20-50 ns per record) plus a sort of the
-// endpoints: O(records + e log e) time, O(e) memory for e endpoints.
+// endpoints: O(records + e log e) time, O(e) memory for e endpoints. Nothing is O(ranks²): who
+// made whom wait is kept per pair that waited (a hash map while measuring, a sorted list after),
+// not as a ranks × ranks matrix (10^10 cells at 100,000 ranks, of which a run fills a sliver:
+// neighbours, and the latest members of collectives).
 //
 // Failure modes: a damaged chunk stops the analysis with the reader's error. What the log cannot
 // say is skipped, not guessed: an unmatched message end, a collective instance whose members
@@ -89,13 +92,21 @@ struct PatternTotal {
   std::map<std::pair<uint32_t, uint32_t>, SiteTotal> per_site;  // (run-wide site, category) -> total
 };
 
+// What one rank's lateness cost another: one entry per (culprit, waiter) pair that waited.
+struct Blame {
+  uint32_t culprit;
+  uint32_t waiter;
+  int64_t ns;
+  bool operator==(const Blame&) const = default;
+};
+
 struct Report {
   uint32_t ranks = 0;
   std::array<PatternTotal, kPatternCount> patterns;
   int64_t mpi_ns = 0;  // time in MPI calls (depth 0) over all ranks: shares are of this
   std::vector<int64_t> mpi_per_rank;
-  std::vector<std::vector<int64_t>> blame;  // blame[culprit][waiter]: ns the culprit's lateness cost
-  std::vector<Instance> instances;          // with Options::keep_instances, ordered by rank, time
+  std::vector<Blame> blame;         // with Options::keep_blame: the pairs that waited, by (culprit, waiter)
+  std::vector<Instance> instances;  // with Options::keep_instances, ordered by rank, time
   uint64_t records = 0;
   uint64_t unmatched = 0;  // message ends without a partner, collective instances skipped
 };
@@ -103,6 +114,8 @@ struct Report {
 struct Options {
   // Keep every instance (upshot's overlay); without it only the totals are built.
   bool keep_instances = false;
+  // Keep who made whom wait (Report::blame); upshot, which does not show it, saves its memory.
+  bool keep_blame = true;
   // A standard-mode blocking send of more bytes than this is taken to use a rendezvous (and can
   // be a Late Receiver); synchronous sends always are. MPICH and Open MPI switch at 16-64 KiB.
   uint64_t eager_limit = 65536;
@@ -110,6 +123,11 @@ struct Options {
   // viewer whose user opened another file).
   std::function<bool()> keep_going;
 };
+
+// ns that culprit's lateness cost waiter, 0 when none: a binary search of report.blame.
+int64_t blame_ns(const Report& report, uint32_t culprit, uint32_t waiter);
+// Per rank, ns its lateness cost all the others: report.blame summed by culprit (report.ranks entries).
+std::vector<int64_t> blame_by_culprit(const Report& report);
 
 // Analyzes a whole logfile. Errors: the reader's (corrupt, truncated, io-error).
 StatusOr<Report> analyze(const log::LogFile& file, const Options& options = {});

@@ -197,7 +197,7 @@ void setCounterRows(ViewState &v, const TraceModel &model)
             v.counterRows[static_cast<size_t>(r)] = C->rowHasVisible(r);
 }
 
-size_t paintCounterBands(QPainter &p, const TraceModel &model, const ViewState &v, int firstRow, int lastRow)
+size_t paintCounterBands(QPainter &p, const TraceModel &model, const ViewState &v, const std::vector<int> &rows)
 {
     const CounterTracks *C = model.counters();
     if (!C) return 0;
@@ -205,7 +205,7 @@ size_t paintCounterBands(QPainter &p, const TraceModel &model, const ViewState &
     size_t drawn = 0;
     p.save();
     p.setRenderHint(QPainter::Antialiasing, false);
-    for (int r = firstRow; r <= lastRow; ++r) {
+    for (int r : rows) {
         const double band = v.counterBand(r);
         if (band <= 0) continue;
         const double bottom = v.rowTop(r) + v.rowHeight, top = bottom - band;

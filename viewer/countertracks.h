@@ -114,8 +114,8 @@ mpe::StatusOr<std::shared_ptr<CounterTracks>> withRebuiltQueue(const mpe::log::L
 // Fills v.counterRows from model's tracks: the rows with a visible track get a band.
 void setCounterRows(ViewState &v, const TraceModel &model);
 
-// Paints the bands of rows [firstRow, lastRow] (those ViewState::counterBand() gives room to).
+// Paints the bands of the given rows (those ViewState::counterBand() gives room to).
 // Returns the tracks drawn.
-size_t paintCounterBands(QPainter &p, const TraceModel &model, const ViewState &v, int firstRow, int lastRow);
+size_t paintCounterBands(QPainter &p, const TraceModel &model, const ViewState &v, const std::vector<int> &rows);
 
 } // namespace upshot

@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QFileInfo>
 #include <QImage>
 #include <QJsonDocument>
@@ -19,12 +20,15 @@
 #include <tuple>
 #include <vector>
 
+#include "commmatrix.h"
 #include "countertracks.h"
 #include "livesession.h"
 #include "liveview.h"
 #include "mainwindow.h"
 #include "mpe/interop.h"
+#include "rankgroups.h"
 #include "renderer.h"
+#include "summary.h"
 #include "svgexport.h"
 #include "tracebuilder.h"
 #include "waitstates.h"
@@ -145,6 +149,7 @@ int runBench(const QString &path, QSize size)
         return 1;
     }
     const mpe::log::LogFile *file = &(*opened)->file();
+    const double rssOpen = rssMiB(); // the log's definitions and index
     QElapsedTimer timer;
     timer.start();
     {
@@ -172,12 +177,52 @@ int runBench(const QString &path, QSize size)
     scrolled.rowHeight = 8;
     scrolled.yOffset = std::max(0.0, (model->rowCount() * 8.0 - scrolled.plotRect().height()) / 2);
     const auto [rows8, rows8Cpu] = medianFrameMs(*model, scrolled);
+    // Many ranks: the opening picture with the summary band and rank groups (grouped whatever
+    // the row height, by node or in blocks), the first time (groups built, and the bins below
+    // 256 rows; above, loading built them) and then; and every row fitted without groups (1 px
+    // rows at 1,024 ranks: the thin-row path).
+    timer.restart();
+    upshot::OpeningOptions grouped;
+    grouped.minRowPx = 1e9;
+    grouped.summary = true;
+    grouped.range = std::make_pair(model->tBegin(), model->tEnd());
+    const upshot::ViewState groupedView = upshot::openingView(*model, size, grouped);
+    {
+        QImage img(size, QImage::Format_RGB32);
+        QPainter p(&img);
+        upshot::paintTimeline(p, *model, groupedView);
+    }
+    const double groupsFirstMs = timer.nsecsElapsed() / 1e6;
+    // For profiling (perf record): UPSHOT_PROFILE_FRAMES=N paints the grouped view and the
+    // fitted rows N times each, then exits.
+    if (const int n = qEnvironmentVariableIntValue("UPSHOT_PROFILE_FRAMES"); n > 0) {
+        upshot::OpeningOptions flat = grouped;
+        flat.group.by = upshot::GroupBy::None;
+        flat.summary = false;
+        const upshot::ViewState flatView = upshot::openingView(*model, size, flat);
+        QImage img(size, QImage::Format_RGB32);
+        for (int i = 0; i < 2 * n; ++i) {
+            QPainter p(&img);
+            upshot::paintTimeline(p, *model, i < n ? groupedView : flatView);
+        }
+        return 0;
+    }
+    const auto [fullGrouped, fullGroupedCpu] = medianFrameMs(*model, groupedView);
+    upshot::OpeningOptions flat = grouped;
+    flat.group.by = upshot::GroupBy::None;
+    flat.summary = false;
+    const upshot::ViewState flatView = upshot::openingView(*model, size, flat);
+    const auto [fullFlat, fullFlatCpu] = medianFrameMs(*model, flatView);
     const double records = static_cast<double>(std::max<uint64_t>(1, model->recordCount()));
     const double MiB = 1024.0 * 1024.0;
     // The same frames with the wait-state overlay, after the analysis the window runs in the
     // background (timed, with the peak memory it reaches).
     timer.restart();
-    auto waits = upshot::analyzeWaits(*file, *model);
+    // UPSHOT_BENCH_NO_WAITS=1 leaves the analysis (and the *_waits_* figures) out.
+    auto waits = qEnvironmentVariableIntValue("UPSHOT_BENCH_NO_WAITS") > 0
+        ? mpe::StatusOr<std::shared_ptr<const upshot::WaitStates>>(
+            mpe::Status(mpe::StatusCode::kInvalidArgument, "skipped"))
+        : upshot::analyzeWaits(*file, *model);
     const double waitsMs = timer.nsecsElapsed() / 1e6;
     double fullW = 0, fullWCpu = 0, windowW = 0, windowWCpu = 0, rows8W = 0, rows8WCpu = 0;
     if (waits.ok()) {
@@ -193,12 +238,16 @@ int runBench(const QString &path, QSize size)
         "file %s\nrecords %llu\nrows %d\nstart_to_first_frame_ms %.1f\npreview_open_and_frame_ms %.1f\n"
         "full_load_ms %.1f\nframe_full_ms %.2f\nframe_1ms_window_ms %.2f\nframe_full_cpu_ms %.2f\n"
         "frame_1ms_window_cpu_ms %.2f\nframe_full_rows8_scrolled_ms %.2f\nframe_full_rows8_scrolled_cpu_ms %.2f\n"
-        "model_bytes_per_record %.1f\nrss_base_mib %.1f\nrss_peak_mib %.1f\n"
-        "peak_rss_bytes_per_record %.1f\nrss_after_load_bytes_per_record %.1f\n",
+        "model_bytes_per_record %.1f\nrss_base_mib %.1f\nrss_after_open_mib %.1f\nrss_peak_mib %.1f\n"
+        "peak_rss_bytes_per_record %.1f\nrss_after_load_bytes_per_record %.1f\n"
+        "groups %d\nbins_and_groups_first_frame_ms %.1f\nframe_full_summary_groups_ms %.2f\n"
+        "frame_full_summary_groups_cpu_ms %.2f\nrow_height_fitted_px %.2f\nframe_full_rows_fitted_ms %.2f\n"
+        "frame_full_rows_fitted_cpu_ms %.2f\n",
         qPrintable(path), static_cast<unsigned long long>(model->recordCount()), model->rowCount(), firstFrameMs,
         previewMs, loadMs, full, window, fullCpu, windowCpu, rows8, rows8Cpu,
-        static_cast<double>(model->memoryBytes()) / records, rssBase, peak, (peak - rssBase) * MiB / records,
-        (rss - rssBase) * MiB / records);
+        static_cast<double>(model->memoryBytes()) / records, rssBase, rssOpen, peak, (peak - rssBase) * MiB / records,
+        (rss - rssBase) * MiB / records, groupedView.groups ? groupedView.groups->groupCount() : 0, groupsFirstMs,
+        fullGrouped, fullGroupedCpu, flatView.rowHeight, fullFlat, fullFlatCpu);
     if (waits.ok())
         std::printf("waits_instances %llu\nwaits_analysis_ms %.1f\nwaits_overlay_bytes_per_instance %.1f\n"
                     "rss_peak_with_waits_mib %.1f\nframe_full_waits_ms %.2f\nframe_full_waits_cpu_ms %.2f\n"
@@ -286,7 +335,10 @@ int main(int argc, char **argv)
     parser.addVersionOption();
     QCommandLineOption exportOpt(QStringList { "export", "screenshot" },
         "Render FILE to an image (PNG, or SVG by the .svg suffix) and exit; needs no display.", "out.png");
-    QCommandLineOption rangeOpt("range", "Time window for --export, T0:T1 (seconds, or with ns/us/ms/s).", "T0:T1");
+    QCommandLineOption rangeOpt("range",
+        "Time window for --export, T0:T1 (seconds, or with ns/us/ms/s), or \"all\" for the whole run (default: the "
+        "run's work, from the end of MPI_Init to the start of MPI_Finalize when those take over half the run).",
+        "T0:T1|all");
     QCommandLineOption sizeOpt("size", "Image size for --export (default 1920x1080).", "WxH", "1920x1080");
     QCommandLineOption benchOpt(
         "bench", "Measure load time, frame times (full view and a 1 ms window) and memory, then exit.");
@@ -306,8 +358,21 @@ int main(int argc, char **argv)
         "SECONDS", "3");
     QCommandLineOption stuckOpt(
         "stuck", "With --live: a rank in a blocking call longer than SECONDS is stuck (default 1).", "SECONDS", "1");
-    parser.addOptions(
-        { exportOpt, rangeOpt, sizeOpt, benchOpt, previewOpt, grabOpt, waitsOpt, umqOpt, liveOpt, afterOpt, stuckOpt });
+    QCommandLineOption groupOpt("group",
+        "With --export: group ranks by node, comm:<global id|world>, blocks[:N] or behaviour[:K]; auto (default) "
+        "groups only when rows would be thinner than 3 px, none never.",
+        "HOW", "auto");
+    QCommandLineOption drawOpt(
+        "draw", "With --export: a group's row shows the dominant, max (MPI first) or mpi-share.", "MODE", "dominant");
+    QCommandLineOption summaryOpt(
+        "summary", "With --export: the summary band on or off (default: on when ranks are grouped).", "on|off");
+    QCommandLineOption matrixOpt("matrix",
+        "With --export: also write the communication matrix of the window as a heat map (.png) or CSV (.csv).",
+        "M.png|M.csv");
+    QCommandLineOption matrixValueOpt(
+        "matrix-value", "What --matrix counts: bytes (default), messages or wait (needs --waits).", "VALUE", "bytes");
+    parser.addOptions({ exportOpt, rangeOpt, sizeOpt, benchOpt, previewOpt, grabOpt, waitsOpt, umqOpt, liveOpt,
+        afterOpt, stuckOpt, groupOpt, drawOpt, summaryOpt, matrixOpt, matrixValueOpt });
     parser.addPositionalArgument("FILE", "The logfile to open.");
     parser.process(app);
     const QStringList files = parser.positionalArguments();
@@ -348,7 +413,8 @@ int main(int argc, char **argv)
             return 2;
         }
         double t0 = 0, t1 = 0;
-        if (parser.isSet(rangeOpt)) {
+        const bool wholeRun = parser.value(rangeOpt) == QLatin1String("all");
+        if (parser.isSet(rangeOpt) && !wholeRun) {
             const QStringList r = parser.value(rangeOpt).split(':');
             if (r.size() != 2 || !parseTime(r[0], &t0) || !parseTime(r[1], &t1) || t1 <= t0) {
                 std::fprintf(
@@ -357,6 +423,34 @@ int main(int argc, char **argv)
             }
         }
         if (parser.isSet(benchOpt)) return runBench(files[0], size);
+        upshot::OpeningOptions opening;
+        QString error;
+        if (!upshot::parseGroupSpec(parser.value(groupOpt), &opening.group, &error)) {
+            std::fprintf(stderr, "upshot: %s\n", qPrintable(error));
+            return 2;
+        }
+        if (!upshot::parseDrawMode(parser.value(drawOpt), &opening.drawMode)) {
+            std::fprintf(
+                stderr, "upshot: bad --draw %s (want dominant, max or mpi-share)\n", qPrintable(parser.value(drawOpt)));
+            return 2;
+        }
+        if (parser.isSet(summaryOpt)) {
+            const QString v = parser.value(summaryOpt);
+            if (v != QLatin1String("on") && v != QLatin1String("off")) {
+                std::fprintf(stderr, "upshot: bad --summary %s (want on or off)\n", qPrintable(v));
+                return 2;
+            }
+            opening.summary = v == QLatin1String("on");
+        }
+        upshot::MatrixValue matrixValue = upshot::MatrixValue::Bytes;
+        if (const QString v = parser.value(matrixValueOpt); v == QLatin1String("messages"))
+            matrixValue = upshot::MatrixValue::Messages;
+        else if (v == QLatin1String("wait"))
+            matrixValue = upshot::MatrixValue::WaitTime;
+        else if (v != QLatin1String("bytes")) {
+            std::fprintf(stderr, "upshot: bad --matrix-value %s (want bytes, messages or wait)\n", qPrintable(v));
+            return 2;
+        }
         if ((parser.isSet(waitsOpt) || parser.isSet(umqOpt)) && parser.isSet(previewOpt)) {
             std::fprintf(stderr, "upshot: --waits and --umq need the decoded log, not --preview\n");
             return 2;
@@ -403,19 +497,52 @@ int main(int argc, char **argv)
         const double loadMs = timer.nsecsElapsed() / 1e6;
         upshot::RenderStats stats;
         const QString out = parser.value(exportOpt);
+        // An explicit window keeps the plain layout (rows only); the first picture has the legend.
+        opening.legend = !parser.isSet(rangeOpt) || wholeRun;
+        if (wholeRun)
+            opening.range = std::make_pair(model->tBegin(), model->tEnd());
+        else if (t1 > t0)
+            opening.range = std::make_pair(t0, t1);
+        QString groupMessage;
+        const upshot::ViewState view = upshot::openingView(*model, size, opening, &groupMessage);
+        if (!groupMessage.isEmpty()) std::fprintf(stderr, "upshot: %s\n", qPrintable(groupMessage));
+        if (parser.isSet(matrixOpt)) {
+            const QString path = parser.value(matrixOpt);
+            const upshot::CommMatrix m
+                = upshot::buildCommMatrix(*model, view.scale.t0(), view.scale.t1(), matrixValue, view.groups.get());
+            if (!m.note.isEmpty()) std::fprintf(stderr, "upshot: matrix: %s\n", qPrintable(m.note));
+            bool written = false;
+            if (path.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive)) {
+                QFile f(path);
+                written = f.open(QIODevice::WriteOnly) && f.write(upshot::commMatrixCsv(m).toUtf8()) >= 0;
+            } else {
+                written = upshot::commMatrixImage(m, QSize(1024, 1024)).save(path);
+            }
+            if (!written) {
+                std::fprintf(stderr, "upshot: cannot write %s\n", qPrintable(path));
+                return 1;
+            }
+        }
         if (out.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive)) {
-            if (!upshot::exportSvg(*model, upshot::fittedView(*model, t0, t1, size), out)) {
+            if (!upshot::exportSvg(*model, view, out)) {
                 std::fprintf(stderr, "upshot: cannot write %s\n", qPrintable(out));
                 return 1;
             }
             std::printf("upshot: wrote %s (%dx%d)\n", qPrintable(out), size.width(), size.height());
             return 0;
         }
-        const QImage img = upshot::renderImage(*model, t0, t1, size, &stats);
+        QImage img(size, QImage::Format_RGB32);
+        img.fill(Qt::white);
+        {
+            QPainter p(&img);
+            upshot::paintTimeline(p, *model, view, &stats);
+        }
         if (!img.save(out)) {
             std::fprintf(stderr, "upshot: cannot write %s\n", qPrintable(out));
             return 1;
         }
+        if (view.groups)
+            waitsNote += QStringLiteral(", %1 groups (%2)").arg(view.groups->groupCount()).arg(parser.value(groupOpt));
         std::printf("upshot: wrote %s (%dx%d): %zu boxes, %zu folds, %zu arrows, %zu events%s; load %.0f ms, total "
                     "%.0f ms\n",
             qPrintable(out), size.width(), size.height(), stats.boxes, stats.folds, stats.arrows, stats.events,

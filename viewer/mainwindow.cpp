@@ -2,6 +2,7 @@
 #include "mainwindow.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QColorDialog>
 #include <QComboBox>
@@ -11,6 +12,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
@@ -24,6 +26,9 @@
 #include <QStatusBar>
 #include <QTableView>
 #include <QToolBar>
+#include <QVBoxLayout>
+
+#include <functional>
 
 #include "livesession.h"
 #include "liveview.h"
@@ -97,6 +102,22 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     addDockWidget(Qt::BottomDockWidgetArea, statsDock);
     statsDock->hide();
 
+    m_matrix = new CommMatrixWidget(this);
+    auto *matrixPage = new QWidget(this);
+    auto *matrixLayout = new QVBoxLayout(matrixPage);
+    auto *matrixValue = new QComboBox(matrixPage);
+    matrixValue->setObjectName("matrixValue");
+    matrixValue->addItems({ tr("bytes"), tr("messages"), tr("wait time") });
+    connect(matrixValue, &QComboBox::currentIndexChanged, this,
+        [this](int i) { m_matrix->setValue(static_cast<MatrixValue>(i)); });
+    matrixLayout->addWidget(matrixValue);
+    matrixLayout->addWidget(m_matrix, 1);
+    auto *matrixDock = new QDockWidget(tr("Communication matrix"), this);
+    matrixDock->setObjectName("matrixDock");
+    matrixDock->setWidget(matrixPage);
+    addDockWidget(Qt::RightDockWidgetArea, matrixDock);
+    matrixDock->hide();
+
     m_progress = new QProgressBar(this);
     m_progress->setMaximumWidth(240);
     m_progress->hide();
@@ -163,8 +184,9 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     for (QAction *a : { backA, fwdA, fit, zin, zout, clickZoom, m_waitsAction, rmaAction })
         tb->addAction(a);
     view->addSeparator();
-    for (QDockWidget *d : { legendDock, histDock, waitsDock, detailsDock, statsDock })
+    for (QDockWidget *d : { legendDock, histDock, waitsDock, detailsDock, statsDock, matrixDock })
         view->addAction(d->toggleViewAction());
+    addManyRanksMenu(view->addMenu(tr("&Many ranks")));
     auto updateHistory = [this, backA, fwdA] {
         backA->setEnabled(m_timeline->canGoBack());
         fwdA->setEnabled(m_timeline->canGoForward());
@@ -246,6 +268,15 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
         m_histogram->setRange(t0, t1);
         m_stats->setRange(t0, t1);
         m_waits->setRange(t0, t1);
+        m_matrix->setRange(t0, t1);
+    });
+    connect(m_timeline, &TimelineWidget::groupingMessage, this,
+        [this](const QString &text) { statusBar()->showMessage(text, 15000); });
+    connect(m_matrix, &CommMatrixWidget::messageChosen, this, [this](long m) {
+        if (m >= 0)
+            m_timeline->showMessage(static_cast<size_t>(m));
+        else
+            statusBar()->showMessage(tr("No message of that cell in the view"), 3000);
     });
     // A pattern clicked in the Wait states dock: its instances are framed and Find steps
     // through them.
@@ -287,6 +318,78 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
 }
 
 MainWindow::~MainWindow() = default;
+
+void MainWindow::addManyRanksMenu(QMenu *menu)
+{
+    // Group ranks: each choice regroups the rows over the visible window.
+    QMenu *group = menu->addMenu(tr("Group ranks"));
+    auto *groupBy = new QActionGroup(this);
+    auto addGroup = [&](const QString &text, std::function<bool(GroupSpec *)> ask, bool checked = false) {
+        QAction *a = group->addAction(text);
+        a->setCheckable(true);
+        a->setChecked(checked);
+        groupBy->addAction(a);
+        connect(a, &QAction::triggered, this, [this, ask] {
+            GroupSpec spec;
+            if (!ask(&spec)) return;
+            m_timeline->setGrouping(spec);
+            m_matrix->setGroups(m_timeline->view().groups);
+        });
+    };
+    addGroup(
+        tr("Automatic (when rows are under 3 px)"), [](GroupSpec *s) { return s->by = GroupBy::Auto, true; }, true);
+    addGroup(tr("None"), [](GroupSpec *s) { return s->by = GroupBy::None, true; });
+    addGroup(tr("By node"), [](GroupSpec *s) { return s->by = GroupBy::Node, true; });
+    addGroup(tr("By communicator…"), [this](GroupSpec *s) {
+        QStringList ids;
+        if (m_model)
+            for (const auto &c : m_model->communicators())
+                if (ids.size() < 12) ids << QStringLiteral("%1 (%2 ranks)").arg(c.globalId).arg(c.members.size());
+        bool ok = false;
+        s->by = GroupBy::Communicator;
+        s->comm = QInputDialog::getText(this, tr("Group by communicator"),
+            tr("Global id (or \"world\"); its split siblings become groups too:\n%1").arg(ids.join('\n')),
+            QLineEdit::Normal, QStringLiteral("world"), &ok);
+        return ok;
+    });
+    addGroup(tr("In blocks of ranks…"), [this](GroupSpec *s) {
+        bool ok = false;
+        s->by = GroupBy::Blocks;
+        s->blockSize
+            = QInputDialog::getInt(this, tr("Blocks of ranks"), tr("Ranks per block:"), 16, 1, 1 << 20, 1, &ok);
+        return ok;
+    });
+    addGroup(tr("By behaviour…"), [this](GroupSpec *s) {
+        bool ok = false;
+        s->by = GroupBy::Behaviour;
+        s->clusters = QInputDialog::getInt(this, tr("Cluster ranks by behaviour"),
+            tr("Clusters (k-means on time per category in the view):"), 4, 1, 256, 1, &ok);
+        return ok;
+    });
+    QMenu *draw = menu->addMenu(tr("Draw groups as"));
+    auto *modes = new QActionGroup(this);
+    for (auto [mode, text] : { std::pair { DrawMode::Dominant, tr("Dominant category") },
+             { DrawMode::Max, tr("Max (MPI first)") }, { DrawMode::MpiShare, tr("MPI share (shade)") } }) {
+        QAction *a = draw->addAction(text);
+        a->setCheckable(true);
+        a->setChecked(mode == DrawMode::Dominant);
+        modes->addAction(a);
+        connect(a, &QAction::triggered, this, [this, mode = mode] { m_timeline->setDrawMode(mode); });
+    }
+    QAction *band = menu->addAction(tr("Summary band"));
+    band->setObjectName("summaryBandAction");
+    band->setCheckable(true);
+    band->setShortcut(QKeySequence(Qt::Key_S));
+    connect(band, &QAction::toggled, m_timeline, &TimelineWidget::setSummaryBand);
+    connect(m_timeline, &TimelineWidget::viewChanged, band, [this, band] {
+        const QSignalBlocker b(band);
+        band->setChecked(m_timeline->view().summaryHeight > 0);
+    });
+    QAction *intra = menu->addAction(tr("Messages inside a group"));
+    intra->setCheckable(true);
+    intra->setChecked(true);
+    connect(intra, &QAction::toggled, m_timeline, &TimelineWidget::setIntraGroupMessages);
+}
 
 void MainWindow::openFile(const QString &path)
 {
@@ -381,6 +484,9 @@ void MainWindow::setModel(std::shared_ptr<TraceModel> model, const QString &path
     m_histogram->setModel(m_model);
     m_stats->setModel(m_model);
     m_waits->setModel(m_model);
+    m_matrix->setModel(m_model);
+    m_matrix->setRange(m_timeline->view().scale.t0(), m_timeline->view().scale.t1());
+    m_matrix->setGroups(m_timeline->view().groups);
     if (!m_model->waits() && m_loader->analyzesWaits()) m_waits->setStatus(tr("Analyzing wait states…"));
     m_searchCat->clear();
     m_searchCat->addItem(tr("any searchable"), -1);

@@ -29,6 +29,7 @@ class StatsWidget;
 class TimelineWidget;
 class TraceLoader;
 class WaitStatesWidget;
+class CommMatrixWidget;
 
 class MainWindow : public QMainWindow
 {
@@ -85,6 +86,8 @@ private:
     void addRecent(const QString &path);
     void rebuildRecentMenu();
     void exportImage();
+    // View ▸ Many ranks: grouping, draw mode, summary band, messages inside groups.
+    void addManyRanksMenu(QMenu *menu);
     void setWaits(std::shared_ptr<TraceModel> model, std::shared_ptr<const WaitStates> waits, const QString &path);
     // Back to the log timeline: stops listening and shows the docks live mode hid.
     void leaveLiveMode();
@@ -104,6 +107,7 @@ private:
     QLabel *m_hover;
     QComboBox *m_searchCat;
     WaitStatesWidget *m_waits;
+    CommMatrixWidget *m_matrix;
     QAction *m_waitsAction;
     QMenu *m_recentMenu;
     QStackedWidget *m_pages; // the log timeline, or the live page

@@ -10,6 +10,7 @@
 
 #include "countertracks.h"
 #include "lodfolder.h"
+#include "summary.h"
 
 namespace upshot {
 
@@ -45,6 +46,13 @@ public:
         }
     }
     bool direct() const { return m_bits != nullptr; }
+    // Image row y when direct and inside the clip (clip columns only), else null.
+    QRgb *scanline(int y) const
+    {
+        return m_bits && y >= m_clip.top() && y <= m_clip.bottom() ? reinterpret_cast<QRgb *>(m_bits + y * m_bpl)
+                                                                   : nullptr;
+    }
+    const QRect &clip() const { return m_clip; }
     void fill(const QRect &r0, QRgb rgb)
     {
         if (!m_bits) return m_p.fillRect(r0, QColor::fromRgb(rgb));
@@ -176,11 +184,18 @@ private:
 
 } // namespace
 
+int ViewState::slotAt(double y, int slotCount) const
+{
+    if (y < rowsTop()) return -1;
+    const int k = static_cast<int>(std::floor((y - rowsTop() + yOffset) / rowHeight));
+    return k >= 0 && k < slotCount ? k : -1;
+}
+
 int ViewState::rowAt(double y, int rowCount) const
 {
-    if (y < rulerHeight) return -1;
-    const int r = static_cast<int>(std::floor((y - rulerHeight + yOffset) / rowHeight));
-    return r >= 0 && r < rowCount ? r : -1;
+    if (!groups) return slotAt(y, rowCount);
+    const int k = slotAt(y, static_cast<int>(groups->rowSlots().size()));
+    return k >= 0 ? groups->rowSlots()[static_cast<size_t>(k)].row : -1;
 }
 
 std::pair<double, double> ViewState::boxY(int row, int depth) const
@@ -206,16 +221,72 @@ int ViewState::depthAt(int row, double y, int laneCount) const
     return -1;
 }
 
-ViewState fittedView(const TraceModel &model, double t0, double t1, QSize size)
+ViewState fittedView(const TraceModel &model, double t0, double t1, QSize size, const ViewState &like)
+{
+    ViewState v = like;
+    v.size = size;
+    v.yOffset = 0;
+    if (t1 <= t0) t0 = model.tBegin(), t1 = model.tEnd();
+    v.scale = TimeScale::fit(t0, t1, size.width() - v.labelWidth);
+    const double avail = v.plotRect().height();
+    v.rowHeight = std::clamp(avail / std::max(1, v.slotCount(model)), 1.0, ViewState::kMaxFittedRow);
+    setCounterRows(v, model);
+    return v;
+}
+
+// The first state of category cat among the first (or last) few of row's depth-0 lane, or none.
+static std::optional<size_t> stateNearEnd(const TraceModel &model, int row, int cat, bool fromStart)
+{
+    if (cat < 0 || model.laneCount(row) == 0) return std::nullopt;
+    auto [b, e] = model.lane(row, 0);
+    for (size_t k = 0; k < 8 && k < e - b; ++k) {
+        const size_t i = fromStart ? b + k : e - 1 - k;
+        if (model.category(row, i) == cat) return i;
+    }
+    return std::nullopt;
+}
+
+std::pair<double, double> openingRange(const TraceModel &model, QString *note)
+{
+    const int init = model.findCategory(QStringLiteral("MPI_Init")),
+              fin = model.findCategory(QStringLiteral("MPI_Finalize"));
+    double initEnd = model.tBegin(), finStart = model.tEnd();
+    bool anyInit = false, anyFin = false;
+    for (int r = 0; r < model.rowCount(); ++r) {
+        if (auto i = stateNearEnd(model, r, init, true)) initEnd = std::max(initEnd, model.end(r, *i)), anyInit = true;
+        if (auto i = stateNearEnd(model, r, fin, false))
+            finStart = std::min(finStart, model.start(r, *i)), anyFin = true;
+    }
+    const double run = model.tEnd() - model.tBegin();
+    const double setup = (initEnd - model.tBegin()) + (model.tEnd() - finStart);
+    if ((anyInit || anyFin) && finStart > initEnd && setup > run / 2) {
+        if (note) *note = QStringLiteral("from end of MPI_Init to start of MPI_Finalize; Home for the full run");
+        return { initEnd, finStart };
+    }
+    return { model.tBegin(), model.tEnd() };
+}
+
+ViewState openingView(const TraceModel &model, QSize size, const OpeningOptions &options, QString *message)
 {
     ViewState v;
     v.size = size;
-    if (t1 <= t0) t0 = model.tBegin(), t1 = model.tEnd();
-    v.scale = TimeScale::fit(t0, t1, size.width() - v.labelWidth);
-    const double avail = size.height() - v.rulerHeight;
-    v.rowHeight = std::clamp(avail / std::max(1, model.rowCount()), 1.0, 100.0);
-    setCounterRows(v, model);
-    return v;
+    v.legendHeight = options.legend ? 20 : 0;
+    v.drawMode = options.drawMode;
+    std::pair<double, double> range;
+    if (options.range)
+        range = *options.range;
+    else
+        range = openingRange(model, &v.rulerNote);
+    const double avail = v.plotRect().height();
+    const bool thin = model.rowCount() * options.minRowPx > avail;
+    if (options.group.by != GroupBy::None && (options.group.by != GroupBy::Auto || thin)) {
+        // Group rows of at least 8 px, at most 256 groups.
+        const int target = std::clamp(static_cast<int>(avail / 8), 1, 256);
+        v.groups = RankGroups::make(model, options.group, range.first, range.second, target);
+        if (message) *message = v.groups->message();
+    }
+    v.summaryHeight = options.summary.value_or(v.groups != nullptr) ? ViewState::kSummaryBand : 0;
+    return fittedView(model, range.first, range.second, size, v);
 }
 
 QImage renderImage(const TraceModel &model, double t0, double t1, QSize size, RenderStats *stats)
@@ -275,6 +346,13 @@ static void paintRuler(QPainter &p, const ViewState &v)
     const QString span = QStringLiteral("view %1").arg(formatDuration(v.scale.visibleSpan()));
     p.fillRect(QRect(0, 0, v.labelWidth, v.rulerHeight - 1), QColor(236, 236, 240));
     p.drawText(QRect(4, 0, v.labelWidth - 6, v.rulerHeight - 2), Qt::AlignVCenter | Qt::AlignLeft, span);
+    if (!v.rulerNote.isEmpty()) {
+        const int w = fm.horizontalAdvance(v.rulerNote) + 10;
+        const QRect nr(v.size.width() - w, 1, w, v.rulerHeight / 2);
+        p.fillRect(nr, QColor(255, 244, 200));
+        p.setPen(QColor(90, 60, 0));
+        p.drawText(nr, Qt::AlignCenter, v.rulerNote);
+    }
 }
 
 // The lanes a row shows at the view's row height (the painter's rule for the boxes).
@@ -290,7 +368,7 @@ static int shownLanes(const TraceModel &model, const ViewState &v, int row)
 // none), intervals that touch in pixels merge, and the pixel columns they cover are claimed
 // per row (the later pattern winning where several meet) before anything is drawn: each pixel
 // is hatched once, and a row costs O(its width) plus a few intervals per pixel, at any zoom.
-static void paintWaits(DirectCanvas &canvas, const TraceModel &model, const ViewState &v, int firstRow, int lastRow,
+static void paintWaits(DirectCanvas &canvas, const TraceModel &model, const ViewState &v, const std::vector<int> &rows,
     const QRect &plot, RenderStats &st)
 {
     const WaitStates &W = *model.waits();
@@ -307,8 +385,8 @@ static void paintWaits(DirectCanvas &canvas, const TraceModel &model, const View
     // Columns plot.left() - 2 .. plot.right() + 2: 0, or pattern + 1 and the lane << 3.
     const int colBase = plot.left() - 2;
     std::vector<uint16_t> owner(static_cast<size_t>(plot.width() + 5), 0);
-    for (int r = firstRow; r <= std::min(lastRow, W.rowCount() - 1); ++r) {
-        if (W.spans(r).empty()) continue;
+    for (int r : rows) {
+        if (r >= W.rowCount() || W.spans(r).empty()) continue;
         const int lanes = std::max(1, std::min(shownLanes(model, v, r), 8191));
         std::array<Run, kWaitPatterns> runs {};
         int lo = INT_MAX, hi = -1; // the columns claimed
@@ -413,8 +491,8 @@ static void paintWaits(DirectCanvas &canvas, const TraceModel &model, const View
 // synchronisation that completed it, on the target's first row (never completed: not drawn).
 // Transfers are sorted by start, so those starting after t1 end the walk; at most kMaxRma are
 // drawn, an even sample beyond that.
-static void paintRma(QPainter &p, const TraceModel &model, const ViewState &v, double t0, double t1, int firstRow,
-    int lastRow, RenderStats &st)
+static void paintRma(QPainter &p, const TraceModel &model, const ViewState &v, double t0, double t1, int firstSlot,
+    int lastSlot, RenderStats &st)
 {
     constexpr size_t kMaxRma = 20000;
     const auto &X = model.rmaTransfers();
@@ -430,7 +508,9 @@ static void paintRma(QPainter &p, const TraceModel &model, const ViewState &v, d
         const mpe::log::RmaTransfer &x = X[i];
         if (x.complete < 0 || static_cast<double>(x.complete) < t0) continue;
         const int ro = model.rowOfTimeline(x.origin_timeline), rt = model.rowOf(static_cast<uint32_t>(x.target), 0);
-        if (rt < 0 || (ro < firstRow && rt < firstRow) || (ro > lastRow && rt > lastRow)) continue;
+        if (rt < 0) continue;
+        const int so = v.slotOfRow(ro), sr = v.slotOfRow(rt);
+        if ((so < firstSlot && sr < firstSlot) || (so > lastSlot && sr > lastSlot)) continue;
         const QPointF a(v.xOf(static_cast<double>(x.start)), v.rowCenter(ro));
         const QPointF b(v.xOf(static_cast<double>(x.complete)), v.rowCenter(rt));
         p.setPen(pen);
@@ -447,14 +527,265 @@ static void paintRma(QPainter &p, const TraceModel &model, const ViewState &v, d
     p.setBrush(Qt::NoBrush);
 }
 
+// Runs of one colour along a pixel row band [y0, y1): colour 0 leaves the background.
+class ColumnRuns
+{
+public:
+    ColumnRuns(DirectCanvas &canvas, int y0, int y1) : m_canvas(canvas), m_y0(y0), m_h(y1 - y0) { }
+    ~ColumnRuns() { flush(); }
+    void put(int x, QRgb rgb)
+    {
+        if (rgb == m_rgb && x == m_x1 + 1) {
+            m_x1 = x;
+            return;
+        }
+        flush();
+        m_x0 = m_x1 = x, m_rgb = rgb;
+    }
+
+private:
+    void flush()
+    {
+        if (m_rgb != 0 && m_h > 0) m_canvas.fill(QRect(m_x0, m_y0, m_x1 - m_x0 + 1, m_h), m_rgb);
+        m_rgb = 0;
+    }
+    DirectCanvas &m_canvas;
+    int m_y0, m_h, m_x0 = 0, m_x1 = -2;
+    QRgb m_rgb = 0;
+};
+
+// Rows thinner than 3 px at a zoom where the per-row bins (summary.h) are at most a pixel wide:
+// each row drawn column by column from its bins (a point sample per column, no folding): O(rows
+// x columns) byte reads, ~2 ms for 1,024 rows of 1 px at 1920 px. Returns the rows left to the folder.
+static std::vector<int> paintThinRows(DirectCanvas &canvas, const TraceModel &model, const ViewState &v,
+    const std::vector<int> &rows, const std::vector<QRgb> &fill, const std::vector<char> &visible, const QRect &plot,
+    RenderStats &st)
+{
+    if (v.rowHeight >= 3 || rows.empty() || model.isPreview()) return rows;
+    const RankBins &bins = *model.rankBins();
+    if (bins.binWidth() > v.scale.nsPerPixel()) return rows;
+    // Per column, its bin (-1 outside the run); per code, its colour (0 = none or hidden).
+    std::vector<int> binOfColumn(static_cast<size_t>(plot.width()));
+    for (int x = 0; x < plot.width(); ++x) {
+        const double t = v.timeAt(plot.left() + x + 0.5);
+        binOfColumn[static_cast<size_t>(x)] = t < model.tBegin() || t >= model.tEnd() ? -1 : bins.binOf(t);
+    }
+    std::vector<QRgb> colour(static_cast<size_t>(bins.codes()), 0);
+    for (int k = 1; k < bins.codes(); ++k) {
+        const int c = bins.categoryOfCode()[static_cast<size_t>(k)];
+        if (visible[static_cast<size_t>(c)])
+            colour[static_cast<size_t>(k)] = 0xff000000u | fill[static_cast<size_t>(c)];
+    }
+    for (int r : rows) {
+        const double top = v.rowTop(r);
+        const int y0 = static_cast<int>(std::floor(top + 0.5)),
+                  y1 = std::max(y0 + 1, static_cast<int>(std::floor(top + v.rowHeight + 0.5)));
+        const uint8_t *codes = bins.row(r);
+        ++st.folds;
+        if (QRgb *line = canvas.scanline(y0); line && y1 == y0 + 1) {
+            // One pixel row: stores straight into the image (~1 ns per column).
+            const int xa = std::max(plot.left(), canvas.clip().left()),
+                      xb = std::min(plot.right(), canvas.clip().right());
+            for (int x = xa; x <= xb; ++x) {
+                const int b = binOfColumn[static_cast<size_t>(x - plot.left())];
+                const QRgb c = b < 0 ? 0 : colour[codes[b]];
+                if (c) line[x] = c;
+            }
+            continue;
+        }
+        ColumnRuns runs(canvas, y0, y1);
+        for (int x = 0; x < plot.width(); ++x) {
+            const int b = binOfColumn[static_cast<size_t>(x)];
+            runs.put(plot.left() + x, b < 0 ? 0 : colour[codes[b]]);
+        }
+    }
+    return {};
+}
+
+// The rows of collapsed groups: one colour per column by the draw mode, from the groups'
+// per-bin counts at coarse zoom (no member row walked), from the members' states sampled per
+// column when bins would be wider than 4 px (summarize(), within a work budget).
+static void paintGroupRows(DirectCanvas &canvas, const TraceModel &model, const ViewState &v, int firstSlot,
+    int lastSlot, const std::vector<char> &visible, const QRect &plot, int bx0, int bx1, RenderStats &st)
+{
+    const RankGroups &G = *v.groups;
+    const RankBins &bins = G.counts().bins();
+    const bool fromBins = binsServe(bins, v.scale.nsPerPixel());
+    std::vector<int> binOfColumn(static_cast<size_t>(plot.width()));
+    for (int x = 0; x < plot.width(); ++x) {
+        const double t = v.timeAt(plot.left() + x + 0.5);
+        binOfColumn[static_cast<size_t>(x)] = t < model.tBegin() || t >= model.tEnd() ? -1 : bins.binOf(t);
+    }
+    int groupSlots = 0;
+    for (int k = firstSlot; k <= lastSlot; ++k)
+        groupSlots += G.rowSlots()[static_cast<size_t>(k)].isGroup();
+    std::vector<QRgb> back(static_cast<size_t>(plot.width())), line;
+    for (int k = firstSlot; k <= lastSlot; ++k) {
+        const RankGroups::Slot slot = G.rowSlots()[static_cast<size_t>(k)];
+        if (!slot.isGroup()) continue;
+        const double top = v.slotTop(k);
+        const double pad = v.rowHeight >= 8 ? 1.5 : 0;
+        const int y0 = static_cast<int>(std::floor(top + pad + 0.5));
+        const int y1 = std::max(y0 + 1, static_cast<int>(std::floor(top + v.rowHeight - pad + 0.5)));
+        ++st.groupRows;
+        if (canvas.direct()) {
+            // One scanline of the slot's colours, over its background (the frame's background
+            // loop leaves group slots to this), copied to each of its pixel rows: a run per
+            // column would cost a clipped fill each, and bins are about a pixel wide.
+            const int ys0 = static_cast<int>(std::floor(top + 0.5)),
+                      ys1 = static_cast<int>(std::floor(v.slotTop(k + 1) + 0.5));
+            const QRgb bg = 0xff000000u | (k % 2 ? qRgb(238, 238, 242) : qRgb(246, 246, 249));
+            for (int x = 0; x < plot.width(); ++x) {
+                const int cx = plot.left() + x;
+                back[static_cast<size_t>(x)] = cx >= bx0 && cx < bx1 ? bg : 0xffffffffu;
+            }
+            line = back;
+            if (fromBins) {
+                const QRgb *colour = G.binColours(model, slot.group, v.drawMode, visible);
+                for (int x = 0; x < plot.width(); ++x)
+                    if (const int b = binOfColumn[static_cast<size_t>(x)]; b >= 0 && colour[b])
+                        line[static_cast<size_t>(x)] = 0xff000000u | colour[b];
+            } else {
+                const SummaryBand band = summarize(model, v.scale.t0(), v.scale.t1(), plot.width(), visible,
+                    G.groups()[static_cast<size_t>(slot.group)].rows, 4e6 / std::max(1, groupSlots));
+                for (int x = 0; x < plot.width(); ++x)
+                    if (const QRgb c = RankGroups::colourOf(model, band.categoryOfCode,
+                            band.counts.data() + static_cast<size_t>(x * band.codes()), v.drawMode, {}))
+                        line[static_cast<size_t>(x)] = 0xff000000u | c;
+            }
+            const int xa = std::max(plot.left(), canvas.clip().left()),
+                      xb = std::min(plot.right(), canvas.clip().right());
+            for (int y = std::min(ys0, y0); y < std::max(ys1, y1); ++y)
+                if (QRgb *out = canvas.scanline(y); out && xb >= xa) {
+                    const std::vector<QRgb> &src = y >= y0 && y < y1 ? line : back;
+                    std::copy(src.begin() + (xa - plot.left()), src.begin() + (xb - plot.left() + 1), out + xa);
+                }
+            continue;
+        }
+        ColumnRuns runs(canvas, y0, y1);
+        if (fromBins) {
+            const QRgb *colour = G.binColours(model, slot.group, v.drawMode, visible);
+            for (int x = 0; x < plot.width(); ++x) {
+                const int b = binOfColumn[static_cast<size_t>(x)];
+                runs.put(plot.left() + x, b < 0 ? 0 : colour[b]);
+            }
+        } else {
+            const SummaryBand band = summarize(model, v.scale.t0(), v.scale.t1(), plot.width(), visible,
+                G.groups()[static_cast<size_t>(slot.group)].rows, 4e6 / std::max(1, groupSlots));
+            for (int x = 0; x < plot.width(); ++x)
+                runs.put(plot.left() + x,
+                    RankGroups::colourOf(model, band.categoryOfCode,
+                        band.counts.data() + static_cast<size_t>(x * band.codes()), v.drawMode, {}));
+        }
+    }
+}
+
+// The summary band: per column, the rows in each visible category stacked from the bottom, MPI
+// first, the application's states next and rows in no state (light grey) on top.
+static void paintSummaryBand(QPainter &p, const TraceModel &model, const ViewState &v, const std::vector<QRgb> &fill,
+    const std::vector<char> &visible, RenderStats &st)
+{
+    const QRect band(v.labelWidth, v.rulerHeight, v.size.width() - v.labelWidth, static_cast<int>(v.summaryHeight));
+    p.fillRect(QRect(0, band.top(), v.size.width(), band.height()), QColor(250, 250, 252));
+    const int columns = band.width();
+    const bool fromBins = !model.isPreview() && binsServe(*model.rankBins(), v.scale.nsPerPixel());
+    const SummaryBand s = fromBins ? model.allRowCounts()->band(0, v.scale.t0(), v.scale.t1(), columns, visible)
+                                   : summarize(model, v.scale.t0(), v.scale.t1(), columns, visible);
+    // Stacking order of the codes: MPI, application, none.
+    std::vector<int> order;
+    for (int pass = 0; pass < 2; ++pass)
+        for (int k = 1; k < s.codes(); ++k)
+            if (model.isMpiCategory(s.categoryOfCode[static_cast<size_t>(k)]) == (pass == 0)) order.push_back(k);
+    order.push_back(0);
+    DirectCanvas canvas(p, band.adjusted(0, 1, 0, -1));
+    const double h = band.height() - 3;
+    const double bottom = band.bottom() - 1;
+    const double perRow = s.rowsCounted > 0 ? h / s.rowsCounted : 0;
+    for (int x = 0; x < columns; ++x) {
+        const double t = v.timeAt(band.left() + x + 0.5);
+        if (t < model.tBegin() || t >= model.tEnd() || s.rowsCounted <= 0) continue;
+        double acc = 0;
+        int yPrev = static_cast<int>(bottom + 1);
+        for (int k : order) {
+            acc += s.count(x, k);
+            const int y = static_cast<int>(bottom + 1.5 - acc * perRow); // rounded: the argument is > 0
+            if (y < yPrev) {
+                const QRgb rgb = k == 0 ? qRgb(215, 215, 220)
+                                        : fill[static_cast<size_t>(s.categoryOfCode[static_cast<size_t>(k)])];
+                canvas.fill(QRect(band.left() + x, y, 1, yPrev - y), rgb);
+                yPrev = y;
+            }
+        }
+    }
+    st.summaryColumns = static_cast<size_t>(columns);
+    p.setPen(QColor(150, 150, 160));
+    p.drawLine(0, band.bottom(), v.size.width(), band.bottom());
+    p.setPen(QColor(30, 30, 30));
+    p.drawText(QRect(4, band.top(), v.labelWidth - 6, band.height()),
+        Qt::AlignVCenter | Qt::AlignLeft | Qt::TextWordWrap,
+        QStringLiteral("%1 ranks%2").arg(model.worldSize()).arg(s.estimated ? QStringLiteral(" (est.)") : QString()));
+}
+
+// A bundle's label: its messages and bytes, "12 msg, 3.1 KB", "1.2k msg, 4.0 MB".
+static QString bundleLabel(uint64_t n, uint64_t bytes)
+{
+    auto count = [](double x) {
+        return x < 1000 ? QString::number(x, 'f', 0)
+            : x < 1e6   ? QStringLiteral("%1k").arg(x / 1e3, 0, 'f', 1)
+                        : QStringLiteral("%1M").arg(x / 1e6, 0, 'f', 1);
+    };
+    const double b = static_cast<double>(bytes);
+    const QString size = b < 1e3 ? QStringLiteral("%1 B").arg(bytes)
+        : b < 1e6                ? QStringLiteral("%1 KB").arg(b / 1e3, 0, 'f', 1)
+        : b < 1e9                ? QStringLiteral("%1 MB").arg(b / 1e6, 0, 'f', 1)
+                                 : QStringLiteral("%1 GB").arg(b / 1e9, 0, 'f', 1);
+    return QStringLiteral("%1 msg, %2").arg(count(static_cast<double>(n)), size);
+}
+constexpr size_t kMaxBundleLabels = 16;
+
+// The legend along the bottom: a swatch and the name of each visible state category that has
+// time in the run, most time first, as many as fit.
+static void paintLegend(
+    QPainter &p, const TraceModel &model, const ViewState &v, const std::vector<char> &visible, RenderStats &st)
+{
+    const QRect r(0, v.size.height() - v.legendHeight, v.size.width(), v.legendHeight);
+    p.fillRect(r, QColor(244, 244, 246));
+    p.setPen(QColor(150, 150, 160));
+    p.drawLine(r.topLeft(), r.topRight());
+    std::vector<int> cats;
+    for (int c = 0; c < model.categoryCount(); ++c)
+        if (model.categoryInfo(c).isState && visible[static_cast<size_t>(c)] && model.categoryInfo(c).inclusiveNs > 0)
+            cats.push_back(c);
+    std::stable_sort(cats.begin(), cats.end(),
+        [&](int a, int b) { return model.categoryInfo(a).inclusiveNs > model.categoryInfo(b).inclusiveNs; });
+    QFontMetrics fm(p.font());
+    int x = 6;
+    const int sw = std::max(8, v.legendHeight - 8);
+    for (int c : cats) {
+        const QString &name = model.categoryInfo(c).name;
+        const int w = sw + 4 + fm.horizontalAdvance(name) + 14;
+        if (x + w > r.right()) break;
+        p.fillRect(QRect(x, r.top() + (r.height() - sw) / 2, sw, sw), model.categoryInfo(c).color);
+        p.setPen(QColor(30, 30, 30));
+        p.drawText(QRect(x + sw + 4, r.top(), w - sw - 4, r.height()), Qt::AlignVCenter | Qt::AlignLeft, name);
+        x += w;
+        ++st.legendEntries;
+    }
+}
+
 void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, RenderStats *stats)
 {
     RenderStats local;
     RenderStats &st = stats ? *stats : local;
     const QRect plot = v.plotRect();
-    const int rows = model.rowCount();
-    const int firstRow = std::max(0, static_cast<int>(std::floor(v.yOffset / v.rowHeight)));
-    const int lastRow = std::min(rows - 1, static_cast<int>((v.yOffset + plot.height()) / v.rowHeight));
+    const int slotTotal = v.slotCount(model);
+    const int firstSlot = std::max(0, static_cast<int>(std::floor(v.yOffset / v.rowHeight)));
+    const int lastSlot = std::min(slotTotal - 1, static_cast<int>((v.yOffset + plot.height()) / v.rowHeight));
+    // The model rows drawn on their own in the visible slots (all of them without groups).
+    std::vector<int> shown;
+    for (int k = firstSlot; k <= lastSlot; ++k)
+        if (!v.groups || !v.groups->rowSlots()[static_cast<size_t>(k)].isGroup())
+            shown.push_back(v.groups ? v.groups->rowSlots()[static_cast<size_t>(k)].row : k);
     const double t0 = v.scale.t0(), t1 = v.scale.t1();
     const double runX0 = v.xOf(model.tBegin()), runX1 = v.xOf(model.tEnd());
 
@@ -468,16 +799,18 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
     auto pixelEdge = [](double x) { return static_cast<int>(std::floor(x + 0.5)); };
     const int bx0 = std::clamp(pixelEdge(runX0), plot.left(), plot.right() + 1);
     const int bx1 = std::clamp(pixelEdge(runX1), bx0, plot.right() + 1);
-    const int by0 = std::clamp(pixelEdge(v.rowTop(firstRow)), plot.top(), plot.bottom() + 1);
-    const int by1 = std::clamp(pixelEdge(v.rowTop(lastRow + 1)), by0, plot.bottom() + 1);
+    const int by0 = std::clamp(pixelEdge(v.slotTop(firstSlot)), plot.top(), plot.bottom() + 1);
+    const int by1 = std::clamp(pixelEdge(v.slotTop(lastSlot + 1)), by0, plot.bottom() + 1);
     const QRgb white = qRgb(255, 255, 255);
     canvas.fill(QRect(plot.left(), plot.top(), bx0 - plot.left(), plot.height()), white);
     canvas.fill(QRect(bx1, plot.top(), plot.right() + 1 - bx1, plot.height()), white);
     canvas.fill(QRect(bx0, plot.top(), bx1 - bx0, by0 - plot.top()), white);
     canvas.fill(QRect(bx0, by1, bx1 - bx0, plot.bottom() + 1 - by1), white);
-    for (int r = firstRow; r <= lastRow; ++r) {
-        const int y0 = pixelEdge(v.rowTop(r)), y1 = pixelEdge(v.rowTop(r + 1));
-        canvas.fill(QRect(bx0, y0, bx1 - bx0, y1 - y0), r % 2 ? qRgb(238, 238, 242) : qRgb(246, 246, 249));
+    for (int k = firstSlot; k <= lastSlot; ++k) {
+        // Group slots: paintGroupRows() fills them whole when it writes the image directly.
+        if (v.groups && canvas.direct() && v.groups->rowSlots()[static_cast<size_t>(k)].isGroup()) continue;
+        const int y0 = pixelEdge(v.slotTop(k)), y1 = pixelEdge(v.slotTop(k + 1));
+        canvas.fill(QRect(bx0, y0, bx1 - bx0, y1 - y0), k % 2 ? qRgb(238, 238, 242) : qRgb(246, 246, 249));
     }
     // States, lane by lane, through the folder. Fills are batched per depth and colour and
     // issued with one drawRects() each: per-call overhead, not pixels, dominates dense views.
@@ -511,7 +844,10 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
     const bool outline = v.rowHeight >= 10;
     QFontMetrics fm(p.font());
     const QRgb markColor = qRgb(40, 40, 40);
-    for (int r = firstRow; r <= lastRow; ++r) {
+    // Rows under 3 px at coarse zoom: each row one scanline run per column, from the per-row
+    // bins (summary.h) straight into the image; the folder below draws the rest.
+    const std::vector<int> folded = paintThinRows(canvas, model, v, shown, palette.fill, palette.visible, plot, st);
+    for (int r : folded) {
         while (static_cast<int>(layers.size()) < model.laneCount(r))
             layers.emplace_back().fills.resize(palette.fill.size());
         // Rows too thin to show nesting draw their outer lanes only.
@@ -602,10 +938,12 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
                 p.setPen(c.darker(150));
                 p.drawRect(w.rect.adjusted(0, 0, -1, -1));
             }
-            if (w.rect.width() > 40 && w.rect.height() >= fm.height() - 2) {
+            // A name that does not fit whole is left out: a row of "MPI_…" stubs reads as noise.
+            const QString &name = model.categoryInfo(w.category).name;
+            if (w.rect.width() > 40 && w.rect.height() >= fm.height() - 2
+                && fm.horizontalAdvance(name) <= w.rect.width() - 5) {
                 p.setPen(c.lightness() > 140 ? Qt::black : Qt::white);
-                p.drawText(w.rect.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                    fm.elidedText(model.categoryInfo(w.category).name, Qt::ElideRight, w.rect.width() - 5));
+                p.drawText(w.rect.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft, name);
             }
             if (w.highlighted) {
                 p.setPen(QPen(QColor(255, 0, 255), 2));
@@ -613,9 +951,10 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
             }
         }
     }
-    if (v.showWaits && model.waits()) paintWaits(canvas, model, v, firstRow, lastRow, plot, st);
-    st.counterTracks = paintCounterBands(p, model, v, firstRow, lastRow);
-    for (int r = firstRow; r <= lastRow; ++r) {
+    if (v.groups) paintGroupRows(canvas, model, v, firstSlot, lastSlot, palette.visible, plot, bx0, bx1, st);
+    if (v.showWaits && model.waits()) paintWaits(canvas, model, v, shown, plot, st);
+    st.counterTracks = paintCounterBands(p, model, v, shown);
+    for (int r : shown) {
         // Pcontrol strips at the bottom of the row.
         const auto &mk = model.markers(r);
         if (!mk.empty()) {
@@ -659,7 +998,8 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
         }
     }
     // Selected state.
-    if (v.selected.valid() && v.selected.row >= firstRow && v.selected.row <= lastRow) {
+    if (v.selected.valid() && v.selected.row < model.rowCount()
+        && std::find(shown.begin(), shown.end(), v.selected.row) != shown.end()) {
         auto [y0, y1] = v.boxY(v.selected.row, model.depth(v.selected.row, v.selected.index));
         const double a = v.xOf(model.start(v.selected.row, v.selected.index));
         const double b = v.xOf(model.end(v.selected.row, v.selected.index));
@@ -675,8 +1015,12 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
     size_t weight = 1; // messages each visited one stands for
     auto consider = [&](const Arrow &m) {
         if (static_cast<double>(m.recv_time) < t0) return;
-        const int rs = model.rowOfTimeline(m.send_timeline), rr = model.rowOfTimeline(m.recv_timeline);
-        if ((rs < firstRow && rr < firstRow) || (rs > lastRow && rr > lastRow)) return;
+        const int ss = v.slotOfRow(model.rowOfTimeline(m.send_timeline));
+        const int sr = v.slotOfRow(model.rowOfTimeline(m.recv_timeline));
+        if ((ss < firstSlot && sr < firstSlot) || (ss > lastSlot && sr > lastSlot)) return;
+        // Inside one group's row: drawn only when asked for (View ▸ Messages inside a group).
+        if (ss == sr && v.groups && !v.intraGroupMessages && v.groups->rowSlots()[static_cast<size_t>(ss)].isGroup())
+            return;
         vis.push_back(m);
     };
     auto [mb, me] = model.candidateMessages(t0, t1);
@@ -691,7 +1035,7 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
     } else {
         weight = std::max<size_t>(1, (me - mb) / kMaxBundled);
         for (size_t i = mb; i < me; i += weight)
-            consider(Arrow { M[i].send_time, M[i].recv_time, M[i].send_timeline, M[i].recv_timeline });
+            consider(Arrow { M[i].send_time, M[i].recv_time, M[i].send_timeline, M[i].recv_timeline, M[i].bytes });
     }
     p.setRenderHint(QPainter::Antialiasing, false);
     // Individual arrows while they stay readable (about one per pixel of width, at least 1000).
@@ -716,8 +1060,9 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
     } else {
         struct Bundle
         {
-            int rs, rr, xs, xr; // rows, and cells of the two ends
+            int rs, rr, xs, xr; // slots (rows, or groups' rows), and cells of the two ends
             uint64_t n; // messages
+            uint64_t bytes;
             uint64_t key; // rows and cells packed (cells clamped to 16 bits, ~0.5 M px off-screen)
             void pack()
             {
@@ -736,19 +1081,23 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
         std::vector<Bundle> bundles;
         bundles.reserve(vis.size());
         for (const Arrow &m : vis)
-            bundles.push_back({ model.rowOfTimeline(m.send_timeline), model.rowOfTimeline(m.recv_timeline),
-                static_cast<int>(std::floor(v.xOf(static_cast<double>(m.send_time)) / cell)),
-                static_cast<int>(std::floor(v.xOf(static_cast<double>(m.recv_time)) / cell)), weight, 0 });
+            bundles.push_back(
+                { v.slotOfRow(model.rowOfTimeline(m.send_timeline)), v.slotOfRow(model.rowOfTimeline(m.recv_timeline)),
+                    static_cast<int>(std::floor(v.xOf(static_cast<double>(m.send_time)) / cell)),
+                    static_cast<int>(std::floor(v.xOf(static_cast<double>(m.recv_time)) / cell)), weight,
+                    m.bytes * weight, 0 });
         auto merge = [&] {
             for (Bundle &b : bundles)
                 b.pack();
             std::sort(bundles.begin(), bundles.end(), [](const Bundle &a, const Bundle &b) { return a.key < b.key; });
             size_t out = 0;
             for (size_t i = 0; i < bundles.size(); ++i) {
-                if (out > 0 && bundles[out - 1].key == bundles[i].key)
+                if (out > 0 && bundles[out - 1].key == bundles[i].key) {
                     bundles[out - 1].n += bundles[i].n;
-                else
+                    bundles[out - 1].bytes += bundles[i].bytes;
+                } else {
                     bundles[out++] = bundles[i];
+                }
             }
             bundles.resize(out);
         };
@@ -759,7 +1108,7 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
             for (const Bundle &k : bundles)
                 sum += 16
                     + std::max(std::fabs(k.xr - k.xs) * cell,
-                        std::min<double>(plot.height(), std::fabs(v.rowCenter(k.rr) - v.rowCenter(k.rs))));
+                        std::min<double>(plot.height(), std::fabs(v.slotTop(k.rr) - v.slotTop(k.rs))));
             return sum;
         };
         while (cell < 1024 && pixels() > kPixelBudget) {
@@ -771,13 +1120,48 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
         for (const Bundle &k : bundles) {
             // Opaque (alpha blending lines costs ~3x): lighter grey for thin bundles, black for thick.
             const int grey = std::max(10, 150 - static_cast<int>(30 * std::log2(static_cast<double>(k.n))));
-            const QPointF a(k.xs * cell + cell / 2, v.rowCenter(k.rs)), b(k.xr * cell + cell / 2, v.rowCenter(k.rr));
+            const double half = v.rowHeight / 2;
+            const QPointF a(k.xs * cell + cell / 2, v.slotTop(k.rs) + half),
+                b(k.xr * cell + cell / 2, v.slotTop(k.rr) + half);
             canvas.line(a, b, qRgb(grey, grey, grey));
         }
         st.arrowBundles = bundles.size();
         st.arrows = vis.size() * weight;
+        for (const Bundle &k : bundles)
+            st.bundledMessages += k.n, st.bundledBytes += k.bytes;
+        // Bundles between two groups' rows say how many messages and bytes they carry: the
+        // heaviest first, where the label fits beside the line without covering another one.
+        if (v.groups) {
+            std::vector<const Bundle *> between;
+            for (const Bundle &k : bundles)
+                if (k.rs != k.rr && v.groups->rowSlots()[static_cast<size_t>(k.rs)].isGroup()
+                    && v.groups->rowSlots()[static_cast<size_t>(k.rr)].isGroup())
+                    between.push_back(&k);
+            const size_t top = std::min<size_t>(between.size(), 256);
+            std::partial_sort(between.begin(), between.begin() + static_cast<long>(top), between.end(),
+                [](const Bundle *a, const Bundle *b) { return a->n > b->n || (a->n == b->n && a->key < b->key); });
+            std::vector<QRect> placed;
+            const QString approx = weight > 1 ? QStringLiteral("~") : QString();
+            const QFontMetrics lfm(p.font());
+            for (size_t i = 0; i < top && placed.size() < kMaxBundleLabels; ++i) {
+                const Bundle &k = *between[i];
+                const QString text = approx + bundleLabel(k.n, k.bytes);
+                const double half = v.rowHeight / 2;
+                const QPointF mid((k.xs + k.xr + 1) * cell / 2, (v.slotTop(k.rs) + v.slotTop(k.rr)) / 2 + half);
+                const QRect r(static_cast<int>(mid.x()) + 3, static_cast<int>(mid.y()) - lfm.height() / 2,
+                    lfm.horizontalAdvance(text) + 4, lfm.height());
+                if (!plot.contains(r)
+                    || std::any_of(placed.begin(), placed.end(), [&](const QRect &o) { return o.intersects(r); }))
+                    continue;
+                placed.push_back(r);
+                p.fillRect(r, QColor(255, 255, 255));
+                p.setPen(QColor(40, 40, 40));
+                p.drawText(r, Qt::AlignCenter, text);
+            }
+            st.bundleLabels = placed.size();
+        }
     }
-    if (v.showRma) paintRma(p, model, v, t0, t1, firstRow, lastRow, st);
+    if (v.showRma) paintRma(p, model, v, t0, t1, firstSlot, lastSlot, st);
     if (v.selectedMessage >= 0 && static_cast<size_t>(v.selectedMessage) < M.size()) {
         const Message &m = M[static_cast<size_t>(v.selectedMessage)];
         p.setPen(QPen(QColor(255, 200, 0), 3));
@@ -831,16 +1215,32 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &v, Ren
     // Rank labels.
     p.fillRect(QRect(0, plot.top(), v.labelWidth, plot.height()), QColor(226, 226, 232));
     p.setPen(QColor(30, 30, 30));
-    for (int r = firstRow; r <= lastRow && v.rowHeight >= 7; ++r) {
-        if (v.rowHeight < fm.height() - 4 && r % static_cast<int>(std::ceil((fm.height() - 2) / v.rowHeight)) != 0)
+    for (int k = firstSlot; k <= lastSlot && v.rowHeight >= 7; ++k) {
+        if (v.rowHeight < fm.height() - 4 && k % static_cast<int>(std::ceil((fm.height() - 2) / v.rowHeight)) != 0)
             continue;
-        if (std::find(v.selectedRows.begin(), v.selectedRows.end(), r) != v.selectedRows.end())
-            p.fillRect(QRectF(0, v.rowTop(r), v.labelWidth, v.rowHeight), QColor(170, 200, 255));
-        const QRectF lr(4, v.rowTop(r), v.labelWidth - 8, std::max(v.rowHeight, static_cast<double>(fm.height())));
+        const RankGroups::Slot slot
+            = v.groups ? v.groups->rowSlots()[static_cast<size_t>(k)] : RankGroups::Slot { k, -1 };
+        const int r = slot.row;
+        if (r >= 0 && std::find(v.selectedRows.begin(), v.selectedRows.end(), r) != v.selectedRows.end())
+            p.fillRect(QRectF(0, v.slotTop(k), v.labelWidth, v.rowHeight), QColor(170, 200, 255));
+        const QRectF lr(4, v.slotTop(k), v.labelWidth - 8, std::max(v.rowHeight, static_cast<double>(fm.height())));
         if (lr.top() < plot.top() - 2) continue;
-        p.drawText(lr, Qt::AlignVCenter | Qt::AlignLeft, model.rowLabel(r));
+        QString text;
+        if (slot.isGroup()) {
+            // ▸ collapsed, ▾ expanded (a click on the label toggles), and the group's size.
+            const RankGroup &g = v.groups->groups()[static_cast<size_t>(slot.group)];
+            text = QStringLiteral("%1 %2 ×%3")
+                       .arg(v.groups->expanded(slot.group) ? QStringLiteral("▾") : QStringLiteral("▸"), g.label)
+                       .arg(g.rows.size());
+        } else {
+            text = (slot.group >= 0 ? QStringLiteral("  ") : QString()) + model.rowLabel(r);
+        }
+        p.drawText(
+            lr, Qt::AlignVCenter | Qt::AlignLeft, fm.elidedText(text, Qt::ElideMiddle, static_cast<int>(lr.width())));
     }
     paintRuler(p, v);
+    if (v.summaryHeight > 0) paintSummaryBand(p, model, v, palette.fill, palette.visible, st);
+    if (v.legendHeight > 0) paintLegend(p, model, v, palette.visible, st);
 
     // Overlays: duration ruler and rubber band.
     if (v.measure) {

@@ -6,9 +6,11 @@
 #include <QPainter>
 #include <QRect>
 
+#include <memory>
 #include <optional>
 #include <vector>
 
+#include "rankgroups.h"
 #include "timescale.h"
 #include "tracemodel.h"
 #include "waitstates.h"
@@ -38,14 +40,37 @@ struct ViewState
     // Rows with a counter band under their states (setCounterRows(), countertracks.h), by row.
     std::vector<uint8_t> counterRows;
     static constexpr double kCounterBand = 12; // px, less on rows under 30 px
+    // Many ranks (docs/manyranks.md): the summary band between the ruler and the rows (0 = none),
+    // rank groups (null = one row per timeline) and how a group's row is drawn.
+    double summaryHeight = 0;
+    std::shared_ptr<RankGroups> groups;
+    DrawMode drawMode = DrawMode::Dominant;
+    bool intraGroupMessages = true; // messages between rows drawn in one group's row
+    int legendHeight = 0; // a legend of the colours shown, along the bottom (0 = none)
+    QString rulerNote; // said at the right end of the ruler (why the view starts where it does)
+    static constexpr double kSummaryBand = 48; // px
+    static constexpr double kMaxFittedRow = 300; // px: fitted rows never grow taller
 
+    // Where the rows start: under the ruler and the summary band.
+    double rowsTop() const { return rulerHeight + summaryHeight; }
     QRect plotRect() const
     {
-        return QRect(labelWidth, rulerHeight, size.width() - labelWidth, size.height() - rulerHeight);
+        const int top = static_cast<int>(rowsTop());
+        return QRect(labelWidth, top, size.width() - labelWidth, size.height() - top - legendHeight);
     }
-    double rowTop(int row) const { return rulerHeight + row * rowHeight - yOffset; }
+    // Drawn rows: the model's rows, or with groups their slots (RankGroups::rowSlots()).
+    int slotCount(const TraceModel &model) const
+    {
+        return groups ? static_cast<int>(groups->rowSlots().size()) : model.rowCount();
+    }
+    // The slot a model row is drawn in (its collapsed group's when it has none of its own).
+    int slotOfRow(int row) const { return groups ? groups->slotOfRow(row) : row; }
+    double slotTop(int slot) const { return rowsTop() + slot * rowHeight - yOffset; }
+    double rowTop(int row) const { return slotTop(slotOfRow(row)); }
     double rowCenter(int row) const { return rowTop(row) + rowHeight / 2; }
-    // The row under canvas y, or -1.
+    // The slot under canvas y, or -1.
+    int slotAt(double y, int slotCount) const;
+    // The model row drawn on its own under canvas y, or -1 (none, or a group's row).
     int rowAt(double y, int rowCount) const;
     double timeAt(double x) const { return scale.xToTime(x - labelWidth); }
     double xOf(double t) const { return labelWidth + scale.timeToX(t); }
@@ -64,7 +89,11 @@ struct ViewState
 
 struct RenderStats
 {
+    size_t groupRows = 0, summaryColumns = 0, legendEntries = 0;
     size_t boxes = 0, folds = 0, arrows = 0, arrowBundles = 0, events = 0;
+    // Messages and bytes the bundles carry (estimates when sampled), bundles between groups labelled.
+    uint64_t bundledMessages = 0, bundledBytes = 0;
+    size_t bundleLabels = 0;
     size_t waitRuns = 0; // rectangles of the wait-state overlay
     size_t rmaArrows = 0; // one-sided transfers drawn
     size_t counterTracks = 0; // counter tracks drawn (countertracks.h)
@@ -76,8 +105,28 @@ void paintTimeline(QPainter &p, const TraceModel &model, const ViewState &view, 
 // Renders [t0, t1] of the model (the whole run when t1 <= t0) into an image of the given size.
 QImage renderImage(const TraceModel &model, double t0, double t1, QSize size, RenderStats *stats = nullptr);
 
-// A view showing [t0, t1] with rows fitted to the height (between 1 and 100 px each).
-ViewState fittedView(const TraceModel &model, double t0, double t1, QSize size);
+// A view showing [t0, t1] with rows (or the slots of view.groups, when set in `like`) fitted to
+// the height, between 1 and ViewState::kMaxFittedRow px each; the other settings from `like`.
+ViewState fittedView(const TraceModel &model, double t0, double t1, QSize size, const ViewState &like = {});
+
+// Where the first picture of a run starts and ends: the whole run, or, when MPI_Init and
+// MPI_Finalize together take more than half of it, from the end of the last rank's MPI_Init to
+// the start of the first rank's MPI_Finalize (*note then says so).
+std::pair<double, double> openingRange(const TraceModel &model, QString *note = nullptr);
+
+// The first picture: openingRange(), rows fitted, the legend along the bottom; grouped as spec
+// says when rows would be thinner than minRowPx (spec.by == None: never; groups' message, if
+// any, in *message), with the summary band when summary is true (or, unset, when grouped).
+struct OpeningOptions
+{
+    GroupSpec group; // Auto: group only when rows would be too thin
+    DrawMode drawMode = DrawMode::Dominant;
+    std::optional<bool> summary;
+    double minRowPx = 3;
+    std::optional<std::pair<double, double>> range; // overrides openingRange()
+    bool legend = true;
+};
+ViewState openingView(const TraceModel &model, QSize size, const OpeningOptions &options, QString *message = nullptr);
 
 // The message whose arrow passes within tol pixels of pos, or -1.
 long messageAt(const TraceModel &model, const ViewState &view, QPointF pos, double tol = 4);

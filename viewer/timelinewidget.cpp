@@ -3,6 +3,7 @@
 
 #include "countertracks.h"
 
+#include <QCursor>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
@@ -40,6 +41,13 @@ void TimelineWidget::setModel(std::shared_ptr<TraceModel> model, bool keepView)
         m_view.selected = {};
         m_view.selectedMessage = -1;
         m_view.highlight = {};
+        // Groups hold the preview's counts: made again from the full model, over the same window.
+        if (m_view.groups) {
+            OpeningOptions o = m_opening;
+            o.range = std::make_pair(m_view.scale.t0(), m_view.scale.t1());
+            o.summary = m_view.summaryHeight > 0;
+            m_view.groups = openingView(*m_model, m_view.size, o).groups;
+        }
         changed();
         return;
     }
@@ -53,13 +61,89 @@ void TimelineWidget::setModel(std::shared_ptr<TraceModel> model, bool keepView)
     m_view.selectedRows.clear();
     m_view.yOffset = 0;
     m_view.size = viewport()->size();
+    m_view.groups.reset();
     if (m_model) {
-        ViewState fitted = fittedView(*m_model, 0, 0, m_view.size);
-        m_view.scale = fitted.scale;
-        m_view.rowHeight = std::clamp(fitted.rowHeight, 8.0, 40.0);
+        // The first picture: the run's work, rows filling the window (grouped when thinner than 3 px).
+        QString message;
+        m_opening.legend = false; // the Legend dock names the colours
+        const ViewState opening = openingView(*m_model, m_view.size, m_opening, &message);
+        m_view.scale = opening.scale;
+        m_view.groups = opening.groups;
+        m_view.summaryHeight = opening.summaryHeight;
+        m_view.drawMode = opening.drawMode;
+        m_view.rulerNote = opening.rulerNote;
+        m_view.rowHeight = std::max(opening.rowHeight, m_view.groups ? 3.0 : 8.0);
+        if (!message.isEmpty()) emit groupingMessage(message);
     }
     changed();
     emit historyChanged();
+}
+
+QString TimelineWidget::setGrouping(const GroupSpec &spec)
+{
+    m_opening.group = spec;
+    if (!m_model) return {};
+    QString message;
+    OpeningOptions o = m_opening;
+    o.range = std::make_pair(m_view.scale.t0(), m_view.scale.t1());
+    o.summary = m_view.summaryHeight > 0 || spec.by != GroupBy::None;
+    const ViewState v = openingView(*m_model, m_view.size, o, &message);
+    m_view.groups = v.groups;
+    m_view.summaryHeight = v.summaryHeight;
+    refitRows();
+    if (!message.isEmpty()) emit groupingMessage(message);
+    return message;
+}
+
+void TimelineWidget::refitRows()
+{
+    if (!m_model) return;
+    const double avail = m_view.plotRect().height();
+    m_view.rowHeight = std::clamp(avail / std::max(1, m_view.slotCount(*m_model)), m_view.groups ? 3.0 : 8.0, 40.0);
+    m_view.yOffset = 0;
+    changed();
+}
+
+void TimelineWidget::toggleGroup(int group)
+{
+    if (!m_view.groups) return;
+    m_view.groups->toggle(group);
+    changed();
+}
+
+void TimelineWidget::setDrawMode(DrawMode mode)
+{
+    m_opening.drawMode = mode;
+    m_view.drawMode = mode;
+    viewport()->update();
+}
+
+void TimelineWidget::setSummaryBand(bool on)
+{
+    m_opening.summary = on;
+    m_view.summaryHeight = on ? ViewState::kSummaryBand : 0;
+    changed();
+}
+
+void TimelineWidget::setIntraGroupMessages(bool on)
+{
+    m_view.intraGroupMessages = on;
+    viewport()->update();
+}
+
+void TimelineWidget::showMessage(size_t m)
+{
+    if (!m_model || m >= m_model->messages().size()) return;
+    const Message &msg = m_model->messages()[m];
+    const double a = static_cast<double>(msg.send_time), b = static_cast<double>(msg.recv_time);
+    TimeScale sc = m_view.scale;
+    if (b - a > sc.visibleSpan() * 0.8 || a < sc.t0() || b > sc.t1())
+        sc = TimeScale((a + b) / 2 - sc.visibleSpan() / 2, sc.nsPerPixel(), sc.width());
+    m_view.selected = {};
+    m_view.selectedMessage = static_cast<long>(m);
+    m_view.cursorTime = a;
+    setScale(sc, true);
+    emit detailsChanged(m_model->describeMessage(m));
 }
 
 void TimelineWidget::pushHistory()
@@ -73,6 +157,7 @@ void TimelineWidget::pushHistory()
 void TimelineWidget::setScale(const TimeScale &scale, bool record)
 {
     if (record && !(scale == m_view.scale)) pushHistory();
+    if (!(scale == m_view.scale)) m_view.rulerNote.clear(); // it explained the opening view only
     m_view.scale = scale;
     m_view.scale.setWidth(m_view.plotRect().width());
     changed();
@@ -93,9 +178,9 @@ void TimelineWidget::zoomAt(double factor, double viewportX, bool record)
 
 void TimelineWidget::zoomVerticalAt(double factor, double viewportY)
 {
-    const double rowPos = (viewportY - m_view.rulerHeight + m_view.yOffset) / m_view.rowHeight;
+    const double rowPos = (viewportY - m_view.rowsTop() + m_view.yOffset) / m_view.rowHeight;
     m_view.rowHeight = std::clamp(m_view.rowHeight * factor, 1.0, 400.0);
-    m_view.yOffset = rowPos * m_view.rowHeight - (viewportY - m_view.rulerHeight);
+    m_view.yOffset = rowPos * m_view.rowHeight - (viewportY - m_view.rowsTop());
     clampY();
     changed();
 }
@@ -200,7 +285,10 @@ void TimelineWidget::showState(StateRef s)
         sc = TimeScale::fit(a - (b - a) * 0.1, b + (b - a) * 0.1, sc.width());
     else
         sc = TimeScale(a + (b - a) / 2 - span / 2, sc.nsPerPixel(), sc.width());
-    const double top = s.row * m_view.rowHeight, plotH = m_view.plotRect().height();
+    // A row inside a collapsed group: the group opens to show it.
+    if (m_view.groups && !m_view.groups->rowShown(s.row))
+        m_view.groups->setExpanded(m_view.groups->groupOfRow(s.row), true);
+    const double top = m_view.slotOfRow(s.row) * m_view.rowHeight, plotH = m_view.plotRect().height();
     if (top < m_view.yOffset || top + m_view.rowHeight > m_view.yOffset + plotH) m_view.yOffset = top - plotH / 2;
     clampY();
     m_view.cursorTime = a;
@@ -210,7 +298,7 @@ void TimelineWidget::showState(StateRef s)
 
 void TimelineWidget::clampY()
 {
-    const double total = m_model ? m_model->rowCount() * m_view.rowHeight : 0;
+    const double total = m_model ? m_view.slotCount(*m_model) * m_view.rowHeight : 0;
     m_view.yOffset = std::clamp(m_view.yOffset, 0.0, std::max(0.0, total - m_view.plotRect().height()));
 }
 
@@ -237,7 +325,7 @@ void TimelineWidget::syncScrollBars()
         h->setPageStep(page);
         h->setSingleStep(std::max(1, page / 10));
         h->setValue(static_cast<int>(std::lround((m_view.scale.t0() - lo) / span * kHScrollSteps)));
-        const int total = static_cast<int>(m_model->rowCount() * m_view.rowHeight);
+        const int total = static_cast<int>(m_view.slotCount(*m_model) * m_view.rowHeight);
         const int plotH = m_view.plotRect().height();
         v->setRange(0, std::max(0, total - plotH));
         v->setPageStep(std::max(1, plotH));
@@ -355,6 +443,13 @@ void TimelineWidget::keyPressEvent(QKeyEvent *e)
     case Qt::Key_Home:
         fitAll();
         break;
+    case Qt::Key_Return:
+    case Qt::Key_Enter: {
+        // Expands or collapses the group under the mouse.
+        const int k = m_view.slotAt(mapFromGlobal(QCursor::pos()).y(), m_view.slotCount(*m_model));
+        if (k >= 0 && m_view.groups) toggleGroup(m_view.groups->rowSlots()[static_cast<size_t>(k)].group);
+        break;
+    }
     case Qt::Key_Backspace:
         back();
         break;
@@ -441,6 +536,12 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent *e)
         emit detailsChanged(
             tr("duration ruler: %1").arg(formatDuration(std::fabs(m_view.measure->second - m_view.measure->first), 4)));
     } else if (drag == Drag::Pending && m_pressButton == Qt::LeftButton && pos.x() < m_view.labelWidth) {
+        // A click on a group's label expands or collapses it.
+        if (const int k = m_view.slotAt(pos.y(), m_view.slotCount(*m_model));
+            k >= 0 && m_view.groups && m_view.groups->rowSlots()[static_cast<size_t>(k)].isGroup()) {
+            toggleGroup(m_view.groups->rowSlots()[static_cast<size_t>(k)].group);
+            return;
+        }
         // A click on a rank label selects that row for search (Ctrl adds or removes it).
         const int row = m_view.rowAt(pos.y(), m_model->rowCount());
         auto &sel = m_view.selectedRows;
@@ -472,7 +573,7 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent *e)
         }
         m_view.cursorTime = m_view.timeAt(pos.x());
         if (!text.isEmpty()) emit detailsChanged(text);
-        if (m_clickZooms && pos.x() > m_view.labelWidth && pos.y() > m_view.rulerHeight)
+        if (m_clickZooms && pos.x() > m_view.labelWidth && pos.y() > m_view.rowsTop())
             zoomAt((m_pressMods & Qt::ShiftModifier) ? 0.5 : 2, pos.x());
         else
             viewport()->update();
@@ -500,7 +601,14 @@ void TimelineWidget::mouseDoubleClickEvent(QMouseEvent *e)
 
 QString TimelineWidget::describeAt(QPointF pos) const
 {
-    if (!m_model || pos.x() < m_view.labelWidth) return {};
+    if (!m_model) return {};
+    if (m_view.groups) {
+        const int k = m_view.slotAt(pos.y(), m_view.slotCount(*m_model));
+        if (k >= 0 && m_view.groups->rowSlots()[static_cast<size_t>(k)].isGroup())
+            return m_view.groups->describe(*m_model, m_view.groups->rowSlots()[static_cast<size_t>(k)].group)
+                + (pos.x() < m_view.labelWidth ? tr("\nclick to expand or collapse (or Enter)") : QString());
+    }
+    if (pos.x() < m_view.labelWidth) return {};
     const int row = m_view.rowAt(pos.y(), m_model->rowCount());
     const long msg = messageAt(*m_model, m_view, pos, 3);
     if (msg >= 0) return m_model->describeMessage(static_cast<size_t>(msg));

@@ -21,6 +21,7 @@ public:
 
     // Shows model fitted to the run; keepView keeps the zoom, scroll and row height instead
     // (the full model replacing its preview).
+    // A new model opens on openingView() (the run's work, rows fitted, grouped when too thin).
     void setModel(std::shared_ptr<TraceModel> model, bool keepView = false);
     TraceModel *model() const { return m_model.get(); }
     const ViewState &view() const { return m_view; }
@@ -63,11 +64,26 @@ public:
     void showWait(WaitRef w);
     WaitRef selectedWait() const { return m_view.selectedWait; }
 
+    // Many ranks (docs/manyranks.md). Groups rows as spec says over the visible window (None:
+    // one row per timeline; Auto: only when rows would be under 3 px) and refits the rows;
+    // returns the grouping's message ("" or why it fell back to blocks), also sent as groupingMessage.
+    QString setGrouping(const GroupSpec &spec);
+    const GroupSpec &grouping() const { return m_opening.group; }
+    RankGroups *groups() const { return m_view.groups.get(); }
+    // Expands a collapsed group into its rows, or collapses an expanded one.
+    void toggleGroup(int group);
+    void setDrawMode(DrawMode mode);
+    void setSummaryBand(bool on);
+    void setIntraGroupMessages(bool on);
+    // Selects message m and centres it.
+    void showMessage(size_t m);
+
 signals:
     void viewChanged(double t0, double t1);
     void detailsChanged(const QString &text);
     void hoverChanged(const QString &text);
     void historyChanged();
+    void groupingMessage(const QString &text);
 
 protected:
     void paintEvent(QPaintEvent *) override;
@@ -88,6 +104,8 @@ private:
     void onHScroll(int v);
     void onVScroll(int v);
     void clampY();
+    // Row height fitted to the slots (3..40 px when grouped), scrolled to the top.
+    void refitRows();
 
     std::shared_ptr<TraceModel> m_model;
     ViewState m_view;
@@ -100,6 +118,7 @@ private:
     bool m_clickZooms = true;
     bool m_syncing = false;
     QImage m_frame; // painted into first: lets paintTimeline() fill boxes directly
+    OpeningOptions m_opening; // grouping, draw mode and summary band for new models
 };
 
 } // namespace upshot

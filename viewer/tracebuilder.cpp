@@ -6,6 +6,10 @@
 
 #include <QFileInfo>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <condition_variable>
 #include <map>
@@ -23,6 +27,14 @@ using mpe::log::Record;
 using mpe::log::RecordKind;
 
 namespace {
+
+// Gives the heap's free pages back to the system: freed small blocks otherwise stay resident.
+void releaseFreedMemory()
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
 
 // Decodes chunks [0, n) on worker threads, at most `window` chunks ahead of the consumer, and
 // hands them out in index order. Decoding (read, checksum, zstd, unshuffle) is most of the
@@ -184,12 +196,19 @@ public:
             void message_end(bool send, const mpe::log::MessageKey &key, int64_t t, uint64_t bytes)
             {
                 auto &q = b.m_queues[key];
-                (send ? q.first : q.second).push_back(MsgEnd { t, tl, bytes });
+                if (!send) {
+                    q.second.push_back(MsgEnd { t, tl, 0 }); // a message's size is its send's
+                    return;
+                }
+                q.first.push_back(MsgEnd { t, tl, static_cast<uint32_t>(std::min<uint64_t>(bytes, kBigBytes)) });
+                if (bytes >= kBigBytes) b.m_bigBytes[{ key, tl, t }].push_back(bytes);
             }
             void cancel_send(const mpe::log::MessageKey &key)
             {
                 auto &q = b.m_queues[key].first;
-                if (!q.empty()) q.pop_back();
+                if (q.empty()) return;
+                if (q.back().bytes == kBigBytes) b.m_bigBytes[{ key, q.back().timeline, q.back().time }].pop_back();
+                q.pop_back();
             }
             void span(int64_t t, int64_t end)
             {
@@ -271,12 +290,15 @@ private:
         std::vector<Lane> lanes; // by depth
         mpe::log::UserStates userStates;
     };
+    // A message end waiting to be matched: 16 bytes (a send's size of 4 GiB - 1 or more is
+    // kBigBytes here and kept in m_bigBytes, by queue, timeline and time, in logged order).
     struct MsgEnd
     {
         int64_t time;
         uint32_t timeline;
-        uint64_t bytes;
+        uint32_t bytes;
     };
+    static constexpr uint32_t kBigBytes = 0xFFFFFFFFu;
 
     // Depths beyond this come only from damaged logs; they are drawn in the deepest lane.
     static constexpr uint32_t kMaxDepth = 255;
@@ -300,6 +322,9 @@ private:
             L.sites.resize(L.states.size(), 0);
             L.sites.push_back(site);
         }
+        // Lanes grow by a quarter, not double: with many rows each lane is a small heap block,
+        // and the unused part of a doubling vector (up to half of it) is resident.
+        if (L.states.size() == L.states.capacity()) L.states.reserve(L.states.size() + L.states.size() / 4 + 16);
         L.states.push_back(s);
     }
 
@@ -311,7 +336,10 @@ private:
     }
 
     // Pairs the k-th send with the k-th receive of each (communicator, source, destination, tag)
-    // in time order (MPI's non-overtaking rule), as load_trace() does.
+    // in time order (MPI's non-overtaking rule), as load_trace() does. The queues are small heap
+    // blocks and the messages one large mapping: the pages of freed queues go back to the system
+    // as the messages fill (malloc_trim every 64 MiB), as far as the heap's fragmentation allows
+    // (most of them at 16,384 ranks, few at 100,000).
     void matchMessages()
     {
         size_t total = 0;
@@ -319,6 +347,7 @@ private:
             total += std::min(q.first.size(), q.second.size());
         m_model.m_messages.reserve(total);
         auto byTime = [](const MsgEnd &a, const MsgEnd &b) { return a.time < b.time; };
+        size_t freed = 0;
         for (auto &[key, q] : m_queues) {
             // Stable: ends at equal times stay in logged order.
             std::stable_sort(q.first.begin(), q.first.end(), byTime);
@@ -326,14 +355,26 @@ private:
             const size_t n = std::min(q.first.size(), q.second.size());
             for (size_t k = 0; k < n; ++k) {
                 const MsgEnd &s = q.first[k], &r = q.second[k];
+                uint64_t bytes = s.bytes;
+                if (bytes == kBigBytes) {
+                    auto &big = m_bigBytes[{ key, s.timeline, s.time }];
+                    bytes = big.front(); // stable sorts keep equal times in logged order
+                    big.erase(big.begin());
+                }
                 m_model.m_messages.push_back(
-                    Message { s.time, r.time, s.timeline, r.timeline, std::get<3>(key), s.bytes });
+                    Message { s.time, r.time, s.timeline, r.timeline, std::get<3>(key), bytes });
                 if (r.time < s.time) ++m_backward;
             }
+            freed += (q.first.capacity() + q.second.capacity()) * sizeof(MsgEnd);
             std::vector<MsgEnd>().swap(q.first);
             std::vector<MsgEnd>().swap(q.second);
+            if (freed >= (size_t { 64 } << 20)) {
+                releaseFreedMemory();
+                freed = 0;
+            }
         }
         m_queues.clear();
+        m_bigBytes.clear();
     }
 
     // Clock sync left receives ending before their sends: shift each rank's times as
@@ -436,6 +477,7 @@ private:
     std::vector<std::pair<uint32_t, uint32_t>> m_timelines;
     std::vector<TimelineBuild> m_build;
     std::map<mpe::log::MessageKey, std::pair<std::vector<MsgEnd>, std::vector<MsgEnd>>> m_queues;
+    std::map<std::tuple<mpe::log::MessageKey, uint32_t, int64_t>, std::vector<uint64_t>> m_bigBytes;
     uint64_t m_backward = 0;
     int64_t m_tBegin = 0, m_tEnd = 0;
     bool m_any = false;
@@ -447,6 +489,10 @@ std::shared_ptr<TraceModel> buildPreview(const LogFile &file)
     ModelBuilder::preview(file, *model);
     return model;
 }
+
+// Rows from which a model's bins are built while loading: about where rows fitted to a window
+// get thinner than 3 px and ranks are grouped.
+constexpr int kBinsAtLoadRows = 256;
 
 mpe::StatusOr<std::shared_ptr<TraceModel>> buildModel(const LogFile &file, const BuildProgress &progress, int threads)
 {
@@ -467,6 +513,10 @@ mpe::StatusOr<std::shared_ptr<TraceModel>> buildModel(const LogFile &file, const
         }
     }
     builder.finish();
+    // Many ranks: the per-row bins behind the summary band and the groups' rows (summary.h),
+    // built here on the loading thread rather than by the first frame that needs them.
+    if (model->rowCount() >= kBinsAtLoadRows) model->allRowCounts();
+    releaseFreedMemory(); // the build's queues and lanes
     // The MPI_T counter tracks: one more read of the chunks, only for logs that define counters.
     auto counters = loadCounterTracks(file, *model);
     if (!counters.ok()) return counters.status();

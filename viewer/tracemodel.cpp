@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <unordered_set>
+
+#include "summary.h"
 
 namespace upshot {
 
@@ -56,6 +59,29 @@ TraceModel::TraceModel(const mpe::log::Definitions &defs)
             && c.end_id < 0x10000 && m_catIndex[c.end_id] < 0)
             m_catIndex[c.end_id] = m_catIndex[c.id];
     }
+    // Hosts, and each communicator once: every member rank defines it (MPI_COMM_SELF, one
+    // member, is left out: 100,000 of them at 100,000 ranks say nothing about the run).
+    std::unordered_set<uint64_t> seen;
+    m_hosts.reserve(defs.ranks.size());
+    for (const auto &r : defs.ranks) {
+        m_hosts.push_back(r.host);
+        for (const auto &c : r.comms) {
+            if (c.members.size() < 2 || !seen.insert(c.global_id).second) continue;
+            m_comms.push_back({ c.global_id, c.inter, std::vector<int32_t>(c.members.begin(), c.members.end()) });
+        }
+    }
+}
+
+std::shared_ptr<const RankBins> TraceModel::rankBins() const
+{
+    if (!m_rankBins) m_rankBins = std::make_shared<RankBins>(*this);
+    return m_rankBins;
+}
+
+std::shared_ptr<const BinCounts> TraceModel::allRowCounts() const
+{
+    if (!m_allRowCounts) m_allRowCounts = std::make_shared<BinCounts>(rankBins());
+    return m_allRowCounts;
 }
 
 int TraceModel::ensureCategory(uint32_t id, bool isState)
@@ -155,7 +181,7 @@ void TraceModel::finishRows()
     m_arrowSample.reserve(m_messages.size() / m_arrowSampleStride + 1);
     for (size_t i = 0; i < m_messages.size(); i += m_arrowSampleStride) {
         const Message &m = m_messages[i];
-        m_arrowSample.push_back({ m.send_time, m.recv_time, m.send_timeline, m.recv_timeline });
+        m_arrowSample.push_back({ m.send_time, m.recv_time, m.send_timeline, m.recv_timeline, m.bytes });
     }
 }
 

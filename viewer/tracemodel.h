@@ -142,6 +142,8 @@ struct Message
 class ModelBuilder;
 class WaitStates;
 class CounterTracks;
+class RankBins;
+class BinCounts;
 
 class TraceModel
 {
@@ -163,6 +165,29 @@ public:
     const QString &program() const { return m_program; }
     // True for the preview built from the index alone (summary boxes, no messages or events).
     bool isPreview() const { return m_preview; }
+
+    // The host a rank ran on (RankMeta::host), "" when the log does not say.
+    const std::string &host(uint32_t rank) const
+    {
+        static const std::string kNone;
+        return rank < m_hosts.size() ? m_hosts[rank] : kNone;
+    }
+    // A communicator of the run with more than one member, once per global id, in the order
+    // the definitions first name it.
+    struct Communicator
+    {
+        uint64_t globalId = 0;
+        bool inter = false;
+        std::vector<int32_t> members; // world ranks
+    };
+    const std::vector<Communicator> &communicators() const { return m_comms; }
+    // True for the categories of MPI functions (the rest are the application's).
+    bool isMpiCategory(int c) const { return m_categories[c].id < mpe::log::kUserCategoryBase; }
+    // Every row's depth-0 category sampled at fixed bins over the run (summary.h), built on
+    // first use (O(records + rows x bins)); the summary band and rank groups draw from it.
+    std::shared_ptr<const RankBins> rankBins() const;
+    // rankBins() summed over all rows (the summary band at coarse zoom), built on first use.
+    std::shared_ptr<const BinCounts> allRowCounts() const;
 
     // States of a row, lane-major: lane d holds the depth-d states, sorted by start; within a
     // lane states do not overlap, so their ends are sorted too.
@@ -262,6 +287,7 @@ public:
         int64_t recv_time;
         uint32_t send_timeline;
         uint32_t recv_timeline;
+        uint64_t bytes;
     };
     const std::vector<ArrowSample> &arrowSample() const { return m_arrowSample; }
     size_t arrowSampleStride() const { return m_arrowSampleStride; }
@@ -396,6 +422,10 @@ private:
     QString m_program;
     std::shared_ptr<const WaitStates> m_waits;
     std::shared_ptr<CounterTracks> m_counters;
+    std::vector<std::string> m_hosts; // by rank
+    std::vector<Communicator> m_comms;
+    mutable std::shared_ptr<const RankBins> m_rankBins; // built on first use, on the painting thread
+    mutable std::shared_ptr<const BinCounts> m_allRowCounts; // likewise
 };
 
 // Loads a logfile or an OTF2 archive into a model (decoding on all cores). progress (0..100) is

@@ -427,6 +427,7 @@ mpe::StatusOr<std::shared_ptr<const WaitStates>> analyzeWaits(
     try {
         mpe::waits::Options options;
         options.keep_instances = true;
+        options.keep_blame = false; // the overlay draws culprits per instance, not the pair totals
         options.keep_going = std::move(keepGoing);
         std::shared_ptr<const WaitStates> out;
         {

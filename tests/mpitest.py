@@ -56,9 +56,14 @@ def run(np, argv, tools=(), env=None, timeout=120, check=True, workdir=None, lau
     return r
 
 
+# The `mpe` command the tests run: the build's own, or MPE_COMMAND (the sanitized build of the
+# memory-checked runs has no command of its own: tests/memcheck/run passes the main build's).
+MPE_COMMAND = os.environ.get("MPE_COMMAND") or os.path.join(BUILD, "bin", "mpe")
+
+
 def mpe(*args, check=True):
     """Runs the `mpe` command; a nonzero exit fails the test unless check is False."""
-    p = subprocess.run([os.path.join(BUILD, "bin", "mpe")] + list(args), capture_output=True, text=True, timeout=120)
+    p = subprocess.run([MPE_COMMAND] + list(args), capture_output=True, text=True, timeout=120)
     if check and p.returncode != 0:
         fail("mpe %s exited %d:\n%s" % (" ".join(args), p.returncode, p.stderr))
     return p

@@ -2,7 +2,7 @@
 MPE_SANITIZE=ON: ASan + UBSan, poisoned mpe::Call) and fails on any memory error of ours.
 
     memcheck.py samples   the C and Fortran samples, 4 ranks, under all four tools and each alone (liblive
-                          publishing to a relay: MPE_MEMCHECK_RELAY's `mpe`, else this build's)
+                          publishing to a relay: MPE_COMMAND's `mpe`, else this build's)
     memcheck.py matrix    the conformance matrix programs under all three tools (tests/matrix checks)
     memcheck.py planted   tests/memcheck/planted_tool.cpp's deliberate errors: each must be caught
 (or MPE_MEMCHECK_SET=samples|matrix|planted, as ctest runs it; tests/memcheck/run does it all)
@@ -185,11 +185,10 @@ def start_relay():
     """A live relay for liblive's runs, and the ranks' environment: the publisher thread, ZeroMQ and
     the frames are checked too, not only the recording. The relay is not what is checked (it is the
     `mpe` command, not a tool library), so any build's serves: tests/memcheck/run passes the main
-    build's (MPE_MEMCHECK_RELAY), which spares the sanitized build the command and its libraries."""
+    build's (MPE_COMMAND), which spares the sanitized build the command and its libraries."""
     work = tempfile.mkdtemp(prefix="mpememcheck-relay-")
     live, envfile = os.path.join(work, "run.live"), os.path.join(work, "run.env")
-    mpe = os.environ.get("MPE_MEMCHECK_RELAY") or os.path.join(mpitest.BUILD, "bin", "mpe")
-    relay = subprocess.Popen([mpe, "live", "relay", "--live-file", live,
+    relay = subprocess.Popen([mpitest.MPE_COMMAND, "live", "relay", "--live-file", live,
                               "--env-file", envfile], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(200):
         if os.path.exists(envfile) and os.path.getsize(envfile) > 0:

@@ -119,8 +119,7 @@ TEST(LogScale, MemberListsOfEveryShapeRoundTrip) {
 
 TEST(LogScale, DamagedGroupsAreNamed) {
   const Definitions d = many_rank_defs(64, 8);
-  std::string blob = serialize_definitions(d);
-  Definitions back;
+  const std::string blob = serialize_definitions(d);
   // A member count far beyond the world (runs hold any count in 12 bytes): corrupt, not a
   // multi-GiB allocation. The group table starts after the header and the categories.
   RankMeta m;

@@ -111,7 +111,9 @@ std::string stop_relay(RelayProcess& relay, int exit_status, const std::string& 
   ::close(relay.control_fd);
   relay.control_fd = -1;
   if (relay.pid > 0) {
-    for (int i = 0; i < 50; ++i) {
+    // The relay takes up to 2 s for the ranks' last frames, 5 s for a slow viewer to make room
+    // for the job's end and 5 s more to flush it: it is given all of that before it is killed.
+    for (int i = 0; i < 150; ++i) {
       if (waitpid(relay.pid, &status, WNOHANG) == relay.pid) {
         relay.pid = -1;
         break;

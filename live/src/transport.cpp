@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -256,7 +257,15 @@ Status run_relay(const RelayConfig& config, int control_fd, RelayStats* stats,
             open = false;
         }
       }
-      stats->forwarded += forward(front, back);
+      // The ranks' last frames may still be on their way (a rank's socket lingers up to 1 s after
+      // its MPI_Finalize, and a busy machine delays them further): they are forwarded until the
+      // stream has been quiet for 300 ms, for at most 2 s, so that the job's end follows them.
+      for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+           std::chrono::steady_clock::now() < until;) {
+        zmq_pollitem_t item{front, 0, ZMQ_POLLIN, 0};
+        if (zmq_poll(&item, 1, 300) <= 0) break;
+        stats->forwarded += forward(front, back);
+      }
       // The job's end must not be dropped like a frame: a viewer that is behind gets it once it
       // has read what is queued for it, within 5 s; past that, every viewer with room gets it.
       if (!end_message.empty()) {
@@ -269,7 +278,9 @@ Status run_relay(const RelayConfig& config, int control_fd, RelayStats* stats,
       }
     }
     if (front) zmq_close(front);
-    if (back) zmq_close(back);  // lingers up to 1 s so the job's end reaches the viewers
+    // A viewer on a busy machine may be hundreds of frames behind: the frames queued for it and
+    // the job's end, behind them, get up to 5 s more to reach it.
+    if (back) set_int(back, ZMQ_LINGER, 5000), zmq_close(back);
   }
   zmq_ctx_term(context);
   return result;

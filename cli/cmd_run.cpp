@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "live_relay.h"
+#include "stack_layers.h"
 
 namespace mpe::cli {
 
@@ -107,6 +108,7 @@ int run_child(const std::vector<std::string>& argv) {
 void add_run_command(CLI::App& app) {
   struct Options {
     bool time = false, umq = false, log = false, live = false, quiet = false;
+    std::string stack;
     std::vector<std::string> command;
   };
   auto opts = std::make_shared<Options>();
@@ -117,6 +119,10 @@ void add_run_command(CLI::App& app) {
   run->add_flag(
       "--live", opts->live,
       "live view while the job runs (liblive): writes <prefix>.live for `mpe top` and `upshot --live`");
+  run->add_option(
+      "--stack", opts->stack,
+      "other PMPI tools (mpiP, a site's wrapper...) stacked with ours, unmodified, in this order: "
+      "A.so[,mpe,B.so] (mpe: where ours sit; default on top); see docs/stack.md");
   run->add_flag("--quiet", opts->quiet,
                 "no informational lines from the tools (MPE_QUIET=1); lines about lost data still print");
   run->add_option("command", opts->command, "the launcher and program, after --, e.g. -- mpiexec -n 4 ./app")
@@ -127,11 +133,19 @@ void add_run_command(CLI::App& app) {
     if (opts->umq) libs.push_back("libumq.so");
     if (opts->log) libs.push_back("liblog.so");
     if (opts->live) libs.push_back("liblive.so");
-    if (libs.empty())
-      return Status(StatusCode::kInvalidArgument, "choose at least one tool: --time, --umq, --log or --live");
+    if (libs.empty() && opts->stack.empty())
+      return Status(StatusCode::kInvalidArgument,
+                    "choose at least one tool: --time, --umq, --log, --live or --stack");
     std::vector<std::string> argv = opts->command;
     const Launcher launcher = launcher_of(argv[0]);
     std::vector<std::pair<std::string, std::string>> env;
+    // Other PMPI tools: libmpestack, preloaded before ours, loads them as layers.
+    if (!opts->stack.empty()) {
+      auto stack = resolve_stack(opts->stack, !libs.empty());
+      if (!stack.ok()) return stack.status();
+      libs.insert(libs.begin(), "libmpestack.so");
+      env.emplace_back("MPE_STACK", *stack);
+    }
     if (opts->quiet) env.emplace_back("MPE_QUIET", "1");
 
     // The live view: a relay for this job, its address and keys for the ranks. When it cannot

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the build into a scratch prefix, checks that the CMake package exports exactly the
-# promised targets (mpe::time, mpe::umq, mpe::log, mpe::live, mpe::null), builds a consumer linked
+# promised targets (mpe::time, mpe::umq, mpe::log, mpe::live, mpe::null, and mpe::stack, the
+# layering library of `mpe run --stack`), builds a consumer linked
 # against all five with find_package(MpeTools), runs it on 2 ranks and checks what each tool wrote; checks
 # the pkg-config files and the installed mpe command.
 # Usage: test_install.sh <build dir> <this dir> <mpicc> <mpiexec> [mpiexec flags...]
@@ -19,10 +20,10 @@ test -f "$prefix/include/mpe/core.h" && test -f "$prefix/include/mpe/calls.h"
 # The package's imported targets, exactly.
 exported=$(sed -n 's/^add_library(\(mpe::[A-Za-z0-9_]*\) .*/\1/p' "$prefix/lib/cmake/MpeTools/MpeToolsTargets.cmake" |
            sort | xargs)
-[ "$exported" = "mpe::live mpe::log mpe::null mpe::time mpe::umq" ] || fail "exported targets are '$exported'"
+[ "$exported" = "mpe::live mpe::log mpe::null mpe::stack mpe::time mpe::umq" ] || fail "exported targets are '$exported'"
 
-# One pkg-config file per tool library.
-for lib in mpetime umq log live mpenull; do
+# One pkg-config file per library.
+for lib in mpetime umq log live mpenull mpestack; do
   PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --libs "mpe-$lib" | grep -q -- "-l$lib\b" ||
     fail "pkg-config mpe-$lib does not link -l$lib"
 done

@@ -43,6 +43,8 @@ ROLE_KIND_CTYPE = {
 }
 MODES = {"b": "kBlocking", "nb": "kNonblocking", "pi": "kPersistentInit"}
 # The suite's wrappers as a layer of libmpestack: mpe_stacked_MPI_X(caller, MPI_X's arguments...).
+# The stack runs it at the MPI library's level, so that the tools' own calls (their finalize
+# reductions) reach no other layer, and passes the layer below ours as mpe_next_.
 STACKED_PREFIX = "mpe_stacked_"
 
 
@@ -354,11 +356,13 @@ def emit_c_wrapper(w, name, proto, rows, roles, stacked):
     row, large = base_row(name, rows)
     rmap = resolve_roles(proto, row) if row else {}
     decl = ", ".join(p.text for p in proto.params) + (", ..." if proto.variadic else "")
-    call = "P%s(%s)" % (name, arg_list(proto))
+    # Stacked, the call goes on through the layer below ours, which the stack passes in.
+    forward = "mpe_next_" if stacked else "P" + name
+    call = "%s(%s)" % (forward, arg_list(proto))
     returns_rc = proto.ret == "int"
     if stacked:
-        w("extern \"C\" MPE_EXPORT %s %s%s(uintptr_t mpe_caller_%s) {\n"
-          % (proto.ret, STACKED_PREFIX, name, ", " + decl if decl else ""))
+        w("extern \"C\" MPE_EXPORT %s %s%s(uintptr_t mpe_caller_, decltype(&P%s) mpe_next_%s) {\n"
+          % (proto.ret, STACKED_PREFIX, name, name, ", " + decl if decl else ""))
     else:
         w("extern \"C\" MPE_EXPORT %s %s(%s) {\n" % (proto.ret, name, decl or "void"))
     w("  core::ThreadState& ts = core::thread_state();\n")
@@ -375,7 +379,7 @@ def emit_c_wrapper(w, name, proto, rows, roles, stacked):
     for line in emit_role_assignments(proto, rmap, roles):
         w(line + "\n")
     cls = row.cls if row else "other"
-    call = "P%s(%s)" % (name, forwarded_arg_list(proto, rmap, roles))
+    call = "%s(%s)" % (forward, forwarded_arg_list(proto, rmap, roles))
     w("  core::enter(ts, call, CallClass::%s);\n" % class_enumerator(cls))
     if cls == "finalize":
         w("  core::before_finalize(ts);\n")
@@ -651,11 +655,24 @@ def emit_stack_c(out, protos):
         if proto.variadic:
             continue
         decl = ", ".join(p.text for p in proto.params) or "void"
-        args = "".join(", " + p.name for p in proto.params)
+        args = ", ".join(p.name for p in proto.params)
+        # Handle conversions called by the MPI's Fortran binding (Open MPI's converts each handle
+        # with PMPI_X_f2c) are the binding's own work, not the application's: the MPI library's.
+        conversion = re.search(r"_(f2c|c2f|f082c|c2f08|f2f08|f082f)$", name) is not None
         for entry, start in ((name, "start_for_mpi"), ("P" + name, "start_for_pmpi")):
             w("extern \"C\" MPE_EXPORT %s %s(%s) {\n" % (proto.ret, entry, decl))
-            w("  return dispatch<%s>(Fn::%s, %s(MPE_RETURN_ADDRESS())%s);\n}\n" % (proto.ret, name, start, args))
-        w("\n")
+            w("  return dispatch<%s>(Fn::%s, %s<%s>(MPE_RETURN_ADDRESS())%s);\n}\n"
+              % (proto.ret, name, start, "true" if conversion else "false", ", " + args if args else ""))
+        # What our layer's wrapper calls to go on to the layers below it.
+        w("%s below_mpe_%s(%s) {\n  return dispatch_below_mpe<%s>(Fn::%s%s);\n}\n\n"
+          % (proto.ret, name, decl, proto.ret, name, ", " + args if args else ""))
+    w("namespace mpe::stack {\nvoid* const kBelowMpe[kFnCount] = {\n")
+    for name in sorted(protos):
+        below = "reinterpret_cast<void*>(&below_mpe_%s)" % name
+        if protos[name].variadic:
+            below = "reinterpret_cast<void*>(&below_mpe_pcontrol)" if name == "MPI_Pcontrol" else "nullptr"
+        w("    %s,\n" % below)
+    w("};\n}  // namespace mpe::stack\n")
 
 
 def emit_stack_f(out, protos, rows, bindings):

@@ -163,11 +163,14 @@ int pcontrol_from(int start, int level) {
   const Routine& r = g_routines[static_cast<int>(Fn::MPI_Pcontrol)];
   for (int k = start; k < g_layers; ++k) {
     if (!r.fn[k]) continue;
-    t_level = k;
-    if (k == g_mpe_layer)
-      reinterpret_cast<int (*)(uintptr_t, int, ...)>(r.fn[k])(t_caller, level);
-    else
+    if (k == g_mpe_layer) {
+      t_level = g_layers;  // as in dispatch(): our tools' own calls go to the MPI library
+      reinterpret_cast<int (*)(uintptr_t, int (*)(int, ...), int, ...)>(r.fn[k])(t_caller,
+                                                                                 &below_mpe_pcontrol, level);
+    } else {
+      t_level = k;
       reinterpret_cast<int (*)(int, ...)>(r.fn[k])(level);
+    }
   }
   t_level = g_layers;
   const int rc = reinterpret_cast<int (*)(int, ...)>(r.fn[g_layers])(level);
@@ -175,15 +178,18 @@ int pcontrol_from(int start, int level) {
   return rc;
 }
 
+// Our layer passing MPI_Pcontrol on: the stack reaches the layers below itself.
+int below_mpe_pcontrol(int, ...) { return MPI_SUCCESS; }
+
 }  // namespace mpe::stack
 
 extern "C" MPE_EXPORT int MPI_Pcontrol(const int level, ...) {
   using namespace mpe::stack;
-  return pcontrol_from(start_for_mpi(MPE_RETURN_ADDRESS()), level);
+  return pcontrol_from(start_for_mpi<false>(MPE_RETURN_ADDRESS()), level);
 }
 
 extern "C" MPE_EXPORT int PMPI_Pcontrol(const int level, ...) {
   using namespace mpe::stack;
   if (t_level >= 0 && t_level < g_layers) return MPI_SUCCESS;  // a layer passing it on: done already
-  return pcontrol_from(t_level == g_layers ? g_layers : start_for_pmpi(MPE_RETURN_ADDRESS()), level);
+  return pcontrol_from(t_level == g_layers ? g_layers : start_for_pmpi<false>(MPE_RETURN_ADDRESS()), level);
 }

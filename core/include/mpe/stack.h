@@ -46,42 +46,76 @@ MPE_HIDDEN void load();
 MPE_HIDDEN int pcontrol_from(int start, int level);
 
 // Where MPI_X starts: at the caller's own level (re-entering it, as plain PMPI gives a tool
-// that calls MPI_Y in its wrapper), the top for the application.
+// that calls MPI_Y in its wrapper), the top for the application. A handle conversion called by
+// the MPI's Fortran binding (`kConversion`) is the binding's own: it goes to the MPI library.
+template <bool kConversion>
 inline int start_for_mpi(uintptr_t return_address) {
   const int level = t_level;
   if (level == kApplication) t_caller = return_address;
+  if (kConversion && level == kFortranBinding) return kMaxLayers;
   return level < 0 ? 0 : level;
 }
 
 // Where PMPI_X starts: the level below the caller's. From the application (which rarely calls
 // PMPI_X itself) and from the Fortran binding, that is the top, as in the seed design.
+template <bool kConversion>
 inline int start_for_pmpi(uintptr_t return_address) {
   const int level = t_level;
   if (level == kApplication) t_caller = return_address;
+  if (kConversion && level == kFortranBinding) return kMaxLayers;
   return level < 0 ? 0 : level + 1;
 }
 
+// Per routine, what our layer calls to go on below it (generated, stack_c.cpp).
+extern void* const kBelowMpe[kFnCount] MPE_HIDDEN;
+MPE_HIDDEN int below_mpe_pcontrol(int level, ...);
+
+// Runs routine `r` at `level`, with the thread's level set to it for the call's duration.
+template <typename R, typename... A>
+inline R run_at(const Routine& r, int level, A... args) {
+  const int saved = t_level;
+  t_level = level;
+  if constexpr (std::is_void_v<R>) {
+    reinterpret_cast<void (*)(A...)>(r.fn[level])(args...);
+    t_level = saved;
+  } else {
+    const R result = reinterpret_cast<R (*)(A...)>(r.fn[level])(args...);
+    t_level = saved;
+    return result;
+  }
+}
+
+// Runs routine `fn` at the first level from `start` that defines it. Our own layer runs at the
+// MPI library's level, so that the calls our tools make themselves (their finalize reductions)
+// reach no other layer; it goes on below through kBelowMpe.
 template <typename R, typename... A>
 inline R dispatch(Fn fn, int start, A... args) {
   if (!g_loaded) [[unlikely]]
     load();
-  const Routine& r = g_routines[static_cast<int>(fn)];
+  const int index = static_cast<int>(fn);
+  const Routine& r = g_routines[index];
   const int level = r.next[start > g_layers ? g_layers : start];
+  if (level != g_mpe_layer) [[likely]]
+    return run_at<R>(r, level, args...);
   const int saved = t_level;
-  t_level = level;
+  t_level = g_layers;
+  using Next = R (*)(A...);
+  auto ours = reinterpret_cast<R (*)(uintptr_t, Next, A...)>(r.fn[level]);
   if constexpr (std::is_void_v<R>) {
-    if (level == g_mpe_layer)
-      reinterpret_cast<void (*)(uintptr_t, A...)>(r.fn[level])(t_caller, args...);
-    else
-      reinterpret_cast<void (*)(A...)>(r.fn[level])(args...);
+    ours(t_caller, reinterpret_cast<Next>(kBelowMpe[index]), args...);
     t_level = saved;
   } else {
-    const R result = level == g_mpe_layer
-                         ? reinterpret_cast<R (*)(uintptr_t, A...)>(r.fn[level])(t_caller, args...)
-                         : reinterpret_cast<R (*)(A...)>(r.fn[level])(args...);
+    const R result = ours(t_caller, reinterpret_cast<Next>(kBelowMpe[index]), args...);
     t_level = saved;
     return result;
   }
+}
+
+// Our layer's wrapper going on: to the first level below ours that defines `fn`.
+template <typename R, typename... A>
+inline R dispatch_below_mpe(Fn fn, A... args) {
+  const Routine& r = g_routines[static_cast<int>(fn)];
+  return run_at<R>(r, r.next[g_mpe_layer + 1], args...);
 }
 
 // The application entered the MPI's Fortran binding: its call site is recorded, and the C calls

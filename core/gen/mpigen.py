@@ -346,7 +346,7 @@ def emit_c_wrappers(out, protos, rows, roles):
         emit_c_wrapper(w, name, protos[name], rows, roles, stacked=False)
     # The same wrappers as one layer of a stack of PMPI tools (libmpestack, docs/stack.md): the stack
     # calls them with the application's call site, which their own return address no longer is.
-    w("// Entry points for libmpestack: the application's return address comes first.\n")
+    w("// Entry points for libmpestack: the application's return address and the layer below come first.\n")
     for name in sorted(protos):
         if not protos[name].variadic or name == "MPI_Pcontrol":
             emit_c_wrapper(w, name, protos[name], rows, roles, stacked=True)

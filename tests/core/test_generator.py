@@ -13,7 +13,8 @@ subprocess.run([sys.executable, gen, "--header", os.path.join(golden, "fake_mpi.
                 "--table", os.path.join(golden, "table.tsv"), "--exported", os.path.join(golden, "exported.txt"),
                 "--outdir", out], check=True)
 failed = []
-for name in ("mpe/calls.h", "calls_info.cpp", "wrappers_c.cpp", "wrappers_f.cpp", "wrapped.txt"):
+for name in ("mpe/calls.h", "calls_info.cpp", "wrappers_c.cpp", "wrappers_f.cpp", "wrapped.txt", "stack_c.cpp",
+             "stack_f.cpp"):
     expected = os.path.join(golden, "expected", name.replace("/", "_"))
     if update:
         os.makedirs(os.path.dirname(expected), exist_ok=True)

@@ -151,3 +151,152 @@ extern "C" MPE_EXPORT double MPI_Wtime(void) {
   return result;
 }
 
+// Entry points for libmpestack: the application's return address and the layer below come first.
+extern "C" MPE_EXPORT int mpe_stacked_MPI_Pcontrol(uintptr_t mpe_caller_, decltype(&PMPI_Pcontrol) mpe_next_, const int level, ...) {
+  core::ThreadState& ts = core::thread_state();
+  if (!core::observing(ts)) return mpe_next_(level);
+  Call call;
+  core::poison(call);
+  call.fn = Fn::MPI_Pcontrol;
+  call.cls = CallClass::kPcontrol;
+  call.mode = Mode::kBlocking;
+  call.flags = 0;
+  call.roles = role::level;
+  call.caller = mpe_caller_;
+  call.level = level;
+  core::enter(ts, call, CallClass::kPcontrol);
+  call.rc = mpe_next_((std::remove_cv_t<decltype(level)>)(call.level));
+  core::leave(ts, call, CallClass::kPcontrol);
+  return call.rc;
+}
+
+extern "C" MPE_EXPORT int mpe_stacked_MPI_Recv(uintptr_t mpe_caller_, decltype(&PMPI_Recv) mpe_next_, void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) {
+  core::ThreadState& ts = core::thread_state();
+  if (!core::observing(ts)) return mpe_next_(buf, count, datatype, source, tag, comm, status);
+  MPI_Status status_storage_;
+  if (core::wants_status() && status == MPI_STATUS_IGNORE) status = &status_storage_;
+  Call call;
+  core::poison(call);
+  call.fn = Fn::MPI_Recv;
+  call.cls = CallClass::kRecv;
+  call.mode = Mode::kBlocking;
+  call.flags = 0;
+  call.roles = role::recvbuf | role::recvcount | role::recvtype | role::source | role::tag | role::comm | role::status;
+  call.caller = mpe_caller_;
+  call.recvbuf = static_cast<const void*>(buf);
+  call.recvcount = static_cast<int64_t>(count);
+  call.recvtype = datatype;
+  call.source = source;
+  call.tag = tag;
+  call.comm = comm;
+  call.status = status;
+  core::enter(ts, call, CallClass::kRecv);
+  call.rc = mpe_next_((decltype(buf))(call.recvbuf), (decltype(count))(call.recvcount), (decltype(datatype))(call.recvtype), (decltype(source))(call.source), (decltype(tag))(call.tag), (decltype(comm))(call.comm), (decltype(status))(call.status));
+  core::leave(ts, call, CallClass::kRecv);
+  return call.rc;
+}
+
+extern "C" MPE_EXPORT int mpe_stacked_MPI_Send(uintptr_t mpe_caller_, decltype(&PMPI_Send) mpe_next_, const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  core::ThreadState& ts = core::thread_state();
+  if (!core::observing(ts)) return mpe_next_(buf, count, datatype, dest, tag, comm);
+  Call call;
+  core::poison(call);
+  call.fn = Fn::MPI_Send;
+  call.cls = CallClass::kSend;
+  call.mode = Mode::kBlocking;
+  call.flags = 0;
+  call.roles = role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm;
+  call.caller = mpe_caller_;
+  call.sendbuf = static_cast<const void*>(buf);
+  call.sendcount = static_cast<int64_t>(count);
+  call.sendtype = datatype;
+  call.dest = dest;
+  call.tag = tag;
+  call.comm = comm;
+  core::enter(ts, call, CallClass::kSend);
+  call.rc = mpe_next_((decltype(buf))(call.sendbuf), (decltype(count))(call.sendcount), (decltype(datatype))(call.sendtype), (decltype(dest))(call.dest), (decltype(tag))(call.tag), (decltype(comm))(call.comm));
+  core::leave(ts, call, CallClass::kSend);
+  return call.rc;
+}
+
+extern "C" MPE_EXPORT int mpe_stacked_MPI_Send_c(uintptr_t mpe_caller_, decltype(&PMPI_Send_c) mpe_next_, const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  core::ThreadState& ts = core::thread_state();
+  if (!core::observing(ts)) return mpe_next_(buf, count, datatype, dest, tag, comm);
+  Call call;
+  core::poison(call);
+  call.fn = Fn::MPI_Send_c;
+  call.cls = CallClass::kSend;
+  call.mode = Mode::kBlocking;
+  call.flags = kLargeCount;
+  call.roles = role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm;
+  call.caller = mpe_caller_;
+  call.sendbuf = static_cast<const void*>(buf);
+  call.sendcount = static_cast<int64_t>(count);
+  call.sendtype = datatype;
+  call.dest = dest;
+  call.tag = tag;
+  call.comm = comm;
+  core::enter(ts, call, CallClass::kSend);
+  call.rc = mpe_next_((decltype(buf))(call.sendbuf), (decltype(count))(call.sendcount), (decltype(datatype))(call.sendtype), (decltype(dest))(call.dest), (decltype(tag))(call.tag), (decltype(comm))(call.comm));
+  core::leave(ts, call, CallClass::kSend);
+  return call.rc;
+}
+
+extern "C" MPE_EXPORT int mpe_stacked_MPI_Waitall(uintptr_t mpe_caller_, decltype(&PMPI_Waitall) mpe_next_, int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
+  core::ThreadState& ts = core::thread_state();
+  if (!core::observing(ts)) return mpe_next_(count, array_of_requests, array_of_statuses);
+  if (core::wants_status() && array_of_statuses == MPI_STATUSES_IGNORE) array_of_statuses = core::status_scratch(ts, count);
+  Call call;
+  core::poison(call);
+  call.fn = Fn::MPI_Waitall;
+  call.cls = CallClass::kWaitall;
+  call.mode = Mode::kBlocking;
+  call.flags = 0;
+  call.roles = role::nrequests | role::requests | role::statuses;
+  call.caller = mpe_caller_;
+  call.nrequests = count;
+  call.requests = array_of_requests;
+  call.statuses = array_of_statuses;
+  core::enter(ts, call, CallClass::kWaitall);
+  call.rc = mpe_next_((decltype(count))(call.nrequests), (decltype(array_of_requests))(call.requests), (decltype(array_of_statuses))(call.statuses));
+  core::leave(ts, call, CallClass::kWaitall);
+  return call.rc;
+}
+
+extern "C" MPE_EXPORT int mpe_stacked_MPI_Win_create(uintptr_t mpe_caller_, decltype(&PMPI_Win_create) mpe_next_, void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
+  core::ThreadState& ts = core::thread_state();
+  if (!core::observing(ts)) return mpe_next_(base, size, disp_unit, info, comm, win);
+  Call call;
+  core::poison(call);
+  call.fn = Fn::MPI_Win_create;
+  call.cls = CallClass::kWinCreate;
+  call.mode = Mode::kBlocking;
+  call.flags = 0;
+  call.roles = role::comm | role::newwin;
+  call.caller = mpe_caller_;
+  call.comm = comm;
+  call.newwin = win;
+  core::enter(ts, call, CallClass::kWinCreate);
+  call.rc = mpe_next_(base, size, disp_unit, info, (decltype(comm))(call.comm), (decltype(win))(call.newwin));
+  core::leave(ts, call, CallClass::kWinCreate);
+  return call.rc;
+}
+
+extern "C" MPE_EXPORT double mpe_stacked_MPI_Wtime(uintptr_t mpe_caller_, decltype(&PMPI_Wtime) mpe_next_) {
+  core::ThreadState& ts = core::thread_state();
+  if (!core::observing(ts)) return mpe_next_();
+  Call call;
+  core::poison(call);
+  call.fn = Fn::MPI_Wtime;
+  call.cls = CallClass::kOther;
+  call.mode = Mode::kBlocking;
+  call.flags = 0;
+  call.roles = 0;
+  call.caller = mpe_caller_;
+  core::enter(ts, call, CallClass::kOther);
+  double result = mpe_next_();
+  call.rc = MPI_SUCCESS;
+  core::leave(ts, call, CallClass::kOther);
+  return result;
+}
+

@@ -18,7 +18,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -30,6 +29,7 @@
 #include "mpe/collective.h"
 #include "mpe/config.h"
 #include "mpe/core.h"
+#include "mpe/file_io.h"
 #include "mpe/frame.h"
 #include "mpe/mpit.h"
 #include "mpe/symbolizer.h"
@@ -317,8 +317,15 @@ void write_report(const std::vector<std::string>& ranks) {
     out["variables"].push_back(var.head);
   }
   const std::string base = mpe::config::output_path(".mpetime.pvars");
-  std::ofstream(base + ".txt") << text;
-  std::ofstream(base + ".json") << out.dump(1);
+  for (const auto& [path, contents] :
+       {std::pair{base + ".txt", text}, std::pair{base + ".json", out.dump(1)}}) {
+    if (mpe::Status written = mpe::io::write_file(path, contents); !written.ok()) {
+      mpe::config::warn(
+          "libmpetime: the MPI_T counters were not written: " + written.message() +
+          "; check that the directory is writable and has room (MPE_LOG_DIR, MPE_LOGFILE_PREFIX)");
+      return;
+    }
+  }
   mpe::config::inform("libmpetime: MPI_T variables per routine and call site in " + base + ".txt and " +
                       base + ".json");
 }

@@ -72,4 +72,15 @@ StatusOr<std::string> read_file(const std::string& path) {
   return all;
 }
 
+Status write_file(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status(StatusCode::kIoError, path + ": cannot open: " + std::strerror(errno));
+  Status written = pwrite_all(fd, text.data(), text.size(), 0);
+  if (::close(fd) != 0 && written.ok())
+    written = Status(StatusCode::kIoError, path + ": close failed: " + std::strerror(errno));
+  if (!written.ok() && written.message().rfind(path, 0) != 0)
+    written = Status(written.code(), path + ": " + written.message());
+  return written;
+}
+
 }  // namespace mpe::io

@@ -20,5 +20,8 @@ bool pwrite_all_raw(int fd, const void* buf, size_t n, uint64_t off) noexcept;
 Status copy_range(int from_fd, uint64_t from_off, int to_fd, uint64_t to_off, size_t n, std::string* buffer);
 // Reads a whole file.
 StatusOr<std::string> read_file(const std::string& path);
+// Writes a whole file (created or truncated, mode 0644 less the umask); kIoError naming the path
+// and errno's text when it cannot be opened, written in full, or closed.
+Status write_file(const std::string& path, const std::string& text);
 
 }  // namespace mpe::io

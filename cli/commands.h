@@ -27,6 +27,7 @@ void add_merge_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_waits_command(CLI::App& app);
+void add_diff_command(CLI::App& app);
 void add_mpit_command(CLI::App& app);
 void add_umq_command(CLI::App& app);
 void add_top_command(CLI::App& app);

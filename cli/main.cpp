@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   mpe::cli::add_synth_command(app);
   mpe::cli::add_convert_command(app);
   mpe::cli::add_waits_command(app);
+  mpe::cli::add_diff_command(app);
   mpe::cli::add_mpit_command(app);
   mpe::cli::add_umq_command(app);
   mpe::cli::add_top_command(app);

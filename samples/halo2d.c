@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum { LOCAL_N = 64 };
 
@@ -57,6 +58,19 @@ static void fill_grid(double *u, int rows, int cols, int stride, int origin_row,
     for (int j = 1; j <= cols; j++) u[i * stride + j] = initial_value(origin_row + i - 1, origin_col + j - 1);
   if (top_is_global_edge)
     for (int j = 1; j <= cols; j++) u[j] = 1.0;
+}
+
+/* Stands for `us` microseconds of extra compute. It sleeps rather than spins: on a machine with
+ * more ranks than cores a spinning rank would also take the cores of the ranks that wait for it,
+ * and the delay would no longer be the time it adds. */
+static void delay_us(long us) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  t.tv_sec += us / 1000000L;
+  t.tv_nsec += (us % 1000000L) * 1000L;
+  if (t.tv_nsec >= 1000000000L) t.tv_sec++, t.tv_nsec -= 1000000000L;
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) != 0) {
+  }
 }
 
 static double serial_residual(int global_rows, int global_cols, int iterations) {
@@ -130,6 +144,12 @@ int main(int argc, char **argv) {
   /* Tags name the direction of travel so a message can never match the wrong halo. */
   enum { TO_UP, TO_DOWN, TO_LEFT, TO_RIGHT };
 
+  /* A known slowdown for `mpe diff`'s tests: HALO2D_DELAY_US microseconds of extra time on rank
+   * HALO2D_DELAY_RANK before its first send of every iteration. Unset: no delay. */
+  const char *delay_rank_env = getenv("HALO2D_DELAY_RANK");
+  const char *delay_us_env = getenv("HALO2D_DELAY_US");
+  const long delay = delay_rank_env && delay_us_env && atoi(delay_rank_env) == rank ? atol(delay_us_env) : 0;
+
   double local_residual = 0.0;
   for (int it = 0; it < iterations; it++) {
     MPI_Request requests[8];
@@ -138,6 +158,7 @@ int main(int argc, char **argv) {
     MPI_Irecv(&u[(LOCAL_N + 1) * stride + 1], LOCAL_N, MPI_DOUBLE, down, TO_UP, cart, &requests[1]);
     MPI_Irecv(&u[1 * stride + 0], 1, column, left, TO_RIGHT, cart, &requests[2]);
     MPI_Irecv(&u[1 * stride + LOCAL_N + 1], 1, column, right, TO_LEFT, cart, &requests[3]);
+    if (delay > 0) delay_us(delay);
     MPI_Isend(&u[1 * stride + 1], LOCAL_N, MPI_DOUBLE, up, TO_UP, cart, &requests[4]);
     MPI_Isend(&u[LOCAL_N * stride + 1], LOCAL_N, MPI_DOUBLE, down, TO_DOWN, cart, &requests[5]);
     MPI_Isend(&u[1 * stride + 1], 1, column, left, TO_LEFT, cart, &requests[6]);

@@ -103,9 +103,9 @@ std::vector<std::string> split(const char* text) {
 
 void load() {
   // Once, at the process's first MPI call: not at load, since the launcher (mpiexec, its
-  // proxies) is preloaded too and must not load the layers. A layer's
-  // constructor that calls MPI while it is being loaded comes back here and goes on to the MPI
-  // library, the only level until the table is complete.
+  // proxies) may be preloaded too and must not load the layers. A layer's constructor that calls
+  // MPI while it is being loaded comes back here and goes on to the MPI library, the only level
+  // until the table is complete.
   static bool started = false;
   if (started) return;
   started = true;
@@ -130,9 +130,8 @@ void load() {
       if (have_suite)
         layers.push_back(suite);
       else
-        say("lists mpe, but no mpe-tools library (libmpetime, liblog, libumq, liblive) is loaded: link one "
-            "or "
-            "preload it after libmpestack.so");
+        say("lists mpe, but no mpe-tools library (libmpetime, liblog, libumq, liblive) is loaded: "
+            "link one or preload it after libmpestack.so");
     } else if (foreign_layer(entry, &layer)) {
       layers.push_back(std::move(layer));
     }

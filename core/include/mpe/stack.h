@@ -31,7 +31,7 @@ struct Routine {
 };
 
 // The layers; g_mpe_layer is the suite's own (called with the application's call site first), or
-// -1. Filled once, at load, before the application's first MPI call.
+// -1. Filled once, at the process's first MPI call (load()).
 extern Routine g_routines[kFnCount] MPE_HIDDEN;
 extern int g_layers MPE_HIDDEN;  // the MPI library's level
 extern int g_mpe_layer MPE_HIDDEN;

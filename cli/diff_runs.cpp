@@ -114,15 +114,7 @@ StatusOr<Run> profile_from_json(const std::string& path, const std::string& text
           time::SiteStats s;
           s.routine = j.at("routine").get<std::string>();
           stats(j, &s);
-          for (const Json& f : j.at("frames")) {
-            Frame fr;
-            fr.function = f.at("function").get<std::string>();
-            fr.file = f.at("file").get<std::string>();
-            fr.line = f.at("line").get<int>();
-            fr.module = f.at("module").get<std::string>();
-            fr.offset = f.at("offset").get<uintptr_t>();
-            s.frames.push_back(std::move(fr));
-          }
+          for (const Json& f : j.at("frames")) s.frames.push_back(time::frame_from_json(f));
           p.sites.push_back(std::move(s));
         }
       add_rank(&run, p);

@@ -575,15 +575,7 @@ StatusOr<std::vector<SiteSummary>> sites_from_json_report(const std::string& tex
       m.rank_max_ns = j.at("rank_max_ns").get<uint64_t>();
       m.rank_max = j.at("rank_max").get<int>();
       m.imbalance = j.at("imbalance").get<double>();
-      for (const Json& f : j.at("frames")) {
-        Frame fr;
-        fr.function = f.at("function").get<std::string>();
-        fr.file = f.at("file").get<std::string>();
-        fr.line = f.at("line").get<int>();
-        fr.module = f.at("module").get<std::string>();
-        fr.offset = f.at("offset").get<uintptr_t>();
-        m.frames.push_back(std::move(fr));
-      }
+      for (const Json& f : j.at("frames")) m.frames.push_back(frame_from_json(f));
       out.push_back(std::move(m));
     }
   } catch (const Json::exception& e) {

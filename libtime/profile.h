@@ -106,6 +106,19 @@ std::vector<SiteSummary> summarize_sites(const std::vector<RankProfile>& profile
 std::string callsite_table(const std::vector<SiteSummary>& sites, size_t top = 0);
 // The sites as the JSON report's "callsites" array writes them.
 std::string callsites_json(const std::vector<SiteSummary>& sites);
+// A call-site frame as the JSON report writes it ({"function", "file", "line", "module",
+// "offset"}), for any nlohmann JSON type; throws its exception on a missing or mistyped key.
+template <typename JsonT>
+Frame frame_from_json(const JsonT& f) {
+  Frame fr;
+  fr.function = f.at("function").template get<std::string>();
+  fr.file = f.at("file").template get<std::string>();
+  fr.line = f.at("line").template get<int>();
+  fr.module = f.at("module").template get<std::string>();
+  fr.offset = f.at("offset").template get<uintptr_t>();
+  return fr;
+}
+
 // The call sites of a JSON report (<prefix>.mpetime.json). Errors: not-a-logfile (not a
 // libmpetime JSON report), corrupt (no call sites in it: written before version 2).
 StatusOr<std::vector<SiteSummary>> sites_from_json_report(const std::string& text);

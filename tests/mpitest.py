@@ -84,6 +84,18 @@ def expect_eq(actual, expected, what):
         fail("%s: expected %r, got %r" % (what, expected, actual))
 
 
+# Checks that record a failure and go on, so that one run reports every check that fails; a test
+# ends with `if failures: fail(...)`.
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        sys.stderr.write("FAIL: %s\n" % what)
+    return cond
+
+
 def cleanup(r):
     shutil.rmtree(r.workdir, ignore_errors=True)
 

@@ -23,15 +23,7 @@ COMBOS = (("time",), ("umq",), ("log",), ("time", "umq", "log"))
 POLLED = ("MPI_Waitany", "MPI_Waitsome", "MPI_Testall", "MPI_Testany", "MPI_Testsome")
 QUIET = {"MPE_QUIET": "1"}
 
-failures = []
-
-
-def check(cond, what):
-    """Records a failed check and goes on, so that one run reports every check that fails."""
-    if not cond:
-        failures.append(what)
-        sys.stderr.write("FAIL: %s\n" % what)
-    return cond
+check, failures = mpitest.check, mpitest.failures
 
 
 def dims_create(nranks):

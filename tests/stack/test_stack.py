@@ -46,15 +46,7 @@ LAYERS = {name: os.path.join(LIBDIR, "lib%s.so" % name) for name in ("joblog", "
 NOTATOOL = os.path.join(LIBDIR, "libnotatool.so")
 STACKLIB = os.path.join(mpitest.BUILD, "lib", "libmpestack.so")
 PREFIX = "stk"
-failures = []
-
-
-def check(cond, what):
-    """Records a failed check and goes on, so that one run reports every check that fails."""
-    if not cond:
-        failures.append(what)
-        sys.stderr.write("FAIL: %s\n" % what)
-    return cond
+check, failures = mpitest.check, mpitest.failures
 
 
 def report(what, claim, since):

@@ -31,12 +31,22 @@ struct SiteStat {
 };
 using SiteKey = std::pair<uint32_t, uint32_t>;  // (run-wide call site, category)
 
-// Time, calls and bytes per call site and routine, in one more pass over the chunks. A message or
-// collective record belongs to the state written just before it on its timeline: liblog writes
-// a call's state, then what the call moved (a Waitall's receives included).
-StatusOr<std::map<SiteKey, SiteStat>> callsite_stats(const log::LogFile& file) {
-  std::map<SiteKey, SiteStat> out;
-  std::map<std::pair<uint32_t, uint32_t>, log::UserStates> user_states;
+// Time, calls and bytes per call site and routine, from the chunks the model's pass decodes (a
+// ChunkConsumer of load_trace()). A message or collective record belongs to the state written
+// just before it on its timeline: liblog writes a call's state, then what the call moved (a
+// Waitall's receives included).
+class CallsiteStats {
+ public:
+  explicit CallsiteStats(const log::LogFile& file) : file_(file) {}
+
+  void consume(const log::Chunk& chunk) {
+    Sink sink{out_, chunk.entry.rank};
+    log::interpret_records(file_, chunk.entry, chunk.records, chunk.count,
+                           &user_states_[{chunk.entry.rank, chunk.entry.thread}], sink);
+  }
+  const std::map<SiteKey, SiteStat>& stats() const { return out_; }
+
+ private:
   struct Sink {
     std::map<SiteKey, SiteStat>& out;
     uint32_t rank;
@@ -60,15 +70,11 @@ StatusOr<std::map<SiteKey, SiteStat>> callsite_stats(const log::LogFile& file) {
     void cancel_send(const log::MessageKey&) {}
     void span(int64_t, int64_t) {}
   };
-  for (size_t i = 0; i < file.index().size(); ++i) {
-    const log::IndexEntry& e = file.index()[i];
-    auto recs = file.read_chunk(i);
-    if (!recs.ok()) return recs.status();
-    Sink sink{out, e.rank};
-    log::interpret_records(file, e, recs->data(), recs->size(), &user_states[{e.rank, e.thread}], sink);
-  }
-  return out;
-}
+
+  const log::LogFile& file_;
+  std::map<SiteKey, SiteStat> out_;
+  std::map<std::pair<uint32_t, uint32_t>, log::UserStates> user_states_;
+};
 
 // Per rank: threads, clock correction and causality shift; "-" where a rank has none.
 std::string rank_table(const log::Definitions& d, const std::map<uint32_t, uint32_t>& threads,
@@ -114,11 +120,14 @@ void add_stat_command(CLI::App& app) {
   cmd->add_flag("--json", opts->json, "print JSON");
   cmd->add_option("--top", opts->top, "ranks shown when the per-rank table is summarised (default 10)");
   set_action(cmd, [opts]() -> Status {
-    const auto got = load_log(opts->file);
-    if (!got.ok()) return got.status();
-    const LoadedLog& loaded = got.value();
-    const log::LogFile* file = loaded.file;
-    const log::Trace* tr = &loaded.trace;
+    // One decode: the model and the call-site statistics from the same pass.
+    auto opened = interop::OpenedLog::open(opts->file);
+    if (!opened.ok()) return opened.status();
+    const log::LogFile* file = &(*opened)->file();
+    CallsiteStats callsites(*file);
+    auto loaded = log::load_trace(*file, {[&](const log::Chunk& c) { callsites.consume(c); }});
+    if (!loaded.ok()) return Status(loaded.status().code(), opts->file + ": " + loaded.status().message());
+    const log::Trace* tr = &loaded.value();
     const log::Definitions& d = file->definitions();
     std::map<std::string, StateStat> states;
     std::map<uint32_t, std::map<std::string, uint64_t>> per_rank;
@@ -155,11 +164,9 @@ void add_stat_command(CLI::App& app) {
       rma_received += t.received;
       if (t.complete >= 0) ++rma_completed;
     }
-    const auto site_stats = callsite_stats(*file);
-    if (!site_stats.ok()) return site_stats.status();
     // Call sites by total time, the way mpiP ranks them; only for logs that have call sites.
     std::vector<std::pair<SiteKey, SiteStat>> sites;
-    for (const auto& [key, s] : site_stats.value())
+    for (const auto& [key, s] : callsites.stats())
       if (key.first != 0) sites.emplace_back(key, s);
     std::stable_sort(sites.begin(), sites.end(),
                      [](const auto& a, const auto& b) { return a.second.time > b.second.time; });

@@ -126,8 +126,8 @@ log::Definitions definitions(const Shape& shape) {
                log::CommDef{kColumnComm, column_id, false, column_group[shape.local(r)]}};
     if (r == 0)
       m.user_categories = {
-          log::Category{kCompute, log::CategoryKind::kState, kCompute + 1u, 0xC04040, "compute"},
-          log::Category{kSolve, log::CategoryKind::kState, kSolve + 1u, 0x7050C0, "solve"}};
+          log::Category{kCompute, log::CategoryKind::kState, kCompute + 1u, 0xC04040, "compute", {}},
+          log::Category{kSolve, log::CategoryKind::kState, kSolve + 1u, 0x7050C0, "solve", {}}};
   }
   log::merge_user_categories(&d);
   return d;

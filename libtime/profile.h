@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mpe/frame.h"
@@ -89,6 +90,13 @@ std::string serialize(const RankProfile& p);
 StatusOr<RankProfile> parse(const std::string& text);
 // Reads and parses a file; errors as parse(), or io-error, each naming the path.
 StatusOr<RankProfile> load(const std::string& path);
+
+// A profile in the tools' gather encoding (mpe::ByteWriter), for the trip to rank 0 at finalize;
+// the per-process file stays the text of serialize(). Throws std::bad_alloc.
+std::string encode_profile(const RankProfile& p);
+// Reads what encode_profile wrote. Errors: truncated (the bytes end early), corrupt (bytes left
+// over, or values no profile has).
+StatusOr<RankProfile> decode_profile(std::string_view bytes);
 
 // Checks that the profiles form one run (same size, each rank once) and sorts them by rank.
 // Errors: invalid-argument.

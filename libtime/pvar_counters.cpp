@@ -4,8 +4,9 @@
 // MPI_COMM_WORLD for calls without one); the difference is added to the routine, and for values
 // (levels, sizes, percentages, watermarks) the largest value seen is kept. The same figures are
 // kept per call site (the core's site id of the call, for the first kMaxSites sites of the
-// process). At finalize each rank symbolizes its sites, rank 0 gathers every rank's sums and
-// writes <prefix>.mpetime.pvars.txt and .json.
+// process). At finalize each rank symbolizes its sites, rank 0 gathers every rank's sums (in the
+// tools' one gather encoding, mpe::ByteWriter) and writes <prefix>.mpetime.pvars.txt and .json
+// through the one checked writer (mpe::io::write_file).
 //
 // A tool of its own, registered from libmpetime only when MPE_TIME_PVARS is set, so that the time
 // path is unchanged otherwise. Cost per call: two shared-reader reads (the entry one shared with
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "mpe/byte_codec.h"
 #include "mpe/callsite.h"
 #include "mpe/collective.h"
 #include "mpe/config.h"
@@ -88,10 +90,31 @@ void add_to(Cell& cell, double change, bool values, double value) {
   if (values) raise_to(cell.max, value);
 }
 
-// A cell as the gathered JSON carries it: [calls, sum, max or null].
-nlohmann::json cell_json(const Cell& c) {
+// A cell in the gather encoding: calls (u64), the sum of changes (f64), whether a value was seen
+// (u8) and the largest (f64).
+void encode_cell(mpe::ByteWriter& out, const Cell& c) {
   const double max = c.max.load();
-  return {c.calls.load(), c.sum.load(), std::isfinite(max) ? nlohmann::json(max) : nlohmann::json()};
+  out.u64(c.calls.load());
+  out.f64(c.sum.load());
+  out.u8(std::isfinite(max) ? 1 : 0);
+  out.f64(std::isfinite(max) ? max : 0);
+}
+
+// One rank's cell as rank 0 decodes it.
+struct CellValue {
+  uint64_t calls = 0;
+  double sum = 0;
+  bool has_max = false;
+  double max = 0;
+};
+constexpr size_t kCellBytes = 8 + 8 + 1 + 8;
+
+bool decode_cell(mpe::ByteReader& in, CellValue* c) {
+  uint8_t has_max = 0;
+  if (!in.u64(&c->calls) || !in.f64(&c->sum) || !in.u8(&has_max) || !in.f64(&c->max) || has_max > 1)
+    return false;
+  c->has_max = has_max != 0;
+  return true;
 }
 
 inline MPI_Comm comm_of(const Call& c) {
@@ -141,8 +164,8 @@ void on_leave(Call& c) noexcept {
 }
 
 void after_init() noexcept {
-  const std::string names = mpe::config::env_string("MPE_TIME_PVARS", "");
   try {
+    const std::string names = mpe::config::env_string("MPE_TIME_PVARS", "");
     if (!mpe::mpit::start()) return;
     g_started = true;
     std::stringstream in(names);
@@ -153,6 +176,7 @@ void after_init() noexcept {
       std::string why;
       if (name == "all") {
         ids = mpe::mpit::watch_all();
+        if (ids.empty()) why = "all: this MPI library exports no performance variable";
       } else if (name == "umq") {
         int id = -1;
         for (const char* known : mpe::mpit::kQueueLengthNames)
@@ -180,36 +204,42 @@ void after_init() noexcept {
   }
 }
 
-// This rank's cells as JSON: {"variables": [{name, class, routines: {routine: [calls, sum, max]},
-// sites: [[key, text, routine, calls, sum, max]]}]}; sites are symbolized here, against this
-// rank's own memory map, and unified across ranks by their key (mpe/frame.h).
+// This rank's cells in the tools' one gather encoding (mpe::ByteWriter): the variable count, then
+// per variable its name, class and semantics, its routines (count, then name and cell each) and
+// its call sites (count, then key, text, routine and cell each). Sites are symbolized here,
+// against this rank's own memory map, and unified across ranks by their key (mpe/frame.h).
 std::string this_rank() {
-  nlohmann::json vars = nlohmann::json::array();
+  mpe::ByteWriter out;
   mpe::Symbolizer symbolizer;
+  out.u32(static_cast<uint32_t>(g_vars.size()));
   for (const Var& v : g_vars) {
     const mpe::mpit::Watched* w = mpe::mpit::watched(v.id);
-    nlohmann::json routines = nlohmann::json::object();
+    out.str(w->name);
+    out.str(mpe::pvar_class_name(w->cls));
+    out.str(mpe::pvar_semantics_name(w->semantics));
+    uint32_t routines = 0;
+    for (int f = 0; f < mpe::kFnCount; ++f) routines += v.cells[static_cast<size_t>(f)].calls.load() != 0;
+    out.u32(routines);
     for (int f = 0; f < mpe::kFnCount; ++f) {
       const Cell& c = v.cells[static_cast<size_t>(f)];
-      if (c.calls.load()) routines[mpe::kFnInfo[f].name] = cell_json(c);
+      if (!c.calls.load()) continue;
+      out.str(mpe::kFnInfo[f].name);
+      encode_cell(out, c);
     }
-    nlohmann::json sites = nlohmann::json::array();
-    for (uint32_t id = 0; id < kMaxSites; ++id) {
+    std::vector<uint32_t> used;
+    for (uint32_t id = 0; id < kMaxSites; ++id)
+      if (v.sites[id].cell.calls.load()) used.push_back(id);
+    out.u32(static_cast<uint32_t>(used.size()));
+    for (const uint32_t id : used) {
       const SiteCell& sc = v.sites[id];
-      if (!sc.cell.calls.load()) continue;
       const std::vector<mpe::Frame> frames = mpe::symbolize_callsite(symbolizer, id);
-      nlohmann::json row = {mpe::callsite_key(frames), mpe::callsite_text(frames),
-                            mpe::kFnInfo[sc.fn.load()].name};
-      for (const auto& x : cell_json(sc.cell)) row.push_back(x);
-      sites.push_back(row);
+      out.str(mpe::callsite_key(frames));
+      out.str(mpe::callsite_text(frames));
+      out.str(mpe::kFnInfo[sc.fn.load()].name);
+      encode_cell(out, sc.cell);
     }
-    vars.push_back({{"name", w->name},
-                    {"class", mpe::pvar_class_name(w->cls)},
-                    {"semantics", mpe::pvar_semantics_name(w->semantics)},
-                    {"routines", routines},
-                    {"sites", sites}});
   }
-  return nlohmann::json{{"variables", vars}}.dump();
+  return std::move(out.data());
 }
 
 // One row of the report (a routine, or a call site and its routine), summed over the ranks.
@@ -222,15 +252,18 @@ struct Row {
   int max_rank = -1;
   nlohmann::json per_rank = nlohmann::json::array();
 
-  // Adds one rank's [calls, sum, max or null].
-  void add(const nlohmann::json& cell, int rank) {
-    calls += cell[0].get<uint64_t>();
-    sum += cell[1].get<double>();
-    if (!cell[2].is_null() && cell[2].get<double>() > max) {
-      max = cell[2].get<double>();
+  // Adds one rank's cell.
+  void add(const CellValue& cell, int rank) {
+    calls += cell.calls;
+    sum += cell.sum;
+    if (cell.has_max && cell.max > max) {
+      max = cell.max;
       max_rank = rank;
     }
-    per_rank.push_back({{"rank", rank}, {"calls", cell[0]}, {"sum_of_changes", cell[1]}, {"max", cell[2]}});
+    per_rank.push_back({{"rank", rank},
+                        {"calls", cell.calls},
+                        {"sum_of_changes", cell.sum},
+                        {"max", cell.has_max ? nlohmann::json(cell.max) : nlohmann::json()}});
   }
 };
 
@@ -276,35 +309,56 @@ nlohmann::json table(const std::vector<Row*>& rows, bool values, bool sites, std
   return out;
 }
 
-// The report over every rank: per variable, the routines and the call sites by summed change
-// (largest growth first).
-void write_report(const std::vector<std::string>& ranks) {
-  std::vector<VariableRows> vars;
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    const auto j = nlohmann::json::parse(ranks[r], nullptr, false);
-    if (j.is_discarded()) continue;
-    const int rank = static_cast<int>(r);
-    for (const auto& v : j["variables"]) {
-      auto it =
-          std::find_if(vars.begin(), vars.end(), [&](const auto& x) { return x.head["name"] == v["name"]; });
-      if (it == vars.end()) {
-        vars.push_back({{{"name", v["name"]}, {"class", v["class"]}, {"semantics", v["semantics"]}}, {}, {}});
-        it = vars.end() - 1;
-      }
-      for (const auto& [routine, cell] : v["routines"].items()) {
-        Row& row = it->routines[routine];
-        row.routine = routine;
-        row.add(cell, rank);
-      }
-      for (const auto& site : v["sites"]) {  // [key, text, routine, calls, sum, max]
-        Row& row = it->sites[site[0].get<std::string>() + "\t" + site[2].get<std::string>()];
-        row.site = site[1].get<std::string>();
-        row.routine = site[2].get<std::string>();
-        row.add({site[3], site[4], site[5]}, rank);
-      }
+// Adds one rank's encoded cells (this_rank) to the rows of each variable; false on bytes
+// this_rank did not write (what was read before stays).
+bool add_rank(const std::string& bytes, int rank, std::vector<VariableRows>* vars) {
+  mpe::ByteReader in(bytes.data(), bytes.size());
+  uint32_t nvars = 0;
+  if (!in.count(&nvars, 5 * 4)) return false;
+  for (uint32_t i = 0; i < nvars; ++i) {
+    std::string name, cls, semantics;
+    uint32_t n = 0;
+    if (!in.str(&name) || !in.str(&cls) || !in.str(&semantics) || !in.count(&n, 4 + kCellBytes)) return false;
+    auto it = std::find_if(vars->begin(), vars->end(), [&](const auto& x) { return x.head["name"] == name; });
+    if (it == vars->end()) {
+      vars->push_back({{{"name", name}, {"class", cls}, {"semantics", semantics}}, {}, {}});
+      it = vars->end() - 1;
+    }
+    for (uint32_t k = 0; k < n; ++k) {
+      std::string routine;
+      CellValue cell;
+      if (!in.str(&routine) || !decode_cell(in, &cell)) return false;
+      Row& row = it->routines[routine];
+      row.routine = routine;
+      row.add(cell, rank);
+    }
+    if (!in.count(&n, 3 * 4 + kCellBytes)) return false;
+    for (uint32_t k = 0; k < n; ++k) {
+      std::string key, text, routine;
+      CellValue cell;
+      if (!in.str(&key) || !in.str(&text) || !in.str(&routine) || !decode_cell(in, &cell)) return false;
+      Row& row = it->sites[key + "\t" + routine];
+      row.site = text;
+      row.routine = routine;
+      row.add(cell, rank);
     }
   }
-  nlohmann::json out = {{"variables", nlohmann::json::array()}};
+  return in.left() == 0;
+}
+
+// The report over every rank: per variable, the routines and the call sites by summed change
+// (largest growth first). A rank whose bytes are empty (it could not build them) or unreadable
+// is left out, with one line.
+void write_report(const std::vector<std::string>& ranks) {
+  std::vector<VariableRows> vars;
+  for (size_t r = 0; r < ranks.size(); ++r)
+    if (ranks[r].empty() || !add_rank(ranks[r], static_cast<int>(r), &vars))
+      mpe::config::warn("libmpetime: rank " + std::to_string(r) +
+                        "'s MPI_T counters are missing or unreadable; they are left out of the report");
+  // Not a braced initializer: GCC 12 ends the process when an allocation inside nlohmann's
+  // initializer-list constructor throws (found by tests/core/test_alloc_failure.py).
+  nlohmann::json out = nlohmann::json::object();
+  out["variables"] = nlohmann::json::array();
   std::string text = "libmpetime: MPI_T variables per MPI routine and call site (MPE_TIME_PVARS)\n";
   for (VariableRows& var : vars) {
     const bool values = var.head["semantics"] != "delta";
@@ -317,38 +371,50 @@ void write_report(const std::vector<std::string>& ranks) {
     out["variables"].push_back(var.head);
   }
   const std::string base = mpe::config::output_path(".mpetime.pvars");
-  for (const auto& [path, contents] :
-       {std::pair{base + ".txt", text}, std::pair{base + ".json", out.dump(1)}}) {
-    if (mpe::Status written = mpe::io::write_file(path, contents); !written.ok()) {
-      mpe::config::warn(
-          "libmpetime: the MPI_T counters were not written: " + written.message() +
-          "; check that the directory is writable and has room (MPE_LOG_DIR, MPE_LOGFILE_PREFIX)");
-      return;
-    }
+  const std::string txt = base + ".txt", json = base + ".json";
+  mpe::Status written = mpe::io::write_file(txt, text);
+  if (written.ok()) written = mpe::io::write_file(json, out.dump(1));
+  if (!written.ok()) {
+    mpe::config::warn("libmpetime: the MPI_T counters were not written: " + written.message() +
+                      "; check that the output directory exists, is writable and has room (MPE_LOG_DIR, "
+                      "MPE_LOGFILE_PREFIX)");
+    return;
   }
   mpe::config::inform("libmpetime: MPI_T variables per routine and call site in " + base + ".txt and " +
                       base + ".json");
 }
 
+// This rank's encoded cells, or empty (said on stderr) when it could not build them: it still
+// joins the gather, so that no rank is left waiting in it.
+std::string this_rank_or_empty() noexcept {
+  try {
+    return this_rank();
+  } catch (const std::exception&) {
+    mpe::config::warn("libmpetime: out of memory while collecting the MPI_T counters; this rank's are lost",
+                      false);
+    return {};
+  }
+}
+
 void before_finalize() noexcept {
   if (!g_started) return;  // MPE_TIME_PVARS set on every rank or none: the same branch everywhere
   g_on = false;
-  try {
-    const std::string mine = this_rank();
-    MPI_Comm comm;
-    if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) == MPI_SUCCESS) {
-      auto gathered = mpe::collective::gather_to_root(mine, 0, comm);
-      int rank = 0;
-      PMPI_Comm_rank(comm, &rank);
-      PMPI_Comm_free(&comm);
+  const std::string mine = this_rank_or_empty();
+  MPI_Comm comm;
+  if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) == MPI_SUCCESS) {
+    auto gathered = mpe::collective::gather_to_root(mine, 0, comm);
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Comm_free(&comm);
+    try {
       if (!gathered.ok())
         mpe::config::warn("libmpetime: cannot gather the MPI_T variables (" + gathered.status().to_string() +
                           ")");
       else if (rank == 0)
         write_report(*gathered);
+    } catch (const std::exception&) {
+      mpe::config::warn("libmpetime: out of memory while writing the MPI_T variables report; it is missing");
     }
-  } catch (const std::exception&) {
-    mpe::config::warn("libmpetime: the MPI_T variables report failed");
   }
   mpe::mpit::stop();
   g_started = false;

@@ -11,29 +11,37 @@
 // to no more than its wall time. Bytes are derived from each routine's semantics (bytes.h);
 // receives take their size from the status, which the core guarantees to be real because this
 // tool asks for kNeedsStatus.
+//
+// The per-call path is here; the finalize report is in time_report.cpp, the tables both share
+// in time_table.h.
 #include <mpi.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <map>
 #include <mutex>
 #include <new>
-#include <string>
-#include <vector>
 
 #include "mpe/bytes.h"
 #include "mpe/callsite.h"
-#include "mpe/collective.h"
 #include "mpe/completion.h"
 #include "mpe/config.h"
 #include "mpe/core.h"
 #include "mpe/request_table.h"
-#include "profile.h"
+#include "time_table.h"
+
+namespace mpe::time::tool {
+
+std::mutex g_mutex;
+Table* g_tables = nullptr;
+int g_nthreads = 0;
+
+std::atomic<bool> g_paused{false};
+std::atomic<uint64_t> g_run_start{0};     // ticks when the measured span began (init or reset)
+std::atomic<uint64_t> g_pause_start{0};   // ticks when the current pause began
+std::atomic<uint64_t> g_paused_ticks{0};  // total ticks spent paused since g_run_start
+
+}  // namespace mpe::time::tool
 
 namespace {
 
@@ -41,80 +49,9 @@ using mpe::Call;
 using mpe::CallClass;
 using mpe::Mode;
 namespace role = mpe::role;
+using namespace mpe::time::tool;
 
-// One call site's counters in one thread (64 bytes). A row belongs to the first routine called
-// from its site; another routine from the same return address (a call through a function
-// pointer) gets a row of its own in Table::aliases.
-struct Row {
-  uint64_t calls, incl;
-  uint64_t nested;  // time of the calls nested inside this site's calls: exclusive = incl - nested
-  uint64_t min, max, sent, recv;
-  uint16_t fn;  // the routine (mpe::Fn), or kUnclaimed / kNeverMatches
-};
-static_assert(sizeof(Row) == 64);
-constexpr uint16_t kUnclaimed = 0xffff;     // no call has used the row yet
-constexpr uint16_t kNeverMatches = 0xfffe;  // row 0: the unknown site's calls go to Table::unknown
-static_assert(mpe::kFnCount < kNeverMatches);
-constexpr uint64_t kNoMin = ~uint64_t{0};  // min starts above every duration: no first-call test
-constexpr Row kFreshRow = {0, 0, 0, kNoMin, 0, 0, 0, kUnclaimed};
-
-// A thread's rows of (site, routine) pairs whose site's row belongs to another routine: an
-// open-addressed map, rows allocated one by one so that they never move. Rare.
-struct Aliases {
-  struct Slot {
-    uint64_t key;  // (id << 16 | fn) + 1; 0 for an empty slot
-    Row* row;
-  };
-  Slot* slots = nullptr;
-  uint32_t mask = 0, used = 0;
-};
-
-constexpr int kSnapMax = 1024;  // requests per Wait/Test call whose kind is remembered
-
-// What a followed request will move when it completes (or, for a persistent send, at each Start).
-enum class Tracked : uint8_t { kNone = 0, kRecv, kPersistentRecv, kPersistentSend };
-struct TrackedRequest {
-  Tracked kind;
-  uint64_t bytes;  // kPersistentSend: bytes per MPI_Start
-};
-
-// For the Wait/Test in progress: request i's kind and handle, since MPI overwrites completed handles.
-struct SnapEntry {
-  MPI_Request request;
-  Tracked kind;
-};
-
-// The core's call-site cache of a thread before its first lookup: empty slots (pc 0, id 0).
-constexpr mpe::core::SiteCache kNoCache = {};
-
-struct Table {
-  // The fast path's view of the core's call-site cache: kNoCache (every lookup misses) until the
-  // core has made this thread's cache, and while some id in it may be >= capacity. Invariant:
-  // every id in *cache is < capacity, so rows[id] needs no bounds check. It holds because only
-  // leave_slow() fills this library's cache (through callsite()), and it grows the rows to cover
-  // each id it gets, or falls back to kNoCache when it cannot.
-  const mpe::core::SiteCache* cache;
-  Row* rows;            // by call-site id; rows[0] is row0 (kNeverMatches)
-  uint64_t child[257];  // by depth + 1: time of finished calls at each depth, not yet charged to a parent
-  uint32_t capacity;    // rows in `rows`
-  uint32_t max_id;      // the largest id this thread's lookups returned
-  Row row0;             // `rows` until the first site: a thread always has a row 0
-  Row unknown[mpe::kFnCount];  // site 0 ("unknown call site", out of memory) by routine
-  Aliases aliases;
-  mpe::RequestTable<TrackedRequest> requests;
-  SnapEntry snap[kSnapMax];
-  Table* next;
-};
-
-std::mutex g_mutex;
-Table* g_tables = nullptr;  // every thread's table; never freed, so a thread may exit early
-int g_nthreads = 0;
 __thread Table* t_table __attribute__((tls_model("initial-exec")));
-
-std::atomic<bool> g_paused{false};
-std::atomic<uint64_t> g_run_start{0};     // ticks when the measured span began (init or reset)
-std::atomic<uint64_t> g_pause_start{0};   // ticks when the current pause began
-std::atomic<uint64_t> g_paused_ticks{0};  // total ticks spent paused since g_run_start
 
 // Says once per process that call sites were lost to a lack of memory.
 void warn_sites_lost() noexcept {
@@ -467,219 +404,10 @@ void on_leave(Call& call) noexcept {
   record(call, t, r, traits);
 }
 
-std::string command_line() {
-  std::ifstream f("/proc/self/cmdline", std::ios::binary);
-  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  while (!all.empty() && all.back() == '\0') all.pop_back();
-  for (char& c : all)
-    if (c == '\0') c = ' ';
-  return all;
-}
-
-// One (site, routine) pair summed over threads, in ticks.
-struct Sum {
-  uint64_t calls = 0, incl = 0, nested = 0, min = kNoMin, max = 0, sent = 0, recv = 0;
-  void add(const Row& r) {
-    calls += r.calls;
-    incl += r.incl;
-    nested += r.nested;
-    min = r.min < min ? r.min : min;
-    max = r.max > max ? r.max : max;
-    sent += r.sent;
-    recv += r.recv;
-  }
-  void add(const Sum& r) {
-    Row row{r.calls, r.incl, r.nested, r.min, r.max, r.sent, r.recv, 0};
-    add(row);
-  }
-  // Nested calls lie inside their parent's span; the clamp guards a clock that is not monotonic.
-  uint64_t excl() const { return incl > nested ? incl - nested : 0; }
-};
-
-// The frames of every call site of this process, by id (index id - 1); empty when out of memory,
-// after saying so: the sites are still counted, under no name.
-std::vector<mpe::SiteFrames> site_names() {
-  try {
-    return mpe::symbolize_callsites();
-  } catch (const std::bad_alloc&) {
-    mpe::config::warn("libmpetime: out of memory while naming the call sites; they are left unnamed", false);
-    return {};
-  }
-}
-
-// This process's profile: every thread's rows summed, ticks turned into nanoseconds; each
-// routine's figures are the sums of its sites.
-mpe::time::RankProfile collect(uint64_t end, int rank, int size) {
-  const double ns_per_tick = 1e9 / mpe_clock_ticks_per_second();
-  auto ns = [&](uint64_t ticks) {
-    return static_cast<uint64_t>(std::llround(static_cast<double>(ticks) * ns_per_tick));
-  };
-  // A routine's or a site's sum, in nanoseconds: the one conversion both tables use.
-  auto stats = [&](const Sum& sum) {
-    mpe::time::CallStats c;
-    c.calls = sum.calls;
-    c.incl_ns = ns(sum.incl);
-    c.excl_ns = ns(sum.excl());
-    c.min_ns = ns(sum.min);
-    c.max_ns = ns(sum.max);
-    c.bytes_sent = sum.sent;
-    c.bytes_recv = sum.recv;
-    return c;
-  };
-  mpe::time::RankProfile p;
-  p.rank = rank;
-  p.size = size;
-  char host[256] = "unknown";
-  gethostname(host, sizeof host - 1);
-  p.host = host;
-  p.command = command_line();
-  p.mpi = MPE_MPI_NAME;
-  p.timer = mpe_clock_name();
-  uint64_t paused = g_paused_ticks.load();
-  if (g_paused.load()) paused += end - g_pause_start.load();
-  const uint64_t span = end - g_run_start.load();
-  p.run_ns = ns(span > paused ? span - paused : 0);
-  std::vector<mpe::SiteFrames> names = site_names();
-
-  std::map<std::pair<uint32_t, int>, Sum> sites;  // (site id, routine)
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    p.threads = g_nthreads ? g_nthreads : 1;
-    for (Table* t = g_tables; t; t = t->next) {
-      for (uint32_t id = 1; id < t->capacity; ++id)
-        if (const Row& r = t->rows[id]; r.calls) sites[{id, r.fn}].add(r);
-      for (int f = 0; f < mpe::kFnCount; ++f)
-        if (t->unknown[f].calls) sites[{0, f}].add(t->unknown[f]);
-      for (uint32_t i = 0; t->aliases.slots && i <= t->aliases.mask; ++i)
-        if (const Aliases::Slot& a = t->aliases.slots[i]; a.key && a.row->calls)
-          sites[{static_cast<uint32_t>((a.key - 1) >> 16), a.row->fn}].add(*a.row);
-    }
-  }
-
-  std::vector<Sum> routines(mpe::kFnCount);
-  for (const auto& [key, sum] : sites) {
-    routines[static_cast<size_t>(key.second)].add(sum);
-    mpe::time::SiteStats c;
-    c.id = key.first;
-    c.routine = mpe::kFnInfo[key.second].name;
-    if (key.first >= 1 && key.first <= names.size() && names[key.first - 1].id == key.first)
-      c.frames = names[key.first - 1].frames;
-    static_cast<mpe::time::CallStats&>(c) = stats(sum);
-    p.sites.push_back(std::move(c));
-  }
-  for (int f = 0; f < mpe::kFnCount; ++f) {
-    Sum sum = routines[static_cast<size_t>(f)];
-    const auto& info = mpe::kFnInfo[f];
-    if (info.cls == CallClass::kFinalize) sum = Sum{1, 0, 0, 0, 0, 0, 0};  // timed span ends as it starts
-    if (!sum.calls) continue;
-    mpe::time::RoutineStats r;
-    r.name = info.name;
-    static_cast<mpe::time::CallStats&>(r) = stats(sum);
-    p.mpi_ns += r.excl_ns;
-    p.routines.push_back(std::move(r));
-  }
-  return p;
-}
-
-bool write_file(const std::string& path, const std::string& text) {
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) return false;
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  return std::fclose(f) == 0 && ok;
-}
-
-// This rank's contribution to the report: its profile behind one byte that says whether it could
-// write its own file ('1') or not ('0'); empty when it could not even build the profile. Never
-// throws, so that every rank reaches the gather.
-std::string contribution(uint64_t end, int rank, int size, const std::string& base) noexcept {
-  try {
-    const std::string text = mpe::time::serialize(collect(end, rank, size));
-    const std::string mine = base + "." + std::to_string(rank) + ".txt";
-    const bool wrote = write_file(mine, text);
-    if (!wrote) mpe::config::warn("libmpetime: cannot write " + mine + ": " + std::strerror(errno), false);
-    return (wrote ? "1" : "0") + text;
-  } catch (const std::bad_alloc&) {
-    mpe::config::warn("libmpetime: out of memory while building this rank's profile; it is left out", false);
-    return std::string();
-  }
-}
-
-void finalize() {
-  const uint64_t end = mpe_clock_now();
-  int rank = 0, size = 1;
-  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  PMPI_Comm_size(MPI_COMM_WORLD, &size);
-  // Nothing before the gather may throw, or the other ranks would wait in it.
-  std::string base, mine;
-  try {
-    base = mpe::config::output_path(".mpetime");
-  } catch (const std::bad_alloc&) {
-    // An empty contribution: rank 0 then names this rank as the one without a profile.
-  }
-  if (!base.empty()) mine = contribution(end, rank, size, base);
-
-  // Gather every rank's contribution on rank 0 over a private communicator.
-  MPI_Comm comm;
-  if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) {
-    mpe::config::warn("libmpetime: cannot create a communicator for the report; per-process files only");
-    return;
-  }
-  auto gathered = mpe::collective::gather_to_root(mine, 0, comm);
-  PMPI_Comm_free(&comm);
-  if (!gathered.ok()) {
-    mpe::config::warn("libmpetime: cannot gather the report (" + gathered.status().to_string() +
-                      "); per-process files only");
-    return;
-  }
-  if (rank != 0) return;
-
-  std::vector<mpe::time::RankProfile> profiles;
-  profiles.reserve(static_cast<size_t>(size));
-  int files = 0;
-  for (int i = 0; i < size; ++i) {
-    const std::string& blob = gathered.value()[static_cast<size_t>(i)];
-    if (blob.empty()) {
-      mpe::config::warn("libmpetime: rank " + std::to_string(i) + " could not build its profile; no report");
-      return;
-    }
-    files += blob[0] == '1';
-    auto profile = mpe::time::parse(blob.substr(1));
-    if (!profile.ok()) {
-      mpe::config::warn("libmpetime: rank " + std::to_string(i) +
-                        " sent a bad profile: " + profile.status().message());
-      return;
-    }
-    profiles.push_back(std::move(profile.value()));
-  }
-  if (const mpe::Status s = mpe::time::check_run(&profiles); !s.ok()) {
-    mpe::config::warn("libmpetime: " + s.message());
-    return;
-  }
-  const std::string txt = base + ".txt", json = base + ".json";
-  const bool ok =
-      write_file(txt, mpe::time::text_report(profiles)) && write_file(json, mpe::time::json_report(profiles));
-  if (!ok) {
-    mpe::config::warn("libmpetime: cannot write the report " + txt + ": " + std::strerror(errno));
-    return;
-  }
-  mpe::config::inform("libmpetime: report in " + txt + " and " + json + "; " + std::to_string(files) +
-                      " of " + std::to_string(size) + " per-process files in " + base + ".<rank>.txt");
-}
-
-void before_finalize() noexcept {
-  try {
-    finalize();
-  } catch (const std::bad_alloc&) {
-    mpe::config::warn("libmpetime: out of memory at finalize; the report is incomplete or missing");
-  } catch (const std::exception&) {
-    mpe::config::warn("libmpetime: the report failed");
-  }
-}
-
 constexpr uint64_t kEnterClasses = mpe::kCompletingClasses | mpe::classes(CallClass::kRequestFree);
 
-const mpe::Tool kTool = {
-    "time", mpe::kNeedsTime | mpe::kNeedsStatus, on_enter, on_leave, nullptr, before_finalize, kEnterClasses};
+const mpe::Tool kTool = {"time",  mpe::kNeedsTime | mpe::kNeedsStatus, on_enter,     on_leave,
+                         nullptr, mpe::time::tool::report_at_finalize, kEnterClasses};
 
 __attribute__((constructor)) void register_time_tool() {
   if (mpe_core_register_tool(&kTool) != 0)

@@ -225,13 +225,13 @@ StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const log::Defin
       std::memcpy(created.path, tmp.c_str(), tmp.size() + 1);
     }
   }
-  PMPI_Bcast(&created, sizeof created, MPI_BYTE, 0, g_comm);
+  collective::broadcast_value(&created, 0, g_comm);
   if (!created.ok)
     return Status(StatusCode::kIoError,
                   "cannot create " + out + (g_rank == 0 ? std::string(": ") + std::strerror(why_errno) : ""));
   if (g_rank != 0) fd = open_if_seen(created);
   mine.sees = fd >= 0;
-  PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, facts.data(), sizeof mine, MPI_BYTE, g_comm);
+  collective::all_gather_values(mine, facts.data(), g_comm);
   uint64_t before = 0, events_total = 0;
   MergeTotals totals_out;
   for (int r = 0; r < g_size; ++r) {
@@ -282,7 +282,7 @@ StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const log::Defin
     }
   }
   if (fd >= 0) ::close(fd);
-  PMPI_Bcast(&complete, 1, MPI_INT, 0, g_comm);
+  collective::broadcast_value(&complete, 0, g_comm);
   if (complete) return totals_out;
   if (g_rank == 0) {
     // No partial file, and no older logfile that could pass for this run's.

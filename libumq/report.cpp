@@ -2,29 +2,28 @@
 // text and JSON forms (umq_report.h) go to.
 #include "report.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <utility>
 
 #include "mpe/byte_codec.h"
 #include "mpe/config.h"
+#include "mpe/file_io.h"
+#include "mpe/frame.h"
 
 namespace mpe::libumq {
 
 namespace {
 
-// The gather encoding (mpe::ByteWriter): each site is its fields in a fixed order: mpi_function,
-// communicator, occurrences, sum, max, the peer count and (peer, times, max) per peer, the frame
-// count and (function, file, line, module, offset) per frame. Not JSON: nlohmann's parser cannot fail
-// safely on a rank short of memory (see EmptiedOnExit in umq_report.cpp).
+// The gather encoding (mpe::ByteWriter, the one the tools share): each site is its fields in a
+// fixed order: mpi_function, communicator, occurrences, sum, max, the peer count and (peer, times,
+// max) per peer, then its frames (encode_frames, mpe/frame.h). Not JSON: nlohmann's parser cannot
+// fail safely on a rank short of memory (see EmptiedOnExit in umq_report.cpp).
 
 // Decodes one rank's sites; false on bytes encode_sites did not write.
 bool decode_sites(const std::string& bytes, std::vector<SiteRecord>* out) {
   ByteReader in(bytes.data(), bytes.size());
   while (in.left() > 0) {
     SiteRecord r;
-    uint32_t npeers = 0, nframes = 0;
+    uint32_t npeers = 0;
     if (!in.str(&r.mpi_function) || !in.str(&r.communicator) || !in.u64(&r.occurrences) ||
         !in.u64(&r.sum_length) || !in.u64(&r.max_length) || !in.count(&npeers, 20))
       return false;
@@ -35,44 +34,21 @@ bool decode_sites(const std::string& bytes, std::vector<SiteRecord>* out) {
       p.peer = static_cast<int>(peer);
       r.peers.push_back(p);
     }
-    if (!in.count(&nframes, 20)) return false;
-    for (uint32_t i = 0; i < nframes; ++i) {
-      Frame f;
-      int64_t line = 0;
-      uint64_t offset = 0;
-      if (!in.str(&f.function) || !in.str(&f.file) || !in.i64(&line) || !in.str(&f.module) ||
-          !in.u64(&offset))
-        return false;
-      f.line = static_cast<int>(line);
-      f.offset = static_cast<uintptr_t>(offset);
-      r.stack.push_back(std::move(f));
-    }
+    if (!decode_frames(in, &r.stack)) return false;
     out->push_back(std::move(r));
   }
   return true;
 }
 
-// Opens a report file for writing, or says on stderr why not.
-FILE* open_report(const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) mpe::config::warn("umq: cannot write " + path + ": " + std::strerror(errno));
-  return f;
-}
-
-// Closes a report file, saying on stderr when a write failed.
-void close_report(FILE* f, const std::string& path) {
-  const bool failed = std::ferror(f) != 0;
-  if (std::fclose(f) != 0 || failed)
-    mpe::config::warn("umq: writing " + path + " failed: " + std::strerror(errno));
-}
-
-// Writes one report file, or says on stderr why not.
+// Writes one report file through the checked writer, or says on stderr why not (and leaves no
+// half file under its name).
 void write_file(const std::string& suffix, const std::string& text) {
   const std::string path = mpe::config::output_path(suffix);
-  FILE* f = open_report(path);
-  if (!f) return;
-  std::fputs(text.c_str(), f);
-  close_report(f, path);
+  const Status written = io::write_file(path, text);
+  if (!written.ok())
+    mpe::config::warn("umq: the report was not written: " + written.message() +
+                      "; check that the output directory exists, is writable and has room (MPE_LOG_DIR, "
+                      "MPE_LOGFILE_PREFIX)");
 }
 
 }  // namespace
@@ -91,14 +67,7 @@ std::string encode_sites(const std::vector<SiteRecord>& sites) {
       out.u64(p.times_top);
       out.u64(p.max_queued);
     }
-    out.u32(static_cast<uint32_t>(s.stack.size()));
-    for (const Frame& f : s.stack) {
-      out.str(f.function);
-      out.str(f.file);
-      out.i64(f.line);
-      out.str(f.module);
-      out.u64(f.offset);
-    }
+    encode_frames(out, s.stack);
   }
   return std::move(out.data());
 }

@@ -131,32 +131,80 @@ size_t CounterTracks::memoryBytes() const
     return n;
 }
 
-mpe::StatusOr<std::shared_ptr<CounterTracks>> loadCounterTracks(const mpe::log::LogFile &file, const TraceModel &model)
+namespace {
+
+// Adds rank's tracks (mpe::log::counter_tracks()) to out.
+void addCounterTracks(CounterTracks &out, const TraceModel &model, const mpe::log::Counters &counters, uint32_t rank,
+    std::vector<mpe::log::CounterTrack> tracks)
 {
-    const mpe::log::Counters counters(file);
-    if (counters.all().empty()) return std::shared_ptr<CounterTracks>();
-    auto out = std::make_shared<CounterTracks>();
-    for (uint32_t rank = 0; rank < file.definitions().ranks.size(); ++rank) {
-        auto tracks = mpe::log::counter_tracks(file, counters, rank);
-        if (!tracks.ok()) return tracks.status();
-        for (mpe::log::CounterTrack &t : *tracks) {
-            const mpe::log::Counter *c = counters.counter(t.counter);
-            if (!c || t.samples.empty()) continue;
-            CounterInfo info;
-            info.name = QString::fromStdString(c->def.name);
-            info.description = QStringLiteral("%1 (MPI_T %2)")
-                                   .arg(QString::fromStdString(c->def.description),
-                                       QString::fromLatin1(mpe::pvar_class_name(c->def.cls)));
-            std::vector<int64_t> times;
-            std::vector<double> levels;
-            times.reserve(t.samples.size());
-            levels.reserve(t.samples.size());
-            for (const mpe::log::CounterSample &s : t.samples) {
-                times.push_back(s.time);
-                levels.push_back(s.level);
-            }
-            out->addTrack(model, info, rank, t.comm, std::move(times), std::move(levels));
+    for (mpe::log::CounterTrack &t : tracks) {
+        const mpe::log::Counter *c = counters.counter(t.counter);
+        if (!c || t.samples.empty()) continue;
+        CounterInfo info;
+        info.name = QString::fromStdString(c->def.name);
+        info.description = QStringLiteral("%1 (MPI_T %2)")
+                               .arg(QString::fromStdString(c->def.description),
+                                   QString::fromLatin1(mpe::pvar_class_name(c->def.cls)));
+        std::vector<int64_t> times;
+        std::vector<double> levels;
+        times.reserve(t.samples.size());
+        levels.reserve(t.samples.size());
+        for (const mpe::log::CounterSample &s : t.samples) {
+            times.push_back(s.time);
+            levels.push_back(s.level);
         }
+        out.addTrack(model, info, rank, t.comm, std::move(times), std::move(levels));
+    }
+}
+
+// `base` (may be null) plus the rebuilt queue's series, one track per rank.
+std::shared_ptr<CounterTracks> addRebuiltQueue(
+    const TraceModel &model, const CounterTracks *base, const mpe::umq::Rebuilt &rebuilt)
+{
+    auto out = std::make_shared<CounterTracks>(base ? *base : CounterTracks());
+    CounterInfo info;
+    info.name = kRebuiltQueueName;
+    info.description = QStringLiteral("unexpected-message queue length rebuilt from the log's messages (mpe umq): "
+                                      "an estimate, not read from the MPI");
+    info.rebuilt = true;
+    for (uint32_t rank = 0; rank < rebuilt.series.size(); ++rank) {
+        const auto &S = rebuilt.series[rank];
+        if (S.empty()) continue;
+        std::vector<int64_t> times;
+        std::vector<double> levels;
+        for (const mpe::umq::Point &p : S) {
+            times.push_back(p.time);
+            levels.push_back(p.length);
+        }
+        out->addTrack(model, info, rank, mpe::log::kUnknownComm, std::move(times), std::move(levels));
+    }
+    return out;
+}
+
+} // namespace
+
+CounterSampleCollector::CounterSampleCollector(const mpe::log::LogFile &file)
+    : m_file(file), m_counters(file), m_samples(file.definitions().ranks.size())
+{ }
+
+mpe::log::ChunkConsumer CounterSampleCollector::consumer()
+{
+    return [this](const mpe::log::Chunk &c) {
+        if (m_file.version() < mpe::log::kFirstCounterVersion || c.entry.rank >= m_samples.size()) return;
+        for (size_t i = 0; i < c.count; ++i)
+            if (c.records[i].kind == static_cast<uint8_t>(mpe::log::RecordKind::kCounter))
+                m_samples[c.entry.rank].push_back(
+                    mpe::log::counter_sample(m_file, m_counters, c.entry.rank, c.entry.thread, c.records[i]));
+    };
+}
+
+std::shared_ptr<CounterTracks> CounterSampleCollector::tracks(const TraceModel &model)
+{
+    if (!wanted()) return nullptr;
+    auto out = std::make_shared<CounterTracks>();
+    for (uint32_t rank = 0; rank < m_samples.size(); ++rank) {
+        addCounterTracks(*out, model, m_counters, rank, mpe::log::counter_tracks(m_counters, rank, m_samples[rank]));
+        std::vector<mpe::log::CounterSample>().swap(m_samples[rank]);
     }
     return out;
 }
@@ -169,24 +217,17 @@ mpe::StatusOr<std::shared_ptr<CounterTracks>> withRebuiltQueue(
     options.keep_going = std::move(keepGoing);
     auto rebuilt = mpe::umq::rebuild(file, options);
     if (!rebuilt.ok()) return rebuilt.status();
-    auto out = std::make_shared<CounterTracks>(base ? *base : CounterTracks());
-    CounterInfo info;
-    info.name = kRebuiltQueueName;
-    info.description = QStringLiteral("unexpected-message queue length rebuilt from the log's messages (mpe umq): "
-                                      "an estimate, not read from the MPI");
-    info.rebuilt = true;
-    for (uint32_t rank = 0; rank < rebuilt->series.size(); ++rank) {
-        const auto &S = rebuilt->series[rank];
-        if (S.empty()) continue;
-        std::vector<int64_t> times;
-        std::vector<double> levels;
-        for (const mpe::umq::Point &p : S) {
-            times.push_back(p.time);
-            levels.push_back(p.length);
-        }
-        out->addTrack(model, info, rank, mpe::log::kUnknownComm, std::move(times), std::move(levels));
-    }
-    return out;
+    return addRebuiltQueue(model, base, *rebuilt);
+}
+
+mpe::StatusOr<std::shared_ptr<CounterTracks>> withRebuiltQueue(const mpe::log::LogFile &file, const TraceModel &model,
+    const CounterTracks *base, mpe::analysis::Collected &&collected)
+{
+    mpe::umq::Options options;
+    options.keep_series = true;
+    auto rebuilt = mpe::umq::rebuild(file, std::move(collected), options);
+    if (!rebuilt.ok()) return rebuilt.status();
+    return addRebuiltQueue(model, base, *rebuilt);
 }
 
 void setCounterRows(ViewState &v, const TraceModel &model)

@@ -13,8 +13,9 @@
 //
 // Cost: a frame draws at most one vertical span (the levels met inside the pixel) and one
 // horizontal step per pixel column and track: a bisection per column, then the samples inside it.
-// Loading reads the counter records of every rank again (one more decode of each chunk) only when
-// the log defines counters; the rebuilt queue costs the umq rebuild (analysis pass 1).
+// Loading takes the counter records from the pass that builds the model (CounterSampleCollector:
+// no decode of its own); the rebuilt queue costs the umq rebuild's pass 2, on endpoints collected
+// in that same pass (mpe/endpoint_collector.h).
 #pragma once
 
 #include <QColor>
@@ -26,6 +27,9 @@
 #include <memory>
 #include <vector>
 
+#include "mpe/chunk_pass.h"
+#include "mpe/endpoint_collector.h"
+#include "mpe/log_counters.h"
 #include "mpe/log_reader.h"
 #include "mpe/status.h"
 
@@ -101,15 +105,33 @@ private:
     std::vector<std::vector<int>> m_rowTracks; // by row
 };
 
-// The counter tracks a log's kCounter records give (null when the log has none). Errors: a chunk's
-// read or decode.
-mpe::StatusOr<std::shared_ptr<CounterTracks>> loadCounterTracks(const mpe::log::LogFile &file, const TraceModel &model);
+// The kCounter records of a log, taken chunk by chunk from a pass that decodes them for the model
+// too (mpe/chunk_pass.h), then made into tracks. Memory: the samples until tracks() is called.
+class CounterSampleCollector
+{
+public:
+    explicit CounterSampleCollector(const mpe::log::LogFile &file);
+    // Whether the log defines counters (else no consumer is needed).
+    bool wanted() const { return !m_counters.all().empty(); }
+    // Feeds the collector (which must outlive the pass).
+    mpe::log::ChunkConsumer consumer();
+    // The tracks of the samples collected, null when there are none; empties the collector.
+    std::shared_ptr<CounterTracks> tracks(const TraceModel &model);
+
+private:
+    const mpe::log::LogFile &m_file;
+    mpe::log::Counters m_counters;
+    std::vector<std::vector<mpe::log::CounterSample>> m_samples; // per rank, in logged order
+};
 
 // `base`'s tracks (may be null) plus, per rank, the unexpected-queue length rebuilt by
 // mpe::umq::rebuild() as a counter kRebuiltQueueName. Errors: the rebuild's (kCancelled when
 // keepGoing said stop).
 mpe::StatusOr<std::shared_ptr<CounterTracks>> withRebuiltQueue(const mpe::log::LogFile &file, const TraceModel &model,
     const CounterTracks *base, std::function<bool()> keepGoing = {});
+// The same from endpoints collected in the pass that built the model (consumed).
+mpe::StatusOr<std::shared_ptr<CounterTracks>> withRebuiltQueue(const mpe::log::LogFile &file, const TraceModel &model,
+    const CounterTracks *base, mpe::analysis::Collected &&collected);
 
 // Fills v.counterRows from model's tracks: the rows with a visible track get a band.
 void setCounterRows(ViewState &v, const TraceModel &model);

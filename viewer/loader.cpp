@@ -1,13 +1,55 @@
 // The background loader: builds the preview and the model on a QThread and posts them to the GUI thread.
 #include "loader.h"
 
+#include "mpe/endpoint_collector.h"
 #include "mpe/interop.h"
 #include "tracebuilder.h"
 
 #include <QPointer>
 #include <QThread>
 
+#include <new>
+#include <vector>
+
 namespace upshot {
+
+mpe::StatusOr<std::shared_ptr<TraceModel>> openTrace(const mpe::log::LogFile &file, const OpenSteps &steps)
+{
+    // The analyses' pass 1 rides on the model's pass: no decode of their own.
+    std::unique_ptr<mpe::analysis::EndpointCollector> endpoints;
+    std::vector<mpe::log::ChunkConsumer> alsoFeed;
+    if (steps.waits || steps.rebuiltQueue) {
+        mpe::analysis::CollectSettings settings;
+        settings.collectives = steps.waits;
+        endpoints = std::make_unique<mpe::analysis::EndpointCollector>(file, settings);
+        alsoFeed.push_back(endpoints->consumer());
+    }
+    auto built = buildModel(file, steps.progress, 0, alsoFeed);
+    if (!built.ok()) return built.status();
+    const std::shared_ptr<TraceModel> model = *built;
+    if (steps.modelReady) steps.modelReady(model);
+    if (!endpoints) return model;
+    std::shared_ptr<mpe::analysis::Collected> collected;
+    try {
+        collected = endpoints->finish();
+    } catch (const std::bad_alloc &) {
+        const mpe::Status oom = mpe::Status::out_of_memory();
+        if (steps.waits && steps.waitsReady) steps.waitsReady(oom);
+        if (steps.rebuiltQueue && steps.countersReady) steps.countersReady(oom);
+        return model;
+    }
+    endpoints.reset();
+    auto goOn = [&] { return !steps.keepGoing || steps.keepGoing(); };
+    if (steps.waits && goOn()) {
+        auto waits = analyzeWaits(file, *model, *collected);
+        if (steps.waitsReady) steps.waitsReady(waits);
+    }
+    if (steps.rebuiltQueue && goOn()) {
+        auto counters = withRebuiltQueue(file, *model, model->counters(), std::move(*collected));
+        if (steps.countersReady) steps.countersReady(counters);
+    }
+    return model;
+}
 
 TraceLoader::TraceLoader(QObject *parent) : QObject(parent)
 {
@@ -56,53 +98,57 @@ void TraceLoader::load(const QString &path)
         });
         preview.reset();
         const QString stage = QStringLiteral("Decoding %1 chunks").arg(file->index().size());
+        // Above kAutoWaitsRecords the analysis's endpoints (~70 B per message end) would more than double the
+        // viewer's memory (measured: 1.3 GB -> 3.6 GB at 100 M records), so a big log is analyzed on request only: `mpe
+        // waits`, or `upshot --export --waits`. The rebuilt queue has the same budget: its pass 1 is theirs.
+        uint64_t records = 0;
+        for (const auto &e : file->index())
+            records += e.nrecords;
+        OpenSteps steps;
+        steps.waits = steps.rebuiltQueue = analyze && records <= kAutoWaitsRecords;
         // Cancelled (a newer load started, or the loader is gone): stop decoding early.
-        auto built = buildModel(*file, [&](int p) {
+        steps.progress = [&](int p) {
             if (*latest != generation) return false;
             post([self, p, stage, generation] {
                 if (self && self->m_generation == generation) emit self->progress(p, stage);
             });
             return true;
-        });
-        const std::shared_ptr<TraceModel> model = built.ok() ? built.value() : nullptr;
-        finish(std::move(built));
-        // The wait states, here while the file is open; the analysis cannot be interrupted, so
-        // it starts only if the load is still the latest.
-        if (!model || !analyze || *latest != generation) return;
-        // Above kAutoWaitsRecords the analysis's endpoints (~70 B per message end) would more than double the
-        // viewer's memory (measured: 1.3 GB -> 3.6 GB at 100 M records), so a big log is analyzed on request only: `mpe
-        // waits`, or `upshot --export --waits`.
-        uint64_t records = 0;
-        for (const auto &e : file->index())
-            records += e.nrecords;
-        if (records > kAutoWaitsRecords) {
+        };
+        steps.keepGoing = [&] { return *latest == generation; };
+        std::shared_ptr<TraceModel> model;
+        steps.modelReady = [&](const std::shared_ptr<TraceModel> &m) {
+            model = m;
+            finish(m);
+        };
+        steps.waitsReady = [&](const mpe::StatusOr<std::shared_ptr<const WaitStates>> &waits) {
+            const std::shared_ptr<const WaitStates> result = waits.ok() ? waits.value() : nullptr;
+            const QString error = QString::fromStdString(waits.status().to_string());
+            post([self, model, result, path, error, generation] {
+                if (!self || self->m_generation != generation) return;
+                if (result)
+                    emit self->waitsReady(model, result, path);
+                else
+                    emit self->waitsFailed(model, path, error);
+            });
+        };
+        // A failure only leaves the rebuilt queue's track out.
+        steps.countersReady = [&](const mpe::StatusOr<std::shared_ptr<CounterTracks>> &counters) {
+            if (!counters.ok()) return;
+            const std::shared_ptr<CounterTracks> tracks = counters.value();
+            post([self, model, tracks, path, generation] {
+                if (self && self->m_generation == generation) emit self->countersReady(model, tracks, path);
+            });
+        };
+        auto built = openTrace(*file, steps);
+        if (!built.ok()) return finish(built.status());
+        if (analyze && !steps.waits) {
             const QString why = QStringLiteral("not analyzed automatically above %1 M records (memory); "
                                                "run `mpe waits` or `upshot --export --waits`")
                                     .arg(kAutoWaitsRecords / 1000000);
             post([self, model, path, why, generation] {
                 if (self && self->m_generation == generation) emit self->waitsFailed(model, path, why);
             });
-            return;
         }
-        auto waits = analyzeWaits(*file, *model, [&] { return *latest == generation; });
-        const std::shared_ptr<const WaitStates> result = waits.ok() ? waits.value() : nullptr;
-        const QString error = QString::fromStdString(waits.status().to_string());
-        post([self, model, result, path, error, generation] {
-            if (!self || self->m_generation != generation) return;
-            if (result)
-                emit self->waitsReady(model, result, path);
-            else
-                emit self->waitsFailed(model, path, error);
-        });
-        // The unexpected queue rebuilt from the messages, as a counter track (same budget as the
-        // wait states: its pass 1 is theirs). A failure only leaves the track out.
-        if (*latest != generation) return;
-        auto counters = withRebuiltQueue(*file, *model, model->counters(), [&] { return *latest == generation; });
-        if (!counters.ok()) return;
-        const std::shared_ptr<CounterTracks> tracks = *counters;
-        post([self, model, tracks, path, generation] {
-            if (self && self->m_generation == generation) emit self->countersReady(model, tracks, path);
-        });
     });
     connect(thread, &QThread::finished, thread, &QObject::deleteLater);
     thread->start();

@@ -6,13 +6,34 @@
 #include <QString>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 
 #include "countertracks.h"
+#include "tracebuilder.h"
 #include "tracemodel.h"
 #include "waitstates.h"
 
 namespace upshot {
+
+// What to make ready after the model when a log is opened, and where each result goes. All of it
+// comes from one decode of each chunk: the model's pass also collects the analyses' endpoints.
+struct OpenSteps
+{
+    bool waits = true; // the wait states
+    bool rebuiltQueue = true; // the unexpected queue rebuilt from the messages, as a counter track
+    BuildProgress progress; // the decode's; false cancels it
+    std::function<bool()> keepGoing; // asked between the steps after the model: false skips the rest
+    // Each result as soon as it is ready, on the opening thread, in this order.
+    std::function<void(const std::shared_ptr<TraceModel> &)> modelReady;
+    std::function<void(const mpe::StatusOr<std::shared_ptr<const WaitStates>> &)> waitsReady;
+    std::function<void(const mpe::StatusOr<std::shared_ptr<CounterTracks>> &)> countersReady;
+};
+
+// Builds file's model (tracebuilder.h) and, from the same pass, the steps' analyses, delivered to
+// the steps' callbacks. Returns the model. Errors: the model's (an analysis's error goes to its
+// callback, and leaves the model usable).
+mpe::StatusOr<std::shared_ptr<TraceModel>> openTrace(const mpe::log::LogFile &file, const OpenSteps &steps);
 
 class TraceLoader : public QObject
 {

@@ -1,4 +1,5 @@
-// Level of detail for one lane of the timeline: which boxes to paint at the current zoom.
+// Level of detail: which boxes of a lane to paint at the current zoom (LodFolder), and which
+// messages the arrows are drawn from (sampleMessages()).
 #pragma once
 
 #include <algorithm>
@@ -223,5 +224,34 @@ private:
     TimeScale m_scale;
     double m_minPx;
 };
+
+// Which messages the arrows of [t0, t1] are drawn from: every candidate while they are at most
+// ~maxCount (kMaxArrowSample), else an even sample of maxCount or so, read from the model's
+// contiguous arrow sample (TraceModel::arrowSample()) when that is sparse enough, from the
+// messages otherwise. Calls visit(const TraceModel::ArrowSample &) for each chosen message in
+// time order and returns how many messages each one stands for (1 when none are skipped).
+//
+// Cost: O(maxCount) visits whatever the window holds; the arrow sample keeps them on a few
+// cache lines at coarse zoom. Failure mode: a sample can miss a rare pair of ranks (the bundle
+// counts it reports are estimates, and say so).
+constexpr size_t kMaxArrowSample = 20000;
+template<class Visit> size_t sampleMessages(const TraceModel &model, double t0, double t1, size_t maxCount, Visit visit)
+{
+    auto [mb, me] = model.candidateMessages(t0, t1);
+    if ((me - mb) / maxCount >= model.arrowSampleStride() && model.arrowSampleStride() > 1) {
+        auto [sb, se] = model.candidateSamples(t0, t1);
+        const size_t stride = std::max<size_t>(1, (se - sb) / maxCount);
+        const auto &A = model.arrowSample();
+        for (size_t i = sb; i < se; i += stride)
+            visit(A[i]);
+        return stride * model.arrowSampleStride();
+    }
+    const auto &M = model.messages();
+    const size_t weight = std::max<size_t>(1, (me - mb) / maxCount);
+    for (size_t i = mb; i < me; i += weight)
+        visit(TraceModel::ArrowSample {
+            M[i].send_time, M[i].recv_time, M[i].send_timeline, M[i].recv_timeline, M[i].bytes });
+    return weight;
+}
 
 } // namespace upshot

@@ -2,6 +2,7 @@
 #include "tracebuilder.h"
 
 #include "countertracks.h"
+#include "mpe/chunk_pass.h"
 #include "mpe/interop.h"
 
 #include <QFileInfo>
@@ -11,9 +12,7 @@
 #endif
 
 #include <algorithm>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <numeric>
 #include <thread>
 #include <tuple>
@@ -35,75 +34,6 @@ void releaseFreedMemory()
     malloc_trim(0);
 #endif
 }
-
-// Decodes chunks [0, n) on worker threads, at most `window` chunks ahead of the consumer, and
-// hands them out in index order. Decoding (read, checksum, zstd, unshuffle) is most of the
-// cost of a load, and chunks are independent, so the workers keep every core busy while the
-// consumer, which must see a timeline's records in order, adds them to the model.
-class ChunkPipeline
-{
-public:
-    ChunkPipeline(const LogFile &file, int workers, size_t window)
-        : m_file(file), m_slots(window, mpe::Status()), m_ready(window, false)
-    {
-        for (int w = 0; w < workers; ++w)
-            m_threads.emplace_back([this] { work(); });
-    }
-    ~ChunkPipeline()
-    {
-        {
-            std::lock_guard lock(m_mutex);
-            m_stop = true;
-        }
-        m_cv.notify_all();
-        for (auto &t : m_threads)
-            t.join();
-    }
-    // Blocks until chunk i (the next one in order) is decoded and returns it.
-    mpe::StatusOr<std::vector<Record>> take(size_t i)
-    {
-        std::unique_lock lock(m_mutex);
-        const size_t s = i % m_slots.size();
-        m_cv.wait(lock, [&] { return m_ready[s]; });
-        auto out = std::move(m_slots[s]);
-        m_ready[s] = false;
-        m_consumed = i + 1;
-        lock.unlock();
-        m_cv.notify_all();
-        return out;
-    }
-
-private:
-    void work()
-    {
-        for (;;) {
-            size_t i;
-            {
-                std::unique_lock lock(m_mutex);
-                m_cv.wait(lock, [&] { return m_stop || m_next < std::min(m_consumed + m_slots.size(), count()); });
-                if (m_stop) return;
-                i = m_next++;
-            }
-            auto recs = m_file.read_chunk(i);
-            {
-                std::lock_guard lock(m_mutex);
-                m_slots[i % m_slots.size()] = std::move(recs);
-                m_ready[i % m_slots.size()] = true;
-            }
-            m_cv.notify_all();
-        }
-    }
-    size_t count() const { return m_file.index().size(); }
-
-    const LogFile &m_file;
-    std::mutex m_mutex;
-    std::condition_variable m_cv;
-    std::vector<mpe::StatusOr<std::vector<Record>>> m_slots;
-    std::vector<bool> m_ready;
-    size_t m_next = 0, m_consumed = 0;
-    bool m_stop = false;
-    std::vector<std::thread> m_threads;
-};
 
 // The rows of a model: every (rank, thread) of the index, ordered by rank then thread.
 std::vector<std::pair<uint32_t, uint32_t>> timelinesOf(const LogFile &file)
@@ -178,7 +108,7 @@ public:
         model.finishRows();
     }
 
-    void addChunk(size_t chunk, const std::vector<Record> &recs)
+    void addChunk(size_t chunk, const Record *recs, size_t count)
     {
         const IndexEntry &e = m_file.index()[chunk];
         const uint32_t tl = static_cast<uint32_t>(rowOf(m_timelines, e.rank, e.thread));
@@ -216,7 +146,7 @@ public:
                 b.extendSpan(t, end);
             }
         } sink { *this, m_build[tl], m_model.m_rows[tl].events, tl };
-        mpe::log::interpret_records(m_file, e, recs.data(), recs.size(), &m_build[tl].userStates, sink);
+        mpe::log::interpret_records(m_file, e, recs, count, &m_build[tl].userStates, sink);
     }
 
     void finish()
@@ -494,33 +424,40 @@ std::shared_ptr<TraceModel> buildPreview(const LogFile &file)
 // get thinner than 3 px and ranks are grouped.
 constexpr int kBinsAtLoadRows = 256;
 
-mpe::StatusOr<std::shared_ptr<TraceModel>> buildModel(const LogFile &file, const BuildProgress &progress, int threads)
+mpe::StatusOr<std::shared_ptr<TraceModel>> buildModel(const LogFile &file, const BuildProgress &progress, int threads,
+    const std::vector<mpe::log::ChunkConsumer> &alsoFeed)
 {
     auto model = std::make_shared<TraceModel>(file.definitions());
     ModelBuilder builder(file, *model);
     const size_t n = file.index().size();
-    if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    ChunkPipeline pipeline(file, threads, 4 * static_cast<size_t>(threads));
+    // The one decode of the file: the model, the counter samples and what the caller adds (the
+    // analyses' endpoints) take each chunk in turn.
+    CounterSampleCollector counterSamples(file);
+    std::vector<mpe::log::ChunkConsumer> consumers { [&](const mpe::log::Chunk &c) {
+        builder.addChunk(c.index, c.records, c.count);
+    } };
+    if (counterSamples.wanted()) consumers.push_back(counterSamples.consumer());
+    consumers.insert(consumers.end(), alsoFeed.begin(), alsoFeed.end());
+    mpe::log::ChunkPassOptions pass;
+    pass.decoders = threads;
+    pass.what = "load";
     int reported = -1;
-    for (size_t i = 0; i < n; ++i) {
-        auto recs = pipeline.take(i);
-        if (!recs.ok()) return recs.status();
-        builder.addChunk(i, *recs);
-        const int percent = static_cast<int>(95 * (i + 1) / n);
-        if (percent != reported) {
-            reported = percent;
-            if (progress && !progress(percent)) return mpe::Status(mpe::StatusCode::kInvalidArgument, "cancelled");
-        }
+    pass.keep_going = [&](size_t done) {
+        const int percent = static_cast<int>(95 * done / n);
+        if (percent == reported) return true;
+        reported = percent;
+        return !progress || progress(percent);
+    };
+    if (mpe::Status s = mpe::log::run_chunk_pass(file, consumers, pass); !s.ok()) {
+        if (s.code() == mpe::StatusCode::kCancelled) return mpe::Status(mpe::StatusCode::kInvalidArgument, "cancelled");
+        return s;
     }
     builder.finish();
     // Many ranks: the per-row bins behind the summary band and the groups' rows (summary.h),
     // built here on the loading thread rather than by the first frame that needs them.
     if (model->rowCount() >= kBinsAtLoadRows) model->allRowCounts();
     releaseFreedMemory(); // the build's queues and lanes
-    // The MPI_T counter tracks: one more read of the chunks, only for logs that define counters.
-    auto counters = loadCounterTracks(file, *model);
-    if (!counters.ok()) return counters.status();
-    model->setCounters(*counters);
+    model->setCounters(counterSamples.tracks(*model));
     if (progress) progress(100);
     return model;
 }

@@ -7,7 +7,9 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <vector>
 
+#include "mpe/chunk_pass.h"
 #include "mpe/log_reader.h"
 #include "mpe/status.h"
 #include "tracemodel.h"
@@ -24,11 +26,13 @@ std::shared_ptr<TraceModel> buildPreview(const mpe::log::LogFile &file);
 using BuildProgress = std::function<bool(int percent)>;
 
 // The full model: what mpe::log::load_trace() decodes (same states, events, matched messages and
-// causality repair), without its 24-byte states and 48-byte messages in between. Chunks are
-// decoded on `threads` worker threads (0 = one per core) and added in index order by the
-// calling thread. Errors: a damaged chunk's (corrupt, truncated, io-error); a cancelled build
-// ends with invalid-argument, "cancelled".
-mpe::StatusOr<std::shared_ptr<TraceModel>> buildModel(
-    const mpe::log::LogFile &file, const BuildProgress &progress = {}, int threads = 0);
+// causality repair), without its 24-byte states and 48-byte messages in between, with the
+// counter tracks of its kCounter records. Chunks are decoded once (mpe/chunk_pass.h), on
+// `threads` worker threads (0 = one per core), and handed in index order to the model, the
+// counter samples and `alsoFeed` (the analyses' endpoints), on the calling thread. Errors: a
+// damaged chunk's (corrupt, truncated, io-error); a cancelled build ends with invalid-argument,
+// "cancelled".
+mpe::StatusOr<std::shared_ptr<TraceModel>> buildModel(const mpe::log::LogFile &file, const BuildProgress &progress = {},
+    int threads = 0, const std::vector<mpe::log::ChunkConsumer> &alsoFeed = {});
 
 } // namespace upshot

@@ -421,17 +421,25 @@ size_t WaitStates::memoryBytes() const
     return b;
 }
 
-mpe::StatusOr<std::shared_ptr<const WaitStates>> analyzeWaits(
-    const mpe::log::LogFile &file, const TraceModel &model, std::function<bool()> keepGoing)
+namespace {
+
+// Options of the overlay's analysis: every instance, no pair totals (the overlay draws culprits
+// per instance).
+mpe::waits::Options overlayOptions()
+{
+    mpe::waits::Options options;
+    options.keep_instances = true;
+    options.keep_blame = false;
+    return options;
+}
+
+template<class Analyze>
+mpe::StatusOr<std::shared_ptr<const WaitStates>> layOut(const TraceModel &model, Analyze analyze)
 {
     try {
-        mpe::waits::Options options;
-        options.keep_instances = true;
-        options.keep_blame = false; // the overlay draws culprits per instance, not the pair totals
-        options.keep_going = std::move(keepGoing);
         std::shared_ptr<const WaitStates> out;
         {
-            auto report = mpe::waits::analyze(file, options);
+            auto report = analyze();
             if (!report.ok()) return report.status();
             out = std::make_shared<const WaitStates>(model, *report);
         }
@@ -439,6 +447,22 @@ mpe::StatusOr<std::shared_ptr<const WaitStates>> analyzeWaits(
     } catch (const std::bad_alloc &) {
         return mpe::Status::out_of_memory();
     }
+}
+
+} // namespace
+
+mpe::StatusOr<std::shared_ptr<const WaitStates>> analyzeWaits(
+    const mpe::log::LogFile &file, const TraceModel &model, std::function<bool()> keepGoing)
+{
+    mpe::waits::Options options = overlayOptions();
+    options.keep_going = std::move(keepGoing);
+    return layOut(model, [&] { return mpe::waits::analyze(file, options); });
+}
+
+mpe::StatusOr<std::shared_ptr<const WaitStates>> analyzeWaits(
+    const mpe::log::LogFile &file, const TraceModel &model, mpe::analysis::Collected &collected)
+{
+    return layOut(model, [&] { return mpe::waits::analyze(file, collected, overlayOptions()); });
 }
 
 } // namespace upshot

@@ -172,5 +172,9 @@ private:
 // (corrupt, truncated, io-error), out-of-memory.
 mpe::StatusOr<std::shared_ptr<const WaitStates>> analyzeWaits(
     const mpe::log::LogFile &file, const TraceModel &model, std::function<bool()> keepGoing = {});
+// The same from endpoints collected in the pass that built the model (mpe/endpoint_collector.h),
+// which stay for the rebuilt queue. Errors: the analysis's, out-of-memory.
+mpe::StatusOr<std::shared_ptr<const WaitStates>> analyzeWaits(
+    const mpe::log::LogFile &file, const TraceModel &model, mpe::analysis::Collected &collected);
 
 } // namespace upshot

@@ -4,12 +4,13 @@
 
 #include <algorithm>
 #include <cctype>
-#include <future>
 #include <map>
 #include <memory>
 #include <string_view>
 #include <tuple>
 #include <utility>
+
+#include "mpe/records.h"
 
 namespace mpe::analysis {
 
@@ -19,29 +20,25 @@ using log::Record;
 using log::RecordKind;
 using log::RequestWhat;
 
-// "MPI_Iallreduce_c" -> (kNxN, nonblocking). Persistent (_init) collectives are left out: their
-// instances are the MPI_Start calls, which the log does not tie to them.
-std::pair<CollKind, bool> coll_kind(std::string_view name) {
-  if (name.substr(0, 4) != "MPI_") return {CollKind::kNone, false};
-  name.remove_prefix(4);
-  if (name.size() > 2 && name.substr(name.size() - 2) == "_c") name.remove_suffix(2);
-  if (name.size() > 5 && name.substr(name.size() - 5) == "_init") return {CollKind::kNone, false};
-  auto classify = [](std::string_view n) {
-    if (n == "Barrier") return CollKind::kBarrier;
-    if (n == "Allreduce" || n == "Allgather" || n == "Allgatherv" || n == "Alltoall" || n == "Alltoallv" ||
-        n == "Alltoallw" || n == "Reduce_scatter" || n == "Reduce_scatter_block")
-      return CollKind::kNxN;
-    if (n == "Bcast" || n == "Scatter" || n == "Scatterv") return CollKind::kBroadcast;
-    if (n == "Reduce" || n == "Gather" || n == "Gatherv") return CollKind::kReduce;
+// A collective routine's kind, by its shape (mpe/routine.h). Persistent (_init) collectives are left
+// out: their instances are the MPI_Start calls, which the log does not tie to them.
+CollKind coll_kind(const log::RoutineInfo& routine) {
+  if (routine.family != log::RoutineFamily::kCollective || routine.mode == log::RoutineMode::kPersistentInit)
     return CollKind::kNone;
-  };
-  if (const CollKind k = classify(name); k != CollKind::kNone) return {k, false};
-  if (name.size() > 1 && name[0] == 'I') {  // MPI_Iallreduce: the rest, capitalized, is the routine
-    std::string blocking(name.substr(1));
-    blocking[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(blocking[0])));
-    return {classify(blocking), true};
+  switch (routine.shape) {
+    case log::CollectiveShape::kBarrier:
+      return CollKind::kBarrier;
+    case log::CollectiveShape::kAllToAll:
+      return CollKind::kNxN;
+    case log::CollectiveShape::kOneToAll:
+      return CollKind::kBroadcast;
+    case log::CollectiveShape::kAllToOne:
+      return CollKind::kReduce;
+    case log::CollectiveShape::kNone:
+    case log::CollectiveShape::kOther:
+      break;
   }
-  return {CollKind::kNone, false};
+  return CollKind::kNone;
 }
 
 // What a category's routine is, looked up once per category rather than by name per record.
@@ -58,13 +55,14 @@ std::vector<Traits> category_traits(const log::LogFile& file) {
   for (const log::Category& c : file.definitions().categories) {
     if (c.id >= log::kUserCategoryBase) continue;
     Traits& t = traits[c.id];
-    std::string fn = c.name;
-    if (fn.size() > 2 && fn.compare(fn.size() - 2, 2, "_c") == 0) fn.resize(fn.size() - 2);
-    t.blocking_send = fn == "MPI_Send";
-    t.synchronous_send = fn == "MPI_Ssend";
+    const log::RoutineInfo& r = c.routine;  // the log's class of the routine, never its name
+    const bool blocking_send = r.family == log::RoutineFamily::kSend && r.blocking();
+    t.blocking_send = blocking_send && r.send_mode == log::SendMode::kStandard;
+    t.synchronous_send = blocking_send && r.send_mode == log::SendMode::kSynchronous;
     t.blocking_receive =
-        fn == "MPI_Recv" || fn == "MPI_Sendrecv" || fn == "MPI_Sendrecv_replace" || fn == "MPI_Mrecv";
-    std::tie(t.coll, t.nonblocking_coll) = coll_kind(c.name);
+        (r.family == log::RoutineFamily::kRecv || r.family == log::RoutineFamily::kSendrecv) && r.blocking();
+    t.coll = coll_kind(r);
+    t.nonblocking_coll = t.coll != CollKind::kNone && r.nonblocking();
   }
   return traits;
 }
@@ -162,18 +160,18 @@ class TimelineScan {
   }
 
   void one(const Record& r) {
-    const auto kind = static_cast<RecordKind>(r.kind);
+    const RecordKind kind = log::kind_of(r);
     if (kind == RecordKind::kState && r.cat >= log::kUserCategoryBase) return;
     if (kind == RecordKind::kUserEvent || kind == RecordKind::kMarker || kind == RecordKind::kCommCreate)
       return;
     const int64_t t = g_.file.to_ns(rank_, r.time);
     switch (kind) {
       case RecordKind::kState: {
-        const int64_t end = log::saturating_add(t, g_.file.duration_ns(rank_, r.c));
-        last_ = Call{t, end, has_sites_ ? g_.file.callsite(rank_, static_cast<uint32_t>(r.b)) : 0, r.cat,
-                     thread_};
+        const log::StateRecord st = log::as<log::StateRecord>(r);
+        const int64_t end = log::saturating_add(t, g_.file.duration_ns(rank_, st.duration));
+        last_ = Call{t, end, has_sites_ ? g_.file.callsite(rank_, st.site) : 0, st.cat, thread_};
         have_last_ = true;
-        if (r.a == 0) {
+        if (st.depth == 0) {
           g_.totals.mpi_ns += end - t;
           g_.totals.mpi_per_rank[rank_] += end - t;
         }
@@ -189,24 +187,26 @@ class TimelineScan {
         return;
       }
       case RecordKind::kSend: {
+        const log::SendRecord s = log::as<log::SendRecord>(r);
         int32_t peer;
         uint64_t gid;
-        if (!world(r.comm, r.a, &peer, &gid)) return;
-        const Traits& fn = traits(r.cat);
-        g_.out.sends.push_back(
-            SendEnd{log::MessageKey{gid, static_cast<int32_t>(rank_), peer, r.b}, t,
-                    fn.synchronous_send || (fn.blocking_send && r.c > g_.options.eager_limit), false,
-                    Call{t, t, 0, r.cat, thread_}});
+        if (!world(s.comm, s.dest, &peer, &gid)) return;
+        const Traits& fn = traits(s.cat);
+        g_.out.sends.push_back(SendEnd{
+            log::MessageKey{gid, static_cast<int32_t>(rank_), peer, s.tag}, t,
+            fn.synchronous_send || (fn.blocking_send && s.bytes > g_.options.eager_limit), false,
+            static_cast<uint32_t>(std::min<uint64_t>(s.bytes, UINT32_MAX)), Call{t, t, 0, s.cat, thread_}});
         g_.out.by_key[g_.out.sends.back().key].sends.push_back(
             static_cast<uint32_t>(g_.out.sends.size() - 1));
         attach(Need::kSend, g_.out.sends.size() - 1, t);
         return;
       }
       case RecordKind::kSendCancel: {
+        const log::SendCancelRecord c = log::as<log::SendCancelRecord>(r);
         int32_t peer;
         uint64_t gid;
-        if (!world(r.comm, r.a, &peer, &gid)) return;
-        const log::MessageKey key{gid, static_cast<int32_t>(rank_), peer, r.b};
+        if (!world(c.comm, c.dest, &peer, &gid)) return;
+        const log::MessageKey key{gid, static_cast<int32_t>(rank_), peer, c.tag};
         for (size_t k = g_.out.sends.size(); k-- > first_send_;)
           if (!g_.out.sends[k].cancelled && g_.out.sends[k].key == key) {
             g_.out.sends[k].cancelled = true;
@@ -215,33 +215,35 @@ class TimelineScan {
         return;
       }
       case RecordKind::kRecv: {
+        const log::RecvRecord v = log::as<log::RecvRecord>(r);
         int32_t peer;
         uint64_t gid;
         const Post post = pending_post_;
         pending_post_ = Post{};
-        if (!world(r.comm, r.a, &peer, &gid)) return;
+        if (!world(v.comm, v.source, &peer, &gid)) return;
         // A nonblocking receive was posted at its kRequestPost (whose serial the kRequestDone just
         // before this record gave); a blocking one at the entry of its call (see assign).
-        g_.out.recvs.push_back(RecvEnd{log::MessageKey{gid, peer, static_cast<int32_t>(rank_), r.b}, t,
-                                       kNoSend, post.site, post.time, Call{t, t, 0, r.cat, thread_},
+        g_.out.recvs.push_back(RecvEnd{log::MessageKey{gid, peer, static_cast<int32_t>(rank_), v.tag}, t,
+                                       kNoSend, post.site, post.time, Call{t, t, 0, v.cat, thread_},
                                        post.cat});
         attach(Need::kRecv, g_.out.recvs.size() - 1, t);
         return;
       }
       case RecordKind::kRequestPost: {
-        const auto what = static_cast<RequestWhat>(r.b);
-        if (what == RequestWhat::kRecv)  // liblog writes the posting call's state just before
-          posts_[static_cast<uint32_t>(r.a)] =
-              Post{t, have_last_ && last_.cat == r.cat && contains(last_, t) ? last_.site : 0, r.cat};
-        if (what == RequestWhat::kCollective && last_coll_ != SIZE_MAX) {
-          coll_request_[static_cast<uint32_t>(r.a)] = last_coll_;
+        const log::RequestPostRecord q = log::as<log::RequestPostRecord>(r);
+        if (q.what == RequestWhat::kRecv)  // liblog writes the posting call's state just before
+          posts_[q.serial] =
+              Post{t, have_last_ && last_.cat == q.cat && contains(last_, t) ? last_.site : 0, q.cat};
+        if (q.what == RequestWhat::kCollective && last_coll_ != SIZE_MAX) {
+          coll_request_[q.serial] = last_coll_;
           last_coll_ = SIZE_MAX;
         }
         return;
       }
       case RecordKind::kRequestDone: {
-        const auto what = static_cast<RequestWhat>(r.b);
-        const uint32_t serial = static_cast<uint32_t>(r.a);
+        const log::RequestDoneRecord q = log::as<log::RequestDoneRecord>(r);
+        const RequestWhat what = q.what;
+        const uint32_t serial = q.serial;
         if (what == RequestWhat::kRecv) {
           auto it = posts_.find(serial);
           pending_post_ = it == posts_.end() ? Post{} : it->second;
@@ -260,18 +262,19 @@ class TimelineScan {
       case RecordKind::kCollective: {
         last_coll_ = SIZE_MAX;
         if (!g_.options.collectives) return;
-        const Traits& fn = traits(r.cat);
-        if (fn.coll == CollKind::kNone || r.comm >= rm_.comms.size()) return;
-        const log::CommDef& comm = rm_.comms[r.comm];
-        if (comm.index != r.comm || comm.inter) return;  // intercommunicators: roots mean otherwise
+        const log::CollectiveRecord c = log::as<log::CollectiveRecord>(r);
+        const Traits& fn = traits(c.cat);
+        if (fn.coll == CollKind::kNone || c.comm >= rm_.comms.size()) return;
+        const log::CommDef& comm = rm_.comms[c.comm];
+        if (comm.index != c.comm || comm.inter) return;  // intercommunicators: roots mean otherwise
         int32_t root = -1;
-        if (r.a >= 0 && static_cast<size_t>(r.a) < comm.members.size())
-          root = comm.members[static_cast<size_t>(r.a)];
+        if (c.root >= 0 && static_cast<size_t>(c.root) < comm.members.size())
+          root = comm.members[static_cast<size_t>(c.root)];
         uint32_t& k = g_.coll_count[comm.global_id ^ (uint64_t{rank_} * 0x9E3779B97F4A7C15ull)];
         // Blocking: complete now, waiting in its own call from its entry (set in assign). A
         // nonblocking one was posted now and waits in the call its kRequestDone names.
-        g_.out.colls.push_back(CollEnd{comm.global_id, k++, static_cast<int32_t>(rank_), root, r.cat, fn.coll,
-                                       t, Call{t, t, 0, r.cat, thread_}, !fn.nonblocking_coll});
+        g_.out.colls.push_back(CollEnd{comm.global_id, k++, static_cast<int32_t>(rank_), root, c.cat, fn.coll,
+                                       t, Call{t, t, 0, c.cat, thread_}, !fn.nonblocking_coll});
         attach(Need::kColl, g_.out.colls.size() - 1, t);
         if (fn.nonblocking_coll) last_coll_ = g_.out.colls.size() - 1;
         return;
@@ -327,59 +330,76 @@ void match_messages(Endpoints& e, uint64_t* unmatched) {
   e.by_key.clear();
 }
 
-Status collect_endpoints(const log::LogFile& file, const ScanOptions& options, Endpoints* out,
-                         ScanTotals* totals) {
-  totals->mpi_per_rank.assign(file.definitions().world_size, 0);
-  // The chunks of one timeline are consecutive in the index. The next chunks are read and decoded
-  // on a second thread while this one scans (decoding is about half the work), a batch of them
-  // per thread: at 100,000 ranks a log has 100,000 small chunks, and a thread for each (100,000
-  // clone3 and 300,000 futex calls) took half of the analysis's time.
-  const std::vector<Traits> traits = category_traits(file);
-  TimelineScan::Shared shared{file, traits, options, *out, *totals, {}};
-  std::unique_ptr<TimelineScan> scan;
-  uint32_t cur_rank = UINT32_MAX, cur_thread = UINT32_MAX;
-  const std::vector<log::IndexEntry>& index = file.index();
-  const size_t nchunks = index.size();
-  // Two batches: the worker fills one while this thread scans the other.
-  struct Batch {
-    size_t end = 0;  // the batch holds chunks [end - recs.size(), end)
-    log::LogFile::ChunkScratch scratch;
-    std::vector<std::vector<Record>> recs;  // one per chunk
-  } batches[2];
-  constexpr uint64_t kBatchRecords = 1 << 16;  // or one chunk, when it is larger
-  constexpr size_t kBatchChunks = 1024;
-  auto read = [&file, &index, nchunks](Batch* b, size_t first) {
-    size_t n = 0;
-    for (uint64_t records = 0; first + n < nchunks && n < kBatchChunks && (n == 0 || records < kBatchRecords);
-         ++n)
-      records += index[first + n].nrecords;
-    b->end = first + n;
-    b->recs.resize(n);
-    for (size_t k = 0; k < n; ++k) MPE_RETURN_IF_ERROR(file.read_chunk(first + k, &b->scratch, &b->recs[k]));
-    return Status();
-  };
-  std::future<Status> next;
-  if (nchunks) next = std::async(std::launch::async, read, &batches[0], 0);
-  for (size_t i = 0, which = 0; i < nchunks; which ^= 1) {
-    const Status got = next.get();
-    if (!got.ok()) return got;
-    Batch& batch = batches[which];
-    if (batch.end < nchunks) next = std::async(std::launch::async, read, &batches[which ^ 1], batch.end);
-    for (const std::vector<Record>& recs : batch.recs) {
-      if (options.keep_going && !options.keep_going())
-        return Status(StatusCode::kCancelled, std::string(options.what) + " stopped");
-      const log::IndexEntry& entry = index[i++];
-      if (entry.rank != cur_rank || entry.thread != cur_thread) {
-        scan.reset();  // settles the previous timeline's pending endpoints first
-        cur_rank = entry.rank;
-        cur_thread = entry.thread;
-        scan = std::make_unique<TimelineScan>(shared, cur_rank, cur_thread);
-      }
-      totals->records += recs.size();
-      scan->feed(recs.data(), recs.size());
-    }
+struct EndpointCollector::Impl {
+  Impl(const log::LogFile& f, const CollectSettings& settings)
+      : file(f), traits(category_traits(f)), out(std::make_shared<Collected>()) {
+    options.eager_limit = settings.eager_limit;
+    options.collectives = settings.collectives;
+    out->collectives = settings.collectives;
+    out->totals.mpi_per_rank.assign(f.definitions().world_size, 0);
   }
-  return Status();
+
+  const log::LogFile& file;
+  ScanOptions options;
+  const std::vector<Traits> traits;
+  std::shared_ptr<Collected> out;
+  TimelineScan::Shared shared{file, traits, options, out->endpoints, out->totals, {}};
+  // The timeline being scanned: the chunks of one timeline are consecutive in the index.
+  std::unique_ptr<TimelineScan> scan;
+  uint32_t rank = UINT32_MAX, thread = UINT32_MAX;
+};
+
+EndpointCollector::EndpointCollector(const log::LogFile& file, const CollectSettings& settings)
+    : impl_(std::make_unique<Impl>(file, settings)) {}
+
+EndpointCollector::~EndpointCollector() = default;
+
+void EndpointCollector::consume(const log::Chunk& chunk) {
+  Impl& m = *impl_;
+  if (chunk.entry.rank != m.rank || chunk.entry.thread != m.thread) {
+    m.scan.reset();  // settles the previous timeline's pending endpoints first
+    m.rank = chunk.entry.rank;
+    m.thread = chunk.entry.thread;
+    m.scan = std::make_unique<TimelineScan>(m.shared, m.rank, m.thread);
+  }
+  m.out->totals.records += chunk.count;
+  m.scan->feed(chunk.records, chunk.count);
+}
+
+std::shared_ptr<Collected> EndpointCollector::finish() {
+  Impl& m = *impl_;
+  m.scan.reset();
+  std::shared_ptr<Collected> c = std::move(m.out);
+  match_messages(c->endpoints, &c->unmatched);
+  c->shift = causality_shifts(c->endpoints, m.file.definitions().world_size);
+  return c;
+}
+
+std::vector<MatchedMessage> matched_messages(const Collected& c) {
+  std::vector<MatchedMessage> out;
+  const Endpoints& e = c.endpoints;
+  auto shift_of = [&](int32_t rank) {
+    return rank >= 0 && static_cast<size_t>(rank) < c.shift.size() ? c.shift[static_cast<size_t>(rank)] : 0;
+  };
+  for (const RecvEnd& r : e.recvs) {
+    if (r.send == kNoSend) continue;
+    const SendEnd& s = e.sends[r.send];
+    const int32_t src = std::get<1>(s.key), dst = std::get<2>(s.key);
+    out.push_back(MatchedMessage{src, dst, std::get<3>(s.key), s.time + shift_of(src), r.time + shift_of(dst),
+                                 s.bytes});
+  }
+  return out;
+}
+
+StatusOr<std::shared_ptr<Collected>> collect(const log::LogFile& file, const ScanOptions& options) {
+  EndpointCollector collector(file, CollectSettings{options.eager_limit, options.collectives});
+  // One decoder thread ahead of the scan: decoding is about half the work.
+  log::ChunkPassOptions pass;
+  pass.decoders = 1;
+  pass.what = options.what;
+  if (options.keep_going) pass.keep_going = [&](size_t) { return options.keep_going(); };
+  MPE_RETURN_IF_ERROR(log::run_chunk_pass(file, {collector.consumer()}, pass));
+  return collector.finish();
 }
 
 std::vector<int64_t> causality_shifts(const Endpoints& e, uint32_t nranks) {

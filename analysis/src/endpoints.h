@@ -10,10 +10,12 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "mpe/endpoint_collector.h"
 #include "mpe/log_reader.h"
 #include "mpe/status.h"
 
@@ -35,6 +37,7 @@ struct SendEnd {
   int64_t time;             // the send record's time: the send call's entry
   bool waits_for_receiver;  // synchronous, or a blocking send above the eager limit
   bool cancelled;
+  uint32_t bytes;  // the message's size, saturated at 2^32-1 (fits the padding: still 64 bytes)
   Call call;
 };
 
@@ -105,10 +108,6 @@ struct ScanTotals {
   std::vector<int64_t> mpi_per_rank;
 };
 
-// Pass 1: streams every chunk once. Errors: the reader's (corrupt, truncated, io-error), kCancelled.
-Status collect_endpoints(const log::LogFile& file, const ScanOptions& options, Endpoints* out,
-                         ScanTotals* totals);
-
 // Pairs the k-th send of each key with its k-th receive (cancelled sends skipped), sets each
 // receive's send, counts the ends left without a partner in *unmatched, and frees by_key.
 void match_messages(Endpoints& e, uint64_t* unmatched);
@@ -116,6 +115,21 @@ void match_messages(Endpoints& e, uint64_t* unmatched);
 // The reader's per-rank causality shifts (ns, >= 0) for the matched messages: no receive
 // completes before its send began. nranks entries, all 0 when clock sync sufficed.
 std::vector<int64_t> causality_shifts(const Endpoints& e, uint32_t nranks);
+
+// What an EndpointCollector (mpe/endpoint_collector.h) hands the analyses: pass 1's endpoints,
+// matched, its totals, and the reader's causality shifts. waits::analyze() reads it (and sorts the
+// collectives); umq::rebuild() consumes it.
+struct Collected {
+  Endpoints endpoints;
+  ScanTotals totals;
+  uint64_t unmatched = 0;      // message ends without a partner
+  std::vector<int64_t> shift;  // per rank, ns
+  bool collectives = true;     // whether the collectives were kept
+};
+
+// Pass 1 on a pass of its own (an EndpointCollector over log::run_chunk_pass), then matching and
+// the causality shifts. Errors: the reader's (corrupt, truncated, io-error), kCancelled.
+StatusOr<std::shared_ptr<Collected>> collect(const log::LogFile& file, const ScanOptions& options);
 
 inline Call shifted(Call c, int64_t by) {
   c.start += by;

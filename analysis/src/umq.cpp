@@ -238,22 +238,28 @@ VariableInfo rebuilt_variable(const std::string& path, uint64_t threshold) {
 }
 
 StatusOr<Rebuilt> rebuild(const log::LogFile& file, const Options& options) {
+  analysis::ScanOptions scan;
+  scan.collectives = false;
+  scan.keep_going = options.keep_going;
+  scan.what = "unexpected-queue rebuild";
+  auto collected = analysis::collect(file, scan);
+  if (!collected.ok()) return collected.status();
+  return rebuild(file, std::move(**collected), options);
+}
+
+StatusOr<Rebuilt> rebuild(const log::LogFile& file, analysis::Collected&& collected, const Options& options) {
   Rebuilt out;
   const uint32_t nranks = file.definitions().world_size;
   out.ranks = nranks;
   out.sites.resize(nranks);
   out.max_length.assign(nranks, 0);
 
-  Endpoints e;
-  analysis::ScanOptions scan;
-  scan.collectives = false;
-  scan.keep_going = options.keep_going;
-  scan.what = "unexpected-queue rebuild";
-  analysis::ScanTotals totals;
-  MPE_RETURN_IF_ERROR(analysis::collect_endpoints(file, scan, &e, &totals));
-  out.records = totals.records;
-  analysis::match_messages(e, &out.unmatched);
-  const std::vector<int64_t> shift = analysis::causality_shifts(e, nranks);
+  Endpoints e = std::move(collected.endpoints);
+  std::vector<int64_t> shift = std::move(collected.shift);
+  out.records = collected.totals.records;
+  out.unmatched = collected.unmatched;
+  collected = analysis::Collected();
+  decltype(e.colls)().swap(e.colls);  // the wait states' share of a shared collection
   auto shift_of = [&](int32_t rank) {
     return rank >= 0 && static_cast<uint32_t>(rank) < nranks ? shift[static_cast<size_t>(rank)] : 0;
   };

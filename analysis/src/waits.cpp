@@ -108,24 +108,30 @@ std::vector<int64_t> blame_by_culprit(const Report& report) {
 }
 
 StatusOr<Report> analyze(const log::LogFile& file, const Options& options) {
-  Report report;
-  const uint32_t nranks = file.definitions().world_size;
-  report.ranks = nranks;
-  for (PatternTotal& p : report.patterns) p.per_rank.assign(nranks, 0);
-
-  // Pass 1: the endpoints; pass 2: match, repair causality with the reader's shifts, measure.
-  Endpoints e;
   analysis::ScanOptions scan;
   scan.eager_limit = options.eager_limit;
   scan.keep_going = options.keep_going;
   scan.what = "wait-state analysis";
-  analysis::ScanTotals totals;
-  MPE_RETURN_IF_ERROR(analysis::collect_endpoints(file, scan, &e, &totals));
-  report.records = totals.records;
-  report.mpi_ns = totals.mpi_ns;
-  report.mpi_per_rank = std::move(totals.mpi_per_rank);
-  analysis::match_messages(e, &report.unmatched);
-  const std::vector<int64_t> shift = analysis::causality_shifts(e, nranks);
+  auto collected = analysis::collect(file, scan);
+  if (!collected.ok()) return collected.status();
+  return analyze(file, **collected, options);
+}
+
+StatusOr<Report> analyze(const log::LogFile& file, analysis::Collected& collected, const Options& options) {
+  Report report;
+  const uint32_t nranks = file.definitions().world_size;
+  report.ranks = nranks;
+  for (PatternTotal& p : report.patterns) p.per_rank.assign(nranks, 0);
+  if (!collected.collectives)
+    return Status(StatusCode::kInvalidArgument, "wait states need the collectives collected");
+
+  // Pass 1 and the matching were the collector's; pass 2: measure, on the reader's shifts.
+  Endpoints& e = collected.endpoints;
+  report.records = collected.totals.records;
+  report.mpi_ns = collected.totals.mpi_ns;
+  report.mpi_per_rank = collected.totals.mpi_per_rank;
+  report.unmatched = collected.unmatched;
+  const std::vector<int64_t>& shift = collected.shift;
   auto shift_of = [&](int32_t rank) {
     return rank >= 0 && static_cast<uint32_t>(rank) < nranks ? shift[rank] : 0;
   };

@@ -72,15 +72,36 @@ StatusOr<std::string> read_file(const std::string& path) {
   return all;
 }
 
-Status write_file(const std::string& path, const std::string& text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status(StatusCode::kIoError, path + ": cannot open: " + std::strerror(errno));
-  Status written = pwrite_all(fd, text.data(), text.size(), 0);
-  if (::close(fd) != 0 && written.ok())
-    written = Status(StatusCode::kIoError, path + ": close failed: " + std::strerror(errno));
-  if (!written.ok() && written.message().rfind(path, 0) != 0)
-    written = Status(written.code(), path + ": " + written.message());
-  return written;
+Status write_file(const std::string& path, std::string_view text, Sync sync) {
+  auto failed = [&](const char* step, int err) {
+    return Status(StatusCode::kIoError, path + ": " + step + " failed: " + std::strerror(err));
+  };
+  // Unique per process, and in the target's directory so that the rename cannot cross file systems.
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return failed("create", errno);
+  const char* step = nullptr;
+  int err = 0;
+  if (!pwrite_all_raw(fd, text.data(), text.size(), 0)) {
+    step = "write";
+    err = errno;
+  } else if (sync == Sync::kYes && ::fsync(fd) != 0) {
+    step = "fsync";
+    err = errno;
+  }
+  // close() reports the errors of writes that were deferred (NFS, quotas): checked even after a
+  // failure above, which it must not hide.
+  if (::close(fd) != 0 && !step) {
+    step = "close";
+    err = errno;
+  }
+  if (!step && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    step = "rename";
+    err = errno;
+  }
+  if (!step) return Status();
+  ::unlink(tmp.c_str());
+  return failed(step, err);
 }
 
 }  // namespace mpe::io

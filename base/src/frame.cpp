@@ -1,7 +1,10 @@
+// Frames as text (reports) and in the gather encoding.
 #include "mpe/frame.h"
 
 #include <cstdio>
 #include <new>
+
+#include "mpe/byte_codec.h"
 
 namespace mpe {
 
@@ -61,6 +64,44 @@ std::string callsite_text(const std::vector<Frame>& frames) {
   std::string text = short_frame(frames[0]);
   for (size_t i = 1; i < frames.size(); ++i) text += " <- " + short_frame(frames[i]);
   return text;
+}
+
+void encode_frame(ByteWriter& out, const Frame& frame) {
+  out.str(frame.function);
+  out.str(frame.file);
+  out.i64(frame.line);
+  out.str(frame.module);
+  out.u64(frame.offset);
+}
+
+bool decode_frame(ByteReader& in, Frame* frame) {
+  int64_t line = 0;
+  uint64_t offset = 0;
+  if (!in.str(&frame->function) || !in.str(&frame->file) || !in.i64(&line) || !in.str(&frame->module) ||
+      !in.u64(&offset))
+    return false;
+  frame->line = static_cast<int>(line);
+  frame->offset = static_cast<uintptr_t>(offset);
+  return true;
+}
+
+void encode_frames(ByteWriter& out, const std::vector<Frame>& frames) {
+  out.u32(static_cast<uint32_t>(frames.size()));
+  for (const Frame& f : frames) encode_frame(out, f);
+}
+
+bool decode_frames(ByteReader& in, std::vector<Frame>* frames) {
+  constexpr size_t kMinFrameBytes = 4 + 4 + 8 + 4 + 8;  // three empty strings, line, offset
+  uint32_t n = 0;
+  if (!in.count(&n, kMinFrameBytes)) return false;
+  frames->clear();
+  frames->reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    Frame f;
+    if (!decode_frame(in, &f)) return false;
+    frames->push_back(std::move(f));
+  }
+  return true;
 }
 
 }  // namespace mpe

@@ -75,6 +75,13 @@ class Row:
     cls: str
     mode: str
     roles: dict = field(default_factory=dict)  # role -> list of alternatives
+    variant: str = ""  # after the class's colon (send:synchronous): for the offline tools only
+
+
+@dataclass
+class ClassMeaning:
+    family: str
+    shape: str = ""  # collectives: barrier, one_to_all, all_to_one, all_to_all, other
 
 
 def fail(msg):
@@ -180,7 +187,8 @@ def parse_header(path):
     return protos
 
 
-def parse_table(path):
+def parse_table(path, classes=None):
+    """The %role declarations and the rows; the %class declarations go to `classes` when given."""
     roles, rows = {}, {}
     for lineno, line in enumerate(open(path), 1):
         line = line.split("#", 1)[0] if not re.search(r"=\S*#\d", line) else line
@@ -193,9 +201,16 @@ def parse_table(path):
                 fail("%s:%d: unknown role kind %s" % (path, lineno, words[2]))
             roles[words[1]] = words[2]
             continue
+        if words[0] == "%class":
+            if len(words) not in (3, 4):
+                fail("%s:%d: expected '%%class class family [shape]'" % (path, lineno))
+            if classes is not None:
+                classes[words[1]] = ClassMeaning(*words[2:])
+            continue
         if len(words) < 3 or words[2] not in MODES:
             fail("%s:%d: expected 'function class mode roles...'" % (path, lineno))
-        row = Row(words[0], words[1], words[2])
+        cls, _, variant = words[1].partition(":")
+        row = Row(words[0], cls, words[2], variant=variant)
         for w in words[3:]:
             role, _, alts = w.partition("=")
             if role not in roles:

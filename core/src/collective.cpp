@@ -1,4 +1,4 @@
-// Agreement and gather-to-root for the tools' finalize steps (see collective.h).
+// Agreement, gather-to-root and broadcast for the tools' finalize steps (see collective.h).
 #include "mpe/collective.h"
 
 #include <climits>
@@ -61,6 +61,28 @@ StatusOr<std::vector<std::string>> gather_to_root(const std::string& mine, int r
     // Only reachable after every collective is done (the root splitting its buffer).
     return Status::out_of_memory();
   }
+}
+
+Status broadcast_from_root(std::string* bytes, int root, MPI_Comm comm) noexcept {
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  const bool is_root = rank == root;
+  long long len = is_root ? static_cast<long long>(bytes->size()) : 0;
+  PMPI_Bcast(&len, 1, MPI_LONG_LONG, root, comm);
+  bool ok = len <= INT_MAX;  // else MPI_Bcast cannot send it: reported as no memory
+  std::string received;
+  if (ok && !is_root) {
+    try {
+      received.resize(static_cast<size_t>(len));
+    } catch (const std::bad_alloc&) {
+      ok = false;
+    }
+  }
+  if (!all_ok(ok, comm)) return Status::out_of_memory();
+  char* data = is_root ? bytes->data() : received.data();
+  PMPI_Bcast(data, static_cast<int>(len), MPI_BYTE, root, comm);
+  if (!is_root) bytes->swap(received);
+  return Status();
 }
 
 }  // namespace mpe::collective

@@ -1,8 +1,11 @@
 // .mpelog -> Chrome/Perfetto JSON (the "Trace Event Format"), streamed: one chunk at a time.
 // Message arrows need no matching pass: a send and a receive get the same flow id when they
 // have the same key (communicator, source, destination, tag) and the same ordinal within it,
-// which is how the reader matches them (MPI's non-overtaking rule). Memory: one chunk, one
-// counter per key, one user-state stack per thread.
+// which is how the reader matches them (MPI's non-overtaking rule). A cancelled send takes no
+// ordinal: its cancel comes later on its timeline and cancels the latest send of its key, so the
+// latest send of each key is held back until the next one on that key, or the timeline's end.
+// Memory: one chunk, one counter per key, one held send per key of a timeline, one user-state
+// stack per thread.
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -61,10 +64,30 @@ struct ChromeSink {
   EventStream& events;
   ChromeCounts counts;
   std::map<log::MessageKey, uint64_t> sends, recvs;  // next ordinal per key, at each end
-  uint32_t rank = 0, thread = 0;                     // of the chunk being written
+  struct FlowEnd {
+    log::MessageKey key;
+    uint64_t ordinal;
+    int64_t time;
+    uint64_t bytes;
+  };
+  std::map<log::MessageKey, FlowEnd> held_sends;  // the timeline's latest send per key, unwritten
+  uint32_t rank = 0, thread = 0;                  // of the chunk being written
   Json slice = {{"ph", "X"}, {"pid", 0}, {"tid", 0}, {"ts", 0.0}, {"dur", 0.0}, {"name", ""}, {"cat", ""}};
   Json flow_start = flow("s");
   Json flow_end = flow("f");
+
+  std::map<log::MessageKey, uint64_t>& sends_or_recvs(bool send) { return send ? sends : recvs; }
+  void write_flow(bool send, const FlowEnd& end) {
+    Json& f = send ? flow_start : flow_end;
+    f["id"] = flow_id(end.key, end.ordinal);
+    f["pid"] = rank;
+    f["tid"] = thread;
+    f["ts"] = micros(end.time);
+    f["args"]["tag"] = std::get<3>(end.key);
+    f["args"]["bytes"] = end.bytes;
+    events.write(f);
+    ++(send ? counts.flow_starts : counts.flow_ends);
+  }
 
   static Json flow(const char* ph) {
     Json f = {{"ph", ph}};
@@ -98,36 +121,51 @@ struct ChromeSink {
     ++counts.slices;
   }
   void message_end(bool send, const log::MessageKey& key, int64_t t, uint64_t bytes) {
-    Json& f = send ? flow_start : flow_end;
-    f["id"] = flow_id(key, (send ? sends : recvs)[key]++);
-    f["pid"] = rank;
-    f["tid"] = thread;
-    f["ts"] = micros(t);
-    f["args"]["tag"] = std::get<3>(key);
-    f["args"]["bytes"] = bytes;
-    events.write(f);
-    ++(send ? counts.flow_starts : counts.flow_ends);
+    const FlowEnd end{key, sends_or_recvs(send)[key]++, t, bytes};
+    if (!send) return write_flow(false, end);
+    auto [held, fresh] = held_sends.try_emplace(key, end);
+    if (fresh) return;
+    write_flow(true, held->second);  // no cancel can reach it now
+    held->second = end;
+  }
+  // Drops the latest send of key when it is still held; its ordinal goes to the next send.
+  void cancel_send(const log::MessageKey& key) {
+    auto held = held_sends.find(key);
+    if (held == held_sends.end()) return;  // written already (a second cancel in a row): it stays
+    held_sends.erase(held);
+    --sends[key];
+  }
+  // Writes the held sends: at the end of a timeline, whose cancels have all been seen.
+  void flush_sends() {
+    for (const auto& [key, end] : held_sends) write_flow(true, end);
+    held_sends.clear();
   }
   void event(const log::Event& e) {
     switch (e.kind) {
-      case RecordKind::kCollective:
-        instant(e.time, log.category_name(e.cat), "collective",
-                {{"root", e.a}, {"bytes_sent", e.c}, {"bytes_received", e.b > 0 ? e.b : 0}});
+      case RecordKind::kCollective: {
+        const auto c = e.view<log::CollectiveRecord>();
+        instant(
+            e.time, log.category_name(c.cat), "collective",
+            {{"root", c.root}, {"bytes_sent", c.sent}, {"bytes_received", c.received > 0 ? c.received : 0}});
         break;
-      case RecordKind::kMarker:
-        instant(e.time, "MPI_Pcontrol", "marker", {{"level", e.a}, {"logging", e.b != 0}});
+      }
+      case RecordKind::kMarker: {
+        const auto m = e.view<log::MarkerRecord>();
+        instant(e.time, "MPI_Pcontrol", "marker", {{"level", m.level}, {"logging", e.b != 0}});
         break;
-      case RecordKind::kCommCreate:
-        instant(e.time, "communicator created", "comm", {{"index", e.comm}, {"size", e.a}});
+      }
+      case RecordKind::kCommCreate: {
+        const auto c = e.view<log::CommCreateRecord>();
+        instant(e.time, "communicator created", "comm", {{"index", c.comm}, {"size", c.size}});
         break;
+      }
       case RecordKind::kUserEvent:  // one that neither begins nor ends a user state
-        instant(e.time, log.category_name(e.cat), "user", {{"data", e.c}});
+        instant(e.time, log.category_name(e.cat), "user", {{"data", e.view<log::UserEventRecord>().data}});
         break;
       default:  // a send or receive on an unknown communicator: no arrow
         break;
     }
   }
-  void cancel_send(const log::MessageKey&) {}  // the arrow already written stays (docs/interop.md)
   void span(int64_t, int64_t) {}
 };
 
@@ -182,11 +220,13 @@ Status mpelog_to_chrome(const std::string& log_path, const std::string& out_json
     const log::IndexEntry& e = log.index()[i];
     auto recs = log.read_chunk(i);
     if (!recs.ok()) return recs.status();
+    if (e.rank != sink.rank || e.thread != sink.thread) sink.flush_sends();  // the timeline ended
     sink.rank = e.rank;
     sink.thread = e.thread;
     log::interpret_records(log, e, recs->data(), recs->size(), &user_states[{e.rank, e.thread}], sink);
     progress.advance();
   }
+  sink.flush_sends();
   for (auto& [where, states] : user_states) {  // user states begun and never ended: instants
     sink.rank = where.first;
     sink.thread = where.second;

@@ -1,7 +1,6 @@
-// What the OTF2 writer and reader share: error capture and the MPI name -> collective table.
+// What the OTF2 writer and reader share: error capture and the routine class -> collective table.
 #include "otf2_common.h"
 
-#include <cctype>
 #include <cstdarg>
 #include <cstdio>
 #include <mutex>
@@ -21,56 +20,37 @@ OTF2_ErrorCode remember_error(void*, const char*, uint64_t, const char*, OTF2_Er
   return code;
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-struct CollectiveName {
-  const char* base;  // lower case, without "mpi_", the nonblocking "i", "_init" and "_c"
+// The OTF2 operation of each collective class of the routine table (core/mpi_calls.tsv); OTF2 has no
+// neighbourhood operations: the closest global one.
+struct CollectiveClass {
+  const char* cls;
   OTF2_CollectiveOp op;
-  OTF2_RegionRole role;
 };
 
-constexpr CollectiveName kCollectives[] = {
-    {"barrier", OTF2_COLLECTIVE_OP_BARRIER, OTF2_REGION_ROLE_BARRIER},
-    {"bcast", OTF2_COLLECTIVE_OP_BCAST, OTF2_REGION_ROLE_COLL_ONE2ALL},
-    {"scatter", OTF2_COLLECTIVE_OP_SCATTER, OTF2_REGION_ROLE_COLL_ONE2ALL},
-    {"scatterv", OTF2_COLLECTIVE_OP_SCATTERV, OTF2_REGION_ROLE_COLL_ONE2ALL},
-    {"gather", OTF2_COLLECTIVE_OP_GATHER, OTF2_REGION_ROLE_COLL_ALL2ONE},
-    {"gatherv", OTF2_COLLECTIVE_OP_GATHERV, OTF2_REGION_ROLE_COLL_ALL2ONE},
-    {"reduce", OTF2_COLLECTIVE_OP_REDUCE, OTF2_REGION_ROLE_COLL_ALL2ONE},
-    {"allgather", OTF2_COLLECTIVE_OP_ALLGATHER, OTF2_REGION_ROLE_COLL_ALL2ALL},
-    {"allgatherv", OTF2_COLLECTIVE_OP_ALLGATHERV, OTF2_REGION_ROLE_COLL_ALL2ALL},
-    {"alltoall", OTF2_COLLECTIVE_OP_ALLTOALL, OTF2_REGION_ROLE_COLL_ALL2ALL},
-    {"alltoallv", OTF2_COLLECTIVE_OP_ALLTOALLV, OTF2_REGION_ROLE_COLL_ALL2ALL},
-    {"alltoallw", OTF2_COLLECTIVE_OP_ALLTOALLW, OTF2_REGION_ROLE_COLL_ALL2ALL},
-    {"allreduce", OTF2_COLLECTIVE_OP_ALLREDUCE, OTF2_REGION_ROLE_COLL_ALL2ALL},
-    {"reduce_scatter", OTF2_COLLECTIVE_OP_REDUCE_SCATTER, OTF2_REGION_ROLE_COLL_ALL2ALL},
-    {"reduce_scatter_block", OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK, OTF2_REGION_ROLE_COLL_ALL2ALL},
-    {"scan", OTF2_COLLECTIVE_OP_SCAN, OTF2_REGION_ROLE_COLL_OTHER},
-    {"exscan", OTF2_COLLECTIVE_OP_EXSCAN, OTF2_REGION_ROLE_COLL_OTHER},
-    // OTF2 has no neighbourhood operations: the closest global one, role "other".
-    {"neighbor_allgather", OTF2_COLLECTIVE_OP_ALLGATHER, OTF2_REGION_ROLE_COLL_OTHER},
-    {"neighbor_allgatherv", OTF2_COLLECTIVE_OP_ALLGATHERV, OTF2_REGION_ROLE_COLL_OTHER},
-    {"neighbor_alltoall", OTF2_COLLECTIVE_OP_ALLTOALL, OTF2_REGION_ROLE_COLL_OTHER},
-    {"neighbor_alltoallv", OTF2_COLLECTIVE_OP_ALLTOALLV, OTF2_REGION_ROLE_COLL_OTHER},
-    {"neighbor_alltoallw", OTF2_COLLECTIVE_OP_ALLTOALLW, OTF2_REGION_ROLE_COLL_OTHER},
+constexpr CollectiveClass kCollectives[] = {
+    {"barrier", OTF2_COLLECTIVE_OP_BARRIER},
+    {"bcast", OTF2_COLLECTIVE_OP_BCAST},
+    {"scatter", OTF2_COLLECTIVE_OP_SCATTER},
+    {"scatterv", OTF2_COLLECTIVE_OP_SCATTERV},
+    {"gather", OTF2_COLLECTIVE_OP_GATHER},
+    {"gatherv", OTF2_COLLECTIVE_OP_GATHERV},
+    {"reduce", OTF2_COLLECTIVE_OP_REDUCE},
+    {"allgather", OTF2_COLLECTIVE_OP_ALLGATHER},
+    {"allgatherv", OTF2_COLLECTIVE_OP_ALLGATHERV},
+    {"alltoall", OTF2_COLLECTIVE_OP_ALLTOALL},
+    {"alltoallv", OTF2_COLLECTIVE_OP_ALLTOALLV},
+    {"alltoallw", OTF2_COLLECTIVE_OP_ALLTOALLW},
+    {"allreduce", OTF2_COLLECTIVE_OP_ALLREDUCE},
+    {"reduce_scatter", OTF2_COLLECTIVE_OP_REDUCE_SCATTER},
+    {"reduce_scatter_block", OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK},
+    {"scan", OTF2_COLLECTIVE_OP_SCAN},
+    {"exscan", OTF2_COLLECTIVE_OP_EXSCAN},
+    {"neighbor_allgather", OTF2_COLLECTIVE_OP_ALLGATHER},
+    {"neighbor_allgatherv", OTF2_COLLECTIVE_OP_ALLGATHERV},
+    {"neighbor_alltoall", OTF2_COLLECTIVE_OP_ALLTOALL},
+    {"neighbor_alltoallv", OTF2_COLLECTIVE_OP_ALLTOALLV},
+    {"neighbor_alltoallw", OTF2_COLLECTIVE_OP_ALLTOALLW},
 };
-
-const CollectiveName* find_collective(const std::string& mpi_name) {
-  std::string n = lower(mpi_name);
-  if (n.rfind("mpi_", 0) != 0) return nullptr;
-  n = n.substr(4);
-  if (n.ends_with("_c")) n.resize(n.size() - 2);
-  if (n.ends_with("_init")) n.resize(n.size() - 5);
-  for (const auto& c : kCollectives)
-    if (n == c.base) return &c;
-  if (!n.empty() && n[0] == 'i')
-    for (const auto& c : kCollectives)
-      if (n.compare(1, std::string::npos, c.base) == 0) return &c;
-  return nullptr;
-}
 
 }  // namespace
 
@@ -88,19 +68,45 @@ Status otf2_error(const std::string& what, OTF2_ErrorCode code) {
                 msg);
 }
 
+std::optional<OTF2_CollectiveOp> collective_op(const log::RoutineInfo& routine) {
+  if (routine.family != log::RoutineFamily::kCollective) return std::nullopt;
+  for (const auto& c : kCollectives)
+    if (routine.cls == c.cls) return c.op;
+  return std::nullopt;
+}
+
 std::optional<OTF2_CollectiveOp> collective_op(const std::string& mpi_name) {
-  const CollectiveName* c = find_collective(mpi_name);
-  if (!c) return std::nullopt;
-  return c->op;
+  return collective_op(log::routine_by_name(mpi_name));
+}
+
+OTF2_RegionRole region_role(const log::RoutineInfo& routine) {
+  switch (routine.family) {
+    case log::RoutineFamily::kCollective:
+      switch (routine.shape) {
+        case log::CollectiveShape::kBarrier:
+          return OTF2_REGION_ROLE_BARRIER;
+        case log::CollectiveShape::kOneToAll:
+          return OTF2_REGION_ROLE_COLL_ONE2ALL;
+        case log::CollectiveShape::kAllToOne:
+          return OTF2_REGION_ROLE_COLL_ALL2ONE;
+        case log::CollectiveShape::kAllToAll:
+          return OTF2_REGION_ROLE_COLL_ALL2ALL;
+        default:
+          return OTF2_REGION_ROLE_COLL_OTHER;
+      }
+    case log::RoutineFamily::kSend:
+    case log::RoutineFamily::kRecv:
+    case log::RoutineFamily::kSendrecv:
+    case log::RoutineFamily::kProbe:
+      return OTF2_REGION_ROLE_POINT2POINT;
+    default:
+      return OTF2_REGION_ROLE_FUNCTION;
+  }
 }
 
 OTF2_RegionRole region_role(const std::string& name, bool is_mpi) {
   if (!is_mpi) return OTF2_REGION_ROLE_FUNCTION;
-  if (const CollectiveName* c = find_collective(name)) return c->role;
-  const std::string n = lower(name);
-  for (const char* p2p : {"send", "recv", "sendrecv", "probe", "start"})
-    if (n.find(p2p) != std::string::npos) return OTF2_REGION_ROLE_POINT2POINT;
-  return OTF2_REGION_ROLE_FUNCTION;
+  return region_role(log::routine_by_name(name));
 }
 
 const char* collective_name(OTF2_CollectiveOp op) {

@@ -1,6 +1,5 @@
-// What the OTF2 writer and reader share: error capture, the MPI function name -> OTF2
-// collective operation / region role table, and the names of Score-P's calling-context
-// properties.
+// What the OTF2 writer and reader share: error capture, the routine class -> OTF2 collective
+// operation / region role table, and the names of Score-P's calling-context properties.
 #pragma once
 
 #include <otf2/otf2.h>
@@ -10,6 +9,7 @@
 #include <string>
 
 #include "mpe/rma.h"
+#include "mpe/routine.h"
 #include "mpe/status.h"
 
 namespace mpe::interop::detail {
@@ -19,11 +19,15 @@ namespace mpe::interop::detail {
 void capture_otf2_errors();
 Status otf2_error(const std::string& what, OTF2_ErrorCode code);
 
-// The collective operation of an MPI function name ("MPI_Allreduce", "MPI_Ibcast",
-// "MPI_Bcast_init", "MPI_Neighbor_alltoall_c"...), if it is one.
+// The collective operation of a routine (MPI_Allreduce, MPI_Ibcast, MPI_Bcast_init,
+// MPI_Neighbor_alltoall_c...), if it is one.
+std::optional<OTF2_CollectiveOp> collective_op(const log::RoutineInfo& routine);
+// The region role of a routine: barrier, one-to-all/all-to-one/all-to-all/other collective,
+// point-to-point, or function.
+OTF2_RegionRole region_role(const log::RoutineInfo& routine);
+// The same for a name only (a foreign archive's region), mapped through the routine table;
+// `is_mpi` false is a user function.
 std::optional<OTF2_CollectiveOp> collective_op(const std::string& mpi_name);
-// The region role of a category name: barrier, one-to-all/all-to-one/all-to-all/other
-// collective, point-to-point, or function.
 OTF2_RegionRole region_role(const std::string& name, bool is_mpi);
 // The name of an OTF2 collective operation as an MPI function ("MPI_Allreduce").
 const char* collective_name(OTF2_CollectiveOp op);

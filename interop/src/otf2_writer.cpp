@@ -362,7 +362,7 @@ Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, const st
   // A collective's end: MpiCollectiveEnd in its call, or for a nonblocking one (request != 0)
   // NonBlockingCollectiveComplete in the Wait/Test that completed it, as Score-P writes them.
   auto collective_end = [&](const Record& c, uint64_t time, uint64_t request) {
-    const auto op = detail::collective_op(log.category_name(c.cat)).value_or(OTF2_COLLECTIVE_OP_BARRIER);
+    const auto op = detail::collective_op(log::routine_of(log, c.cat)).value_or(OTF2_COLLECTIVE_OP_BARRIER);
     const uint32_t root = c.a < 0 ? OTF2_UNDEFINED_UINT32 : static_cast<uint32_t>(c.a);
     const uint64_t received = c.b > 0 ? static_cast<uint64_t>(c.b) : 0;
     if (request)
@@ -417,7 +417,7 @@ Status Otf2Export::Impl::write_location(uint32_t rank, uint32_t thread, const st
   auto rma_op = [&](const Record& r, uint64_t t) {
     const auto win = win_of.find(r.comm);
     log::RmaKind kind;
-    if (win == win_of.end() || !log::rma_kind_of(log.category_name(r.cat), &kind)) return;
+    if (win == win_of.end() || !log::rma_kind_of(log::routine_of(log, r.cat), &kind)) return;
     const uint64_t id = ++rma_ops, received = r.b > 0 ? static_cast<uint64_t>(r.b) : 0;
     const auto target = static_cast<uint32_t>(r.a);
     if (kind == log::RmaKind::kPut)
@@ -875,9 +875,11 @@ Status Otf2Export::write_global_definitions(const std::vector<std::string>& summ
     const uint32_t c = impl_->region_cats[k];
     const std::string name = log.category_name(c);
     const bool mpi = c < log::kUserCategoryBase;
+    OTF2_RegionRole role = OTF2_REGION_ROLE_FUNCTION;
+    if (mpi) role = detail::region_role(log::routine_of(log, c));
     // The colour rides in the description, so that a round trip keeps the user's colours.
     e = OTF2_GlobalDefWriter_WriteRegion(w, static_cast<OTF2_RegionRef>(k), str.ref(name), str.ref(name),
-                                         str.ref(color_description(log, c)), detail::region_role(name, mpi),
+                                         str.ref(color_description(log, c)), role,
                                          mpi ? OTF2_PARADIGM_MPI : OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE,
                                          OTF2_UNDEFINED_STRING, 0, 0);
   }

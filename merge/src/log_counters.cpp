@@ -69,16 +69,24 @@ CounterSample counter_sample(const LogFile& file, const Counters& counters, uint
 
 StatusOr<std::vector<CounterTrack>> counter_tracks(const LogFile& file, const Counters& counters,
                                                    uint32_t rank) {
+  std::vector<CounterSample> samples;
+  const Status s =
+      for_each_counter_sample(file, counters, rank, [&](const CounterSample& x) { samples.push_back(x); });
+  if (!s.ok()) return s;
+  return counter_tracks(counters, rank, samples);
+}
+
+std::vector<CounterTrack> counter_tracks(const Counters& counters, uint32_t rank,
+                                         const std::vector<CounterSample>& samples) {
   std::map<std::pair<uint32_t, uint32_t>, CounterTrack> tracks;  // (counter, comm)
-  const Status s = for_each_counter_sample(file, counters, rank, [&](const CounterSample& x) {
+  for (const CounterSample& x : samples) {
     CounterTrack& t = tracks[{x.counter, x.comm}];
     t.counter = x.counter;
     t.rank = rank;
     t.comm = x.comm;
     t.comm_id = x.comm_id;
     t.samples.push_back(x);
-  });
-  if (!s.ok()) return s;
+  }
   std::vector<CounterTrack> out;
   out.reserve(tracks.size());
   for (auto& [key, t] : tracks) {

@@ -112,9 +112,13 @@ StatusOr<uint64_t> write_tail_and_header(int out_fd, const Definitions& defs,
 std::vector<Category> mpi_categories(const std::vector<std::string>& names) {
   std::vector<Category> v;
   v.reserve(names.size());
-  for (size_t i = 0; i < names.size(); ++i)
+  for (size_t i = 0; i < names.size(); ++i) {
+    // The routine's class from the table (core/mpi_calls.tsv), written with the category (v6).
+    RoutineInfo routine = routine_by_name(names[i]);
+    const uint32_t color = default_mpi_color(routine);
     v.push_back(
-        Category{static_cast<uint32_t>(i), CategoryKind::kState, 0, default_mpi_color(names[i]), names[i]});
+        Category{static_cast<uint32_t>(i), CategoryKind::kState, 0, color, names[i], std::move(routine)});
+  }
   return v;
 }
 

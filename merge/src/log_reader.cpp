@@ -304,7 +304,9 @@ void enforce_causality(Trace* tr, uint32_t nranks) {
 
 }  // namespace
 
-StatusOr<Trace> load_trace(const LogFile& file) {
+StatusOr<Trace> load_trace(const LogFile& file) { return load_trace(file, {}); }
+
+StatusOr<Trace> load_trace(const LogFile& file, const std::vector<ChunkConsumer>& also_feed) {
   Trace tr;
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> tl_of;
   using Queues = std::map<MsgKey, std::pair<std::vector<MsgEnd>, std::vector<MsgEnd>>>;
@@ -312,10 +314,8 @@ StatusOr<Trace> load_trace(const LogFile& file) {
   std::vector<UserStates> user_states;  // per timeline
   bool any = false;
   uint64_t seq = 0;
-  for (size_t i = 0; i < file.index().size(); ++i) {
-    auto recs = file.read_chunk(i);
-    if (!recs.ok()) return recs.status();
-    const IndexEntry& e = file.index()[i];
+  auto add_chunk = [&](const Chunk& chunk) {
+    const IndexEntry& e = chunk.entry;
     auto [it, inserted] = tl_of.try_emplace({e.rank, e.thread}, static_cast<uint32_t>(tr.timelines.size()));
     if (inserted) {
       tr.timelines.push_back(Timeline{e.rank, e.thread, {}, {}});
@@ -352,8 +352,14 @@ StatusOr<Trace> load_trace(const LogFile& file) {
         any = true;
       }
     } sink{tr, tr.timelines[tl], queues, tl, seq, any};
-    interpret_records(file, e, recs->data(), recs->size(), &user_states[tl], sink);
-  }
+    interpret_records(file, e, chunk.records, chunk.count, &user_states[tl], sink);
+  };
+  // One decode of each chunk, for the model and the callers' consumers; decoders on every core.
+  std::vector<ChunkConsumer> consumers{add_chunk};
+  consumers.insert(consumers.end(), also_feed.begin(), also_feed.end());
+  ChunkPassOptions pass;
+  pass.decoders = 0;
+  MPE_RETURN_IF_ERROR(run_chunk_pass(file, consumers, pass));
   for (auto& [key, q] : queues) {
     auto by_time = [](const MsgEnd& a, const MsgEnd& b) {
       return a.time != b.time ? a.time < b.time : a.seq < b.seq;

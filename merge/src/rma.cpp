@@ -4,19 +4,18 @@
 #include <algorithm>
 #include <string>
 
-#include "mpe/log_reader.h"  // LogFile::category_name
+#include "mpe/log_reader.h"  // LogFile::category
 
 namespace mpe::log {
 
-bool rma_kind_of(std::string_view f, RmaKind* kind) {
-  if (f.size() > 2 && f.substr(f.size() - 2) == "_c") f.remove_suffix(2);  // large-count twins
-  if (f == "MPI_Put" || f == "MPI_Rput") return *kind = RmaKind::kPut, true;
-  if (f == "MPI_Get" || f == "MPI_Rget") return *kind = RmaKind::kGet, true;
-  if (f == "MPI_Accumulate" || f == "MPI_Raccumulate") return *kind = RmaKind::kAccumulate, true;
-  if (f == "MPI_Get_accumulate" || f == "MPI_Rget_accumulate") return *kind = RmaKind::kGetAccumulate, true;
-  if (f == "MPI_Fetch_and_op") return *kind = RmaKind::kFetchAndOp, true;
-  if (f == "MPI_Compare_and_swap") return *kind = RmaKind::kCompareAndSwap, true;
-  return false;
+bool rma_kind_of(const RoutineInfo& routine, RmaKind* kind) {
+  if (routine.family != RoutineFamily::kRmaOp) return false;
+  *kind = routine.rma;
+  return true;
+}
+
+bool rma_kind_of(std::string_view function, RmaKind* kind) {
+  return rma_kind_of(routine_by_name(function), kind);
 }
 
 const char* rma_kind_name(RmaKind kind) {
@@ -66,7 +65,8 @@ void RmaMatcher::feed(uint32_t rank, uint32_t timeline, int64_t time, RecordKind
   const auto win = window_of_.find({rank, comm});
   if (kind == RecordKind::kRmaOp) {
     RmaKind k;
-    if (!rma_kind_of(file_.category_name(cat), &k)) return;
+    const Category* category = file_.category(cat);
+    if (!category || !rma_kind_of(category->routine, &k)) return;
     const RmaWindow* w = win == window_of_.end() ? nullptr : &model_.windows[win->second];
     if (!w || a < 0 || static_cast<size_t>(a) >= w->members.size()) {
       ++model_.unresolved;

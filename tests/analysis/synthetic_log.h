@@ -15,12 +15,12 @@
 
 namespace mpe::testing {
 
-// Writes ranks[r]'s records as rank r's one chunk; `customize` may add to each rank's
-// definitions (communicators, call sites). Returns the path, in the test's temporary directory.
-inline std::string write_synthetic_log(const std::string& name,
-                                       const std::vector<std::vector<log::Record>>& ranks,
-                                       const std::vector<const char*>& categories,
-                                       const std::function<void(log::RankMeta*)>& customize = {}) {
+// Writes ranks[r]'s records as rank r's one chunk, with the given categories; `customize` may add
+// to each rank's definitions (communicators, call sites). Returns the path, in the test's
+// temporary directory.
+inline std::string write_synthetic_log_with_categories(
+    const std::string& name, const std::vector<std::vector<log::Record>>& ranks,
+    std::vector<log::Category> categories, const std::function<void(log::RankMeta*)>& customize = {}) {
   const std::string path = ::testing::TempDir() + name + "_" + std::to_string(getpid()) + ".mpelog";
   log::LogWriter w;
   EXPECT_TRUE(w.open(path).ok());
@@ -35,8 +35,7 @@ inline std::string write_synthetic_log(const std::string& name,
   d.program = name;
   d.clock = "monotonic";
   d.ticks_per_second = 1e9;
-  for (uint32_t id = 0; id < categories.size(); ++id)
-    d.categories.push_back(log::Category{id, log::CategoryKind::kState, 0, 0, categories[id]});
+  d.categories = std::move(categories);
   // One shared member list for every rank's MPI_COMM_WORLD, as the reader keeps it: a copy per
   // rank would be ranks² (the many-ranks tests write 100,000).
   std::vector<int32_t> members(n);
@@ -54,6 +53,19 @@ inline std::string write_synthetic_log(const std::string& name,
   }
   EXPECT_TRUE(w.finish(d).ok());
   return path;
+}
+
+// The same with MPI routines named by `categories` (id = position), each with its class from
+// the routine table, as liblog writes them.
+inline std::string write_synthetic_log(const std::string& name,
+                                       const std::vector<std::vector<log::Record>>& ranks,
+                                       const std::vector<const char*>& categories,
+                                       const std::function<void(log::RankMeta*)>& customize = {}) {
+  std::vector<log::Category> defs;
+  for (uint32_t id = 0; id < categories.size(); ++id)
+    defs.push_back(log::Category{id, log::CategoryKind::kState, 0, 0, categories[id],
+                                 log::routine_by_name(categories[id])});
+  return write_synthetic_log_with_categories(name, ranks, std::move(defs), customize);
 }
 
 // A written log, opened; deleted when the test ends. file is null when it did not open (the

@@ -1,7 +1,11 @@
 """A tool whose allocations fail, inside its hooks and at finalize, must not harm the program: the
 program completes with the same output, and the tool says what it lost in `mpe-tools:` lines
-(one per failure site, never a crash or a C++ exception)."""
+(one per failure site, never a crash, a C++ exception or a hang). Besides each tool's default
+output, the finalize steps of liblog's OTF2 output (MPE_LOG_FORMAT=otf2) and of libmpetime's MPI_T
+counters (MPE_TIME_PVARS) are failed too: each is a gather to rank 0 that a rank short of memory
+must not leave the others waiting in."""
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -9,32 +13,55 @@ import mpitest as m  # noqa: E402
 
 SHIM = os.path.join(m.BUILD, "lib", "libfailing_alloc.so")
 TOOLS = {"log": "liblog.so", "time": "libmpetime.so", "umq": "libumq.so"}
+# What is run: a tool, and the settings that choose its output.
+CONFIGS = (
+    ("log", "log", {}),
+    ("time", "time", {}),
+    ("umq", "umq", {}),
+    ("log with OTF2 output", "log", {"MPE_LOG_FORMAT": "otf2"}),
+    ("time with MPE_TIME_PVARS", "time", {"MPE_TIME_PVARS": "all"}),
+)
+HANG_SECONDS = 120  # a run that takes this long is a rank left waiting in a collective
 
 
-def run(tool, after, argv, report=False):
+def run(tool, after, argv, settings, report=False):
     preload = SHIM + ":" + m.lib(tool)
     env = {"MPE_TEST_FAIL_ALLOC_IN": TOOLS[tool], "MPE_TEST_FAIL_ALLOC_AFTER": str(after)}
+    env.update(settings)
     if report:
         env["MPE_TEST_FAIL_ALLOC_REPORT"] = "1"
     flags = ["-x", "LD_PRELOAD=" + preload] if m.MPI == "openmpi" else ["-genv", "LD_PRELOAD", preload]
     for k, v in env.items():
         flags += ["-x", k + "=" + v] if m.MPI == "openmpi" else ["-genv", k, v]
-    return m.run(4, flags + argv, timeout=120, check=False)
+    try:
+        return m.run(4, flags + argv, timeout=HANG_SECONDS, check=False)
+    except subprocess.TimeoutExpired:
+        m.fail("%s under %s %r failing after %d allocations: no end after %d s (a hang at finalize?)" %
+               (argv[0], tool, settings, after, HANG_SECONDS))
 
 
 for name, argv in (("halo2d", [m.program("halo2d")]), ("ring", [m.program("ring")])):
     plain = m.run(4, argv)
-    for tool in TOOLS:
+    plain_totals = {}  # allocations per tool without the extra settings
+    for label, tool, settings in CONFIGS:
         # How many allocations each rank of the tool makes in a whole run; then fail from points
         # spread over it: set-up, the hooks while the program runs, and finalize.
-        counted = run(tool, 10**12, argv, report=True)
+        counted = run(tool, 10**12, argv, settings, report=True)
         totals = [int(l.split()[1]) for l in counted.stderr.splitlines() if l.startswith("failing_alloc:")]
-        m.expect(len(totals) == 4 and min(totals) > 0, "%s under %s: allocation counts %r" % (name, tool, totals))
+        m.expect(len(totals) == 4 and min(totals) > 0, "%s under %s: allocation counts %r" % (name, label, totals))
         m.cleanup(counted)
         total = min(totals)
-        for after in sorted({0, total // 4, total // 2, (9 * total) // 10, total - 5, total - 1}):
-            r = run(tool, after, argv)
-            what = "%s under %s failing after %d allocations" % (name, tool, after)
+        points = {0, total // 4, total // 2, (9 * total) // 10, total - 5, total - 1}
+        if settings and tool in plain_totals:
+            # The setting's own work comes after what the tool does without it (the OTF2 archive
+            # after the merge, the counters' report after the time report): fail inside it too.
+            base = min(plain_totals[tool], total)
+            points |= {base + (total - base) * i // 6 for i in range(6)}
+        else:
+            plain_totals[tool] = total
+        for after in sorted(points):
+            r = run(tool, after, argv, settings)
+            what = "%s under %s failing after %d allocations" % (name, label, after)
             m.expect(r.rc == 0, "%s: exit %d\nstderr:\n%s" % (what, r.rc, r.stderr))
             m.expect_eq(r.stdout, plain.stdout, what + ": program output")
             for bad in ("terminate called", "std::bad_alloc", "Segmentation", "Aborted"):
@@ -45,4 +72,5 @@ for name, argv in (("halo2d", [m.program("halo2d")]), ("ring", [m.program("ring"
             m.expect(any("memory" in l for l in tool_lines), "%s: no line says what was lost: %r" % (what, tool_lines))
             m.cleanup(r)
     m.cleanup(plain)
-print("allocation failures: programs complete with unchanged output; the tools report in one-line messages")
+print("allocation failures (liblog's OTF2 output and MPE_TIME_PVARS included): programs complete with unchanged "
+      "output and no hang; the tools report in one-line messages")

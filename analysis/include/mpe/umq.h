@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "mpe/endpoint_collector.h"
 #include "mpe/log_reader.h"
 #include "mpe/status.h"
 #include "umq_report.h"
@@ -75,6 +76,10 @@ struct Rebuilt {
 // Rebuilds the queue of every rank from a whole logfile. Errors: the reader's (corrupt,
 // truncated, io-error), kCancelled.
 StatusOr<Rebuilt> rebuild(const log::LogFile& file, const Options& options = {});
+// Rebuilds it from what an EndpointCollector collected from a pass over `file` that fed other
+// consumers too (upshot's one decode), consuming it; options.keep_going is the pass's then.
+StatusOr<Rebuilt> rebuild(const log::LogFile& file, analysis::Collected&& collected,
+                          const Options& options = {});
 
 // How the report's header names rebuilt lengths: "rebuilt from <file name>", per communicator.
 VariableInfo rebuilt_variable(const std::string& path, uint64_t threshold);

@@ -36,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "mpe/endpoint_collector.h"
 #include "mpe/log_reader.h"
 #include "mpe/status.h"
 
@@ -129,7 +130,14 @@ int64_t blame_ns(const Report& report, uint32_t culprit, uint32_t waiter);
 // Per rank, ns its lateness cost all the others: report.blame summed by culprit (report.ranks entries).
 std::vector<int64_t> blame_by_culprit(const Report& report);
 
-// Analyzes a whole logfile. Errors: the reader's (corrupt, truncated, io-error).
+// Analyzes a whole logfile, streaming it on a pass of its own. Errors: the reader's (corrupt,
+// truncated, io-error), kCancelled.
 StatusOr<Report> analyze(const log::LogFile& file, const Options& options = {});
+// Analyzes what an EndpointCollector collected (with its collectives) from a pass over `file`
+// that fed other consumers too (upshot's one decode); options.eager_limit and keep_going are the
+// collector's and the pass's then. Sorts the collected collectives; the rest stays for
+// umq::rebuild(). Errors: invalid-argument when the collectives were not collected.
+StatusOr<Report> analyze(const log::LogFile& file, analysis::Collected& collected,
+                         const Options& options = {});
 
 }  // namespace mpe::waits

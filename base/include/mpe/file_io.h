@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "mpe/status.h"
 
@@ -20,8 +21,14 @@ bool pwrite_all_raw(int fd, const void* buf, size_t n, uint64_t off) noexcept;
 Status copy_range(int from_fd, uint64_t from_off, int to_fd, uint64_t to_off, size_t n, std::string* buffer);
 // Reads a whole file.
 StatusOr<std::string> read_file(const std::string& path);
-// Writes a whole file (created or truncated, mode 0644 less the umask); kIoError naming the path
-// and errno's text when it cannot be opened, written in full, or closed.
-Status write_file(const std::string& path, const std::string& text);
+// How write_file makes a file durable.
+enum class Sync : bool { kNo = false, kYes = true };
+
+// The one checked writer of whole output files (reports, per-process files): writes `text` to a
+// temporary name in the same directory ("<path>.tmp.<pid>"), checks every write and the close
+// (and fsync()s first when asked), then renames it to `path`. On any failure the temporary is
+// removed and `path` is left as it was, so no half file ever carries the final name. The file
+// gets mode 0644 less the umask. Errors: kIoError, "<path>: <step> failed: <errno text>".
+Status write_file(const std::string& path, std::string_view text, Sync sync = Sync::kNo);
 
 }  // namespace mpe::io

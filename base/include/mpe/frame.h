@@ -9,6 +9,9 @@
 
 namespace mpe {
 
+class ByteWriter;
+class ByteReader;
+
 // One code address, symbolized. What is unknown stays empty (or 0), except the function, which
 // falls back to "0x<offset in module>" without a symbol and "0x<address>" outside every module.
 struct Frame {
@@ -35,5 +38,13 @@ std::string callsite_key(const std::vector<Frame>& frames);
 // (exchange)" without a source line, then " <- main.c:10 (main)" for each outer frame; "?" for no
 // frame. Throws std::bad_alloc.
 std::string callsite_text(const std::vector<Frame>& frames);
+
+// A frame in the tools' gather encoding (byte_codec.h): function, file, line, module, offset.
+void encode_frame(ByteWriter& out, const Frame& frame);
+// Reads what encode_frame wrote; false (and *frame partly filled) on truncated bytes.
+bool decode_frame(ByteReader& in, Frame* frame);
+// Frames as a count then each frame; decode_frames rejects a count the bytes cannot hold.
+void encode_frames(ByteWriter& out, const std::vector<Frame>& frames);
+bool decode_frames(ByteReader& in, std::vector<Frame>* frames);
 
 }  // namespace mpe

@@ -1,10 +1,13 @@
 // The finalize-time collectives the tools run on their private communicators: agreement on
-// failure before each step, and gathering every rank's bytes on one rank.
+// failure before each step, gathering every rank's bytes on one rank, and broadcasting one rank's
+// bytes to all. The tools take every finalize collective step through here, so that a rank that
+// fails (no memory, a failed write) never leaves the others waiting in a collective.
 #pragma once
 
 #include <mpi.h>
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "mpe/status.h"
@@ -24,5 +27,27 @@ bool all_ok(bool ok, MPI_Comm comm) noexcept MPE_HIDDEN;
 // broadcast of a flag, one gatherv.
 StatusOr<std::vector<std::string>> gather_to_root(const std::string& mine, int root,
                                                   MPI_Comm comm) noexcept MPE_HIDDEN;
+
+// Sends root's bytes to every rank: on return every rank's *bytes holds root's. Collective over
+// comm. Every rank returns the same verdict: when a rank cannot allocate root's size (or root's
+// bytes exceed what MPI_Bcast can address), all return an error and the ranks other than root
+// leave *bytes as it was. Cost: one broadcast of the size, one allreduce, one broadcast.
+Status broadcast_from_root(std::string* bytes, int root, MPI_Comm comm) noexcept MPE_HIDDEN;
+
+// Sends root's *value, a plain fixed-size struct, to every rank. Nothing to allocate, so nothing
+// can fail on one rank only: what root puts in it (a success flag) is how the ranks agree.
+template <typename T>
+void broadcast_value(T* value, int root, MPI_Comm comm) noexcept {
+  static_assert(std::is_trivially_copyable_v<T>);
+  PMPI_Bcast(value, sizeof(T), MPI_BYTE, root, comm);
+}
+
+// Every rank's `mine`, a plain fixed-size struct, in rank order into all[0..size): the caller
+// allocates `all` before, and agrees on that allocation (all_ok) if it can fail.
+template <typename T>
+void all_gather_values(const T& mine, T* all, MPI_Comm comm) noexcept {
+  static_assert(std::is_trivially_copyable_v<T>);
+  PMPI_Allgather(&mine, sizeof(T), MPI_BYTE, all, sizeof(T), MPI_BYTE, comm);
+}
 
 }  // namespace mpe::collective

@@ -92,5 +92,9 @@ struct CounterTrack {
 // The tracks of `rank`, ordered by counter id, then communicator index.
 StatusOr<std::vector<CounterTrack>> counter_tracks(const LogFile& file, const Counters& counters,
                                                    uint32_t rank);
+// The same from `rank`'s samples already read (from a pass that decoded the chunks for other
+// consumers too), in logged order, thread by thread.
+std::vector<CounterTrack> counter_tracks(const Counters& counters, uint32_t rank,
+                                         const std::vector<CounterSample>& samples);
 
 }  // namespace mpe::log

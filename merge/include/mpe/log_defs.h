@@ -1,5 +1,5 @@
-// The definitions of a logfile (ranks, threads, communicators, categories, clock corrections)
-// and the chunk codec shared by liblog, the merge and the reader. No MPI dependency.
+// The definitions of a logfile (ranks, threads, communicators, categories, clock corrections),
+// shared by liblog, the merge and the reader. No MPI dependency.
 #pragma once
 
 #include <cstdint>
@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "mpe/byte_codec.h"
+#include "mpe/chunk_codec.h"  // most users of the definitions also read or write chunks
 #include "mpe/frame.h"
 #include "mpe/log_format.h"
 #include "mpe/pvar_class.h"
+#include "mpe/routine.h"
 #include "mpe/status.h"
 
 namespace mpe::log {
@@ -25,6 +27,9 @@ struct Category {
   uint32_t end_id = 0;  // user states: the id of the event that ends the state
   uint32_t color = 0;   // 0xRRGGBB
   std::string name;
+  // What the MPI routine does (format 6; older logs: from the compiled-in table by name). Consumers
+  // classify a category by this, never by its name, which another MPI may spell differently.
+  RoutineInfo routine;
 };
 
 // The world ranks of a communicator's group in comm-rank order. Immutable and shared: every rank's
@@ -161,39 +166,5 @@ Status parse_rank_meta(const char* p, size_t n, RankMeta* out, uint16_t version 
 // refer to; MPI_COMM_WORLD's and each rank's MPI_COMM_SELF's groups are implied.
 std::string serialize_definitions(const Definitions& d);
 Status parse_definitions(const char* p, size_t n, Definitions* out, uint16_t version = kCurrentVersion);
-
-// Encodes records into one chunk (header + payload) appended to out. Costs ~2-4 ns per record
-// (delta, shuffle, zstd level 1). Also fills the header's time range and summary.
-void encode_events(const Record* records, uint32_t n, uint32_t rank, uint32_t thread, int zstd_level,
-                   std::string* out);
-// A blob chunk's payload limit: the run's definitions are split into chunks of at most this many
-// bytes (v5), so that no size field (32 bits in a chunk header) limits the number of ranks.
-inline constexpr size_t kMaxBlobChunkBytes = size_t{1} << 30;
-// Encodes a chunk holding an opaque blob (rank meta, definitions), zstd-compressed. The blob must
-// be at most kMaxBlobChunkBytes; false (and nothing appended) otherwise.
-bool encode_blob(ChunkKind kind, uint32_t rank, const std::string& blob, std::string* out);
-// Encodes records without compression; async-signal-safe: writes into out (capacity cap bytes),
-// returns the bytes used or 0 when it does not fit.
-size_t encode_events_raw(const Record* records, uint32_t n, uint32_t rank, uint32_t thread, char* out,
-                         size_t cap);
-
-// Checks a chunk header (magic, header hash, sizes). `avail` is the bytes present from the
-// header on, for a truncation error.
-Status check_chunk_header(const ChunkHeader& h, uint64_t avail, uint64_t offset);
-// Verifies a payload and decodes it: records for events chunks, bytes for blob chunks.
-// `scratch`, when given, holds the decompressed bytes: a caller decoding many chunks passes the
-// same string each time and allocates once.
-Status decode_events(const ChunkHeader& h, const char* payload, std::vector<Record>* out,
-                     std::string* scratch = nullptr);
-Status decode_blob(const ChunkHeader& h, const char* payload, std::string* out);
-
-// Seals a header: computes header_hash.
-void seal(ChunkHeader* h);
-void seal(FileHeader* h);
-void seal(Footer* f);
-void seal(PartHeader* h);
-
-// Default colour of an MPI function by its name (p2p blue, collectives orange, waits red...).
-uint32_t default_mpi_color(const std::string& name);
 
 }  // namespace mpe::log

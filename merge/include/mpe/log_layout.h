@@ -64,7 +64,8 @@ std::string build_file_header();
 std::string build_tail(const Definitions& defs, const std::vector<IndexEntry>& index, uint64_t tail_offset,
                        size_t max_piece = kMaxBlobChunkBytes);
 
-// The categories of the MPI functions, from their names (id = position).
+// The categories of the MPI functions, from their names (id = position), each with its routine's
+// class and default colour from the routine table (mpe/routine.h).
 std::vector<Category> mpi_categories(const std::vector<std::string>& names);
 // Merges the ranks' user categories into defs->categories (first description of an id wins).
 void merge_user_categories(Definitions* defs);

@@ -11,8 +11,10 @@
 #include <utility>
 #include <vector>
 
+#include "mpe/chunk_pass.h"
 #include "mpe/log_defs.h"
 #include "mpe/log_format.h"
+#include "mpe/records.h"
 #include "mpe/rma.h"
 #include "mpe/status.h"
 
@@ -104,6 +106,12 @@ struct Event {
   uint32_t comm;
   uint64_t c;
   uint32_t site;  // user events: run-wide call site of the MPE_Log_event call, else 0
+  // Reads the logged fields as the view of the event's kind (mpe/records.h; its time is left 0:
+  // the event's time is `time`, in ns).
+  template <class V>
+  V view() const {
+    return V::from(Record{0, static_cast<uint8_t>(kind), 0, static_cast<uint16_t>(cat), a, b, comm, c});
+  }
 };
 
 // One message: its send and its receive (or only one side when unmatched).
@@ -238,47 +246,59 @@ void interpret_records(const LogFile& file, const IndexEntry& e, const Record* r
     const Record& r = recs[i];
     const int64_t t = file.to_ns(e.rank, r.time);
     int64_t end = t;
-    const auto kind = static_cast<RecordKind>(r.kind);
-    const bool sited = has_sites && (kind == RecordKind::kState || kind == RecordKind::kUserEvent);
-    const uint32_t site = sited ? file.callsite(e.rank, static_cast<uint32_t>(r.b)) : 0;
-    const Event as_event{t, kind, r.cat, r.a, r.b, r.comm, r.c, site};
+    const RecordKind kind = kind_of(r);
     switch (kind) {
-      case RecordKind::kState:
-        end = saturating_add(t, file.duration_ns(e.rank, r.c));
-        sink.state(t, end, r.cat, static_cast<uint32_t>(r.a), site);
+      case RecordKind::kState: {
+        const StateRecord st = as<StateRecord>(r);
+        const uint32_t site = has_sites ? file.callsite(e.rank, st.site) : 0;
+        end = saturating_add(t, file.duration_ns(e.rank, st.duration));
+        sink.state(t, end, st.cat, st.depth, site);
         break;
-      case RecordKind::kSend:
-      case RecordKind::kRecv: {
+      }
+      case RecordKind::kSend: {
+        const SendRecord s = as<SendRecord>(r);
         int32_t peer;
         uint64_t gid;
-        const bool send = kind == RecordKind::kSend;
-        if (!world(r.comm, r.a, &peer, &gid)) {
-          sink.event(as_event);
+        if (!world(s.comm, s.dest, &peer, &gid)) {
+          sink.event(Event{t, kind, r.cat, r.a, r.b, r.comm, r.c, 0});
           break;
         }
-        sink.message_end(send, send ? MessageKey{gid, me, peer, r.b} : MessageKey{gid, peer, me, r.b}, t,
-                         r.c);
+        sink.message_end(true, MessageKey{gid, me, peer, s.tag}, t, s.bytes);
+        break;
+      }
+      case RecordKind::kRecv: {
+        const RecvRecord v = as<RecvRecord>(r);
+        int32_t peer;
+        uint64_t gid;
+        if (!world(v.comm, v.source, &peer, &gid)) {
+          sink.event(Event{t, kind, r.cat, r.a, r.b, r.comm, r.c, 0});
+          break;
+        }
+        sink.message_end(false, MessageKey{gid, peer, me, v.tag}, t, v.bytes);
         break;
       }
       case RecordKind::kSendCancel: {
+        const SendCancelRecord c = as<SendCancelRecord>(r);
         int32_t peer;
         uint64_t gid;
-        if (world(r.comm, r.a, &peer, &gid)) sink.cancel_send(MessageKey{gid, me, peer, r.b});
+        if (world(c.comm, c.dest, &peer, &gid)) sink.cancel_send(MessageKey{gid, me, peer, c.tag});
         break;
       }
       case RecordKind::kUserEvent: {
+        const UserEventRecord u = as<UserEventRecord>(r);
+        const uint32_t site = has_sites ? file.callsite(e.rank, u.site) : 0;
         UserStates::Closed c;
-        const UserStates::Fed fed = user_states->feed(file, r.cat, t, site, &c);
+        const UserStates::Fed fed = user_states->feed(file, u.id, t, site, &c);
         if (fed == UserStates::Fed::kEnded) sink.state(c.start, t, c.cat, c.depth, c.site);
-        if (fed == UserStates::Fed::kLone) sink.event(as_event);
+        if (fed == UserStates::Fed::kLone) sink.event(Event{t, kind, r.cat, r.a, r.b, r.comm, r.c, site});
         break;
       }
       case RecordKind::kRequestPost:  // only the OTF2 writer uses these
       case RecordKind::kRequestDone:
       case RecordKind::kCounter:  // read through mpe/log_counters.h, not kept as events
         break;
-      default:
-        sink.event(as_event);
+      default:  // collectives, markers, communicator and window creations, RMA: points as logged
+        sink.event(Event{t, kind, r.cat, r.a, r.b, r.comm, r.c, 0});
         break;
     }
     sink.span(t, end);
@@ -289,6 +309,9 @@ void interpret_records(const LogFile& file, const IndexEntry& e, const Record* r
 // source, destination, tag) in order (MPI's non-overtaking rule), with the causality repair
 // described in log_reader.cpp when clock sync left backward messages. Cost: ~50 ns per record.
 StatusOr<Trace> load_trace(const LogFile& file);
+// The same, handing every decoded chunk to `also_feed` too (mpe/chunk_pass.h), so that a caller
+// that needs more than the model decodes the file once.
+StatusOr<Trace> load_trace(const LogFile& file, const std::vector<ChunkConsumer>& also_feed);
 
 // Causality repair, shared with readers that build their own model (the viewer): a message sent
 // at send_time by rank src and received at recv_time by rank dst asks for

@@ -18,11 +18,10 @@ namespace mpe::log {
 
 class LogFile;
 
-// What an RMA operation does at its target.
-enum class RmaKind : uint8_t { kPut, kGet, kAccumulate, kGetAccumulate, kFetchAndOp, kCompareAndSwap };
-
-// The kind of the RMA function `function` ("MPI_Put", "MPI_Rget_accumulate", ...); false for a
-// name that is no RMA operation.
+// The kind of an RMA operation (RmaKind, mpe/routine.h); false for a routine that is no RMA operation.
+bool rma_kind_of(const RoutineInfo& routine, RmaKind* kind);
+// The same for a function's name only ("MPI_Put", "MPI_Rget_accumulate", ...), mapped through the
+// routine table: for foreign archives, where names are all there is.
 bool rma_kind_of(std::string_view function, RmaKind* kind);
 // "put", "get", "accumulate", "get_accumulate", "fetch_and_op", "compare_and_swap".
 const char* rma_kind_name(RmaKind kind);

@@ -1,0 +1,56 @@
+// One pass over a logfile's events chunks: each chunk is read and decoded once, and handed, in
+// index order, to every consumer that wants the records (the viewer's model, the analyses'
+// endpoints, the counter tracks, `mpe stat`'s tallies), instead of each of them decoding the
+// whole file again.
+//
+// Design. Decoding (read, checksum, zstd, unshuffle) is most of the cost of reading a log, and
+// chunks are independent, so `decoders` threads decode ahead, into a window of reused buffers (a
+// decoder keeps its LogFile::ChunkScratch, a slot keeps its record vector: after the first lap
+// nothing is allocated or page-faulted per chunk). The calling thread hands the chunks out in
+// index order, which is (rank, thread, time): a timeline's chunks come consecutively, oldest
+// first, as interpret_records() and the analyses' pass 1 need them.
+//
+// Cost: the decode of every chunk once (~10-20 ns per record on one core), spread over the
+// decoders; memory: `window` chunks of records. Failure modes: a damaged chunk stops the pass
+// with the reader's error after the chunks before it were consumed; keep_going() returning false
+// stops it with kCancelled.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "mpe/log_format.h"
+#include "mpe/status.h"
+
+namespace mpe::log {
+
+class LogFile;
+
+// One decoded events chunk, as a pass hands it out; valid during the consumer's call only.
+struct Chunk {
+  size_t index;             // its position in LogFile::index()
+  const IndexEntry& entry;  // its rank, thread and time range
+  const Record* records;    // in logged order
+  size_t count;
+};
+
+// Takes one chunk; a pass calls it for every chunk, in index order, on the pass's thread.
+using ChunkConsumer = std::function<void(const Chunk&)>;
+
+struct ChunkPassOptions {
+  // Threads decoding ahead of the consumers; 0: one per core.
+  int decoders = 1;
+  // Asked after each chunk with the chunks consumed so far: false stops the pass with kCancelled.
+  std::function<bool(size_t consumed)> keep_going;
+  // Says what stopped in the kCancelled message ("<what> stopped").
+  std::string what = "read";
+};
+
+// Decodes every events chunk of `file` once and hands each to all `consumers`, in their order.
+// Errors: a chunk's (corrupt, truncated, io-error), kCancelled.
+Status run_chunk_pass(const LogFile& file, const std::vector<ChunkConsumer>& consumers,
+                      const ChunkPassOptions& options = {});
+
+}  // namespace mpe::log

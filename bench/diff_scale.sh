@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# `mpe diff` of two synthetic logs against one `mpe waits` of one of them: time and peak RSS
-# (medians of the runs). The issue's target: diff within 2 x one `mpe waits` (diff reads both logs
-# side by side, one thread each, so on two free cores it costs about one log's pass plus the
-# matching of its tables).
+# `mpe diff` of two synthetic logs against one `mpe waits` of one of them: time, CPU time (user +
+# system: what a loaded machine does not distort) and peak RSS, medians of the runs. The issue's
+# target: diff within 2 x one `mpe waits` (diff reads both logs side by side, one thread each,
+# each chunk decoded once for its tables and the wait states, so on two free cores it costs about
+# one log's pass plus the matching of its tables).
 # Usage: bench/diff_scale.sh [build dir] [ranks (default 64)] [records (default 10000000)] [runs (default 3)]
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -17,19 +18,21 @@ echo "A: $(cat "$scratch/a.txt"); $(stat -c %s "$scratch/a.mpelog") bytes"
 echo "B: $(cat "$scratch/b.txt"); $(stat -c %s "$scratch/b.mpelog") bytes"
 # measure <name> <command...>: runs it `runs` times under /usr/bin/time -v; prints the medians.
 measure() {
-  local name=$1 secs="" kbs=""
+  local name=$1 secs="" kbs="" cpus=""
   shift
   for ((i = 1; i <= runs; ++i)); do
     /usr/bin/time -v -o "$scratch/time" "$@" >"$scratch/out.txt"
-    local s kb
+    local s kb cpu
     s=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); t = 0; for (k = 1; k <= n; ++k) t = t * 60 + p[k]; print t }' "$scratch/time")
     kb=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$scratch/time")
-    secs+="$s " kbs+="$kb "
+    cpu=$(awk -F': ' '/User time|System time/ { t += $2 } END { printf "%.2f", t }' "$scratch/time")
+    secs+="$s " kbs+="$kb " cpus+="$cpu "
   done
-  local ms mk
+  local ms mk mc
   ms=$(tr ' ' '\n' <<<"$secs" | grep . | median)
   mk=$(tr ' ' '\n' <<<"$kbs" | grep . | median)
-  echo "$name: $ms s, peak RSS $(mib <<<"$mk") MiB (medians of $runs: $secs s)"
+  mc=$(tr ' ' '\n' <<<"$cpus" | grep . | median)
+  echo "$name: $ms s, CPU $mc s, peak RSS $(mib <<<"$mk") MiB (medians of $runs: $secs s)"
   eval "${name//[^a-z]/_}_s=$ms"
 }
 measure "mpe waits a" "$build/bin/mpe" waits "$scratch/a.mpelog"

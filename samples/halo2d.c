@@ -12,6 +12,11 @@
  *   MPI_Type_vector 1, MPI_Type_commit 1,
  *   MPI_Irecv 4*I, MPI_Isend 4*I, MPI_Waitall I  (edge ranks talk to MPI_PROC_NULL),
  *   MPI_Allreduce 1, MPI_Type_free 1, MPI_Comm_free 1, MPI_Finalize 1.
+ * Environment knobs (for `mpe diff`'s tests; unset: none of this):
+ *   HALO2D_DELAY_RANK=r HALO2D_DELAY_US=us  us microseconds of extra time on rank r before its
+ *     sends, in every iteration, or only in iterations a..b (from 0) with HALO2D_DELAY_ITERATIONS=a-b;
+ *   HALO2D_ALLREDUCE=1  a convergence check per iteration: MPI_Allreduce I more, on MPI_COMM_WORLD;
+ *   HALO2D_PCONTROL=1   MPI_Pcontrol(1) at the start of each iteration, MPI_Pcontrol(0) at its end.
  *
  * The residual is the largest change of any cell in the last sweep; a max
  * reduction is exact in any order, so the printed value depends only on P.
@@ -145,20 +150,31 @@ int main(int argc, char **argv) {
   enum { TO_UP, TO_DOWN, TO_LEFT, TO_RIGHT };
 
   /* A known slowdown for `mpe diff`'s tests: HALO2D_DELAY_US microseconds of extra time on rank
-   * HALO2D_DELAY_RANK before its first send of every iteration. Unset: no delay. */
+   * HALO2D_DELAY_RANK before its first send of every iteration (or of iterations a..b, counted from
+   * 0, with HALO2D_DELAY_ITERATIONS=a-b). Unset: no delay. */
   const char *delay_rank_env = getenv("HALO2D_DELAY_RANK");
   const char *delay_us_env = getenv("HALO2D_DELAY_US");
+  const char *delay_iterations_env = getenv("HALO2D_DELAY_ITERATIONS");
   const long delay = delay_rank_env && delay_us_env && atoi(delay_rank_env) == rank ? atol(delay_us_env) : 0;
+  int delay_first = 0, delay_last = iterations - 1;
+  if (delay_iterations_env && sscanf(delay_iterations_env, "%d-%d", &delay_first, &delay_last) != 2) {
+    if (rank == 0) fprintf(stderr, "halo2d: HALO2D_DELAY_ITERATIONS wants a-b\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  /* Phases other programs mark: a convergence check per iteration, Pcontrol around each one. */
+  const int check_every_iteration = getenv("HALO2D_ALLREDUCE") && atoi(getenv("HALO2D_ALLREDUCE")) != 0;
+  const int pcontrol_iterations = getenv("HALO2D_PCONTROL") && atoi(getenv("HALO2D_PCONTROL")) != 0;
 
   double local_residual = 0.0;
   for (int it = 0; it < iterations; it++) {
     MPI_Request requests[8];
     MPI_Status statuses[8];
+    if (pcontrol_iterations) MPI_Pcontrol(1);
     MPI_Irecv(&u[0 * stride + 1], LOCAL_N, MPI_DOUBLE, up, TO_DOWN, cart, &requests[0]);
     MPI_Irecv(&u[(LOCAL_N + 1) * stride + 1], LOCAL_N, MPI_DOUBLE, down, TO_UP, cart, &requests[1]);
     MPI_Irecv(&u[1 * stride + 0], 1, column, left, TO_RIGHT, cart, &requests[2]);
     MPI_Irecv(&u[1 * stride + LOCAL_N + 1], 1, column, right, TO_LEFT, cart, &requests[3]);
-    if (delay > 0) delay_us(delay);
+    if (delay > 0 && it >= delay_first && it <= delay_last) delay_us(delay);
     MPI_Isend(&u[1 * stride + 1], LOCAL_N, MPI_DOUBLE, up, TO_UP, cart, &requests[4]);
     MPI_Isend(&u[LOCAL_N * stride + 1], LOCAL_N, MPI_DOUBLE, down, TO_DOWN, cart, &requests[5]);
     MPI_Isend(&u[1 * stride + 1], 1, column, left, TO_LEFT, cart, &requests[6]);
@@ -170,6 +186,11 @@ int main(int argc, char **argv) {
     double *swap = u;
     u = next;
     next = swap;
+    if (check_every_iteration) {
+      double largest;
+      MPI_Allreduce(&local_residual, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    }
+    if (pcontrol_iterations) MPI_Pcontrol(0);
   }
 
   double residual;

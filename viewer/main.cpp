@@ -21,9 +21,11 @@
 #include <vector>
 
 #include "commmatrix.h"
+#include "compareload.h"
 #include "countertracks.h"
 #include "livesession.h"
 #include "liveview.h"
+#include "loader.h"
 #include "mainwindow.h"
 #include "mpe/interop.h"
 #include "rankgroups.h"
@@ -371,8 +373,12 @@ int main(int argc, char **argv)
         "M.png|M.csv");
     QCommandLineOption matrixValueOpt(
         "matrix-value", "What --matrix counts: bytes (default), messages or wait (needs --waits).", "VALUE", "bytes");
+    QCommandLineOption compareOpt("compare",
+        "Compare FILE (A) with B: two timelines on aligned iterations and a difference band (docs/compare.md); "
+        "with --export, writes that picture.",
+        "B.mpelog");
     parser.addOptions({ exportOpt, rangeOpt, sizeOpt, benchOpt, previewOpt, grabOpt, waitsOpt, umqOpt, liveOpt,
-        afterOpt, stuckOpt, groupOpt, drawOpt, summaryOpt, matrixOpt, matrixValueOpt });
+        afterOpt, stuckOpt, groupOpt, drawOpt, summaryOpt, matrixOpt, matrixValueOpt, compareOpt });
     parser.addPositionalArgument("FILE", "The logfile to open.");
     parser.process(app);
     const QStringList files = parser.positionalArguments();
@@ -401,7 +407,20 @@ int main(int argc, char **argv)
         }
         return runLiveExport(parser.value(liveOpt), parser.value(exportOpt), after, stuckSeconds, size);
     }
-
+    if (parser.isSet(compareOpt) && parser.isSet(exportOpt)) {
+        QSize size;
+        if (files.size() != 1 || !parseSize(parser.value(sizeOpt), &size)) {
+            std::fprintf(stderr, "upshot: --export --compare B needs one FILE (A) and a good --size\n");
+            return 2;
+        }
+        const auto wrote = upshot::exportCompare(files[0], parser.value(compareOpt), parser.value(exportOpt), size);
+        if (!wrote.ok()) {
+            std::fprintf(stderr, "upshot: cannot compare: %s\n", wrote.status().to_string().c_str());
+            return 1;
+        }
+        std::printf("upshot: %s\n", qPrintable(wrote.value()));
+        return 0;
+    }
     if (parser.isSet(exportOpt) || parser.isSet(benchOpt)) {
         if (files.size() != 1) {
             std::fprintf(stderr, "upshot: --export and --bench need exactly one FILE\n");
@@ -460,12 +479,20 @@ int main(int argc, char **argv)
         // With --waits the file stays open for the analysis after the model is built.
         std::shared_ptr<mpe::interop::OpenedLog> opened;
         mpe::StatusOr<std::shared_ptr<upshot::TraceModel>> loaded = mpe::Status();
+        mpe::StatusOr<std::shared_ptr<const upshot::WaitStates>> waits = mpe::Status();
+        mpe::StatusOr<std::shared_ptr<upshot::CounterTracks>> counters = mpe::Status();
         if (parser.isSet(previewOpt)) {
             loaded = loadPreview(files[0]);
         } else if (parser.isSet(waitsOpt) || parser.isSet(umqOpt)) {
+            // One decode: the wait states and the rebuilt queue come from the model's pass.
             auto o = mpe::interop::OpenedLog::open(files[0].toStdString());
             if (o.ok()) opened = *o;
-            loaded = o.ok() ? upshot::buildModel(opened->file()) : decltype(loaded)(o.status());
+            upshot::OpenSteps steps;
+            steps.waits = parser.isSet(waitsOpt);
+            steps.rebuiltQueue = parser.isSet(umqOpt);
+            steps.waitsReady = [&](const mpe::StatusOr<std::shared_ptr<const upshot::WaitStates>> &w) { waits = w; };
+            steps.countersReady = [&](const mpe::StatusOr<std::shared_ptr<upshot::CounterTracks>> &c) { counters = c; };
+            loaded = o.ok() ? upshot::openTrace(opened->file(), steps) : decltype(loaded)(o.status());
         } else {
             loaded = upshot::loadModel(files[0]);
         }
@@ -477,7 +504,6 @@ int main(int argc, char **argv)
         const std::shared_ptr<upshot::TraceModel> model = *loaded;
         QString waitsNote;
         if (opened && parser.isSet(umqOpt)) {
-            auto counters = upshot::withRebuiltQueue(opened->file(), *model, model->counters());
             if (counters.ok())
                 model->setCounters(*counters);
             else
@@ -485,7 +511,6 @@ int main(int argc, char **argv)
         }
         if (opened && parser.isSet(waitsOpt)) {
             // A failed analysis leaves the picture without the overlay, and says why.
-            auto waits = upshot::analyzeWaits(opened->file(), *model);
             if (waits.ok()) {
                 model->setWaits(*waits);
                 waitsNote = QStringLiteral(", %1 wait states").arg((*waits)->instanceCount());
@@ -566,6 +591,10 @@ int main(int argc, char **argv)
         window.attachLive(parser.value(liveOpt));
     } else if (!files.isEmpty()) {
         window.openFile(files.first());
+        if (parser.isSet(compareOpt))
+            QObject::connect(
+                &window, &upshot::MainWindow::fileLoaded, &window,
+                [&window, b = parser.value(compareOpt)] { window.compareWith(b); }, Qt::SingleShotConnection);
     }
     return app.exec();
 }

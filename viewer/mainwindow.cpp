@@ -1,4 +1,5 @@
-// The upshot main window.
+// The upshot main window: its layout, menus, docks and search; opening files, live jobs, recent
+// files and export are in mainwindowfiles.cpp.
 #include "mainwindow.h"
 
 #include <QAction>
@@ -8,7 +9,6 @@
 #include <QComboBox>
 #include <QCompleter>
 #include <QDockWidget>
-#include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -17,11 +17,8 @@
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
-#include <QMimeData>
-#include <QPainter>
 #include <QPlainTextEdit>
 #include <QProgressBar>
-#include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QTableView>
@@ -30,11 +27,10 @@
 
 #include <functional>
 
-#include "livesession.h"
+#include "compareview.h"
 #include "liveview.h"
 #include "loader.h"
 #include "panels.h"
-#include "svgexport.h"
 #include "timelinewidget.h"
 
 namespace upshot {
@@ -143,6 +139,11 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
             })
         ->setShortcut(QKeySequence(tr("Ctrl+L")));
     file->addAction(tr("&Export image…"), this, &MainWindow::exportImage)->setShortcut(QKeySequence(tr("Ctrl+E")));
+    file->addAction(tr("&Compare with…"), this, [this] {
+        const QString p = QFileDialog::getOpenFileName(
+            this, tr("Compare with (B)"), {}, tr("Logfiles (*.mpelog *.otf2);;All files (*)"));
+        if (!p.isEmpty()) compareWith(p);
+    });
     file->addSeparator();
     file->addAction(tr("&Quit"), qApp, &QApplication::quit)->setShortcut(QKeySequence::Quit);
 
@@ -391,86 +392,6 @@ void MainWindow::addManyRanksMenu(QMenu *menu)
     connect(intra, &QAction::toggled, m_timeline, &TimelineWidget::setIntraGroupMessages);
 }
 
-void MainWindow::openFile(const QString &path)
-{
-    m_progress->setRange(0, 100);
-    m_progress->setValue(0);
-    m_progress->show();
-    m_hover->setText(tr("Loading %1…").arg(path));
-    m_loader->load(path);
-}
-
-bool MainWindow::attachLive(const QString &path)
-{
-    auto *session = new LiveSession(this);
-    QString error;
-    if (!session->attach(path, &error)) {
-        delete session;
-        m_hover->setText(tr("Could not attach to %1").arg(path));
-        showError("liveError", tr("Could not attach to the job of %1:\n%2").arg(QFileInfo(path).fileName(), error));
-        emit liveFailed(path, error);
-        return false;
-    }
-    if (m_session) m_session->deleteLater();
-    m_session = session;
-    m_live->setJob(session->job());
-    m_live->setSource(tr("%1 via %2").arg(QFileInfo(path).fileName(), session->endpoint()));
-    connect(session, &LiveSession::updated, m_live, &LiveView::scheduleRefresh);
-    connect(session, &LiveSession::jobEnded, this, [this] {
-        m_live->refresh();
-        statusBar()->showMessage(tr("The job ended"), 10000);
-    });
-    if (!inLiveMode()) {
-        // The log's docks say nothing about the live job: out of the way until a log shows again.
-        m_liveHiddenDocks.clear();
-        for (QDockWidget *d : findChildren<QDockWidget *>())
-            if (d->isVisible()) m_liveHiddenDocks.push_back(d);
-        for (QDockWidget *d : m_liveHiddenDocks)
-            d->hide();
-        m_pages->setCurrentWidget(m_live);
-    }
-    setWindowTitle(QStringLiteral("%1 — upshot (live)").arg(QFileInfo(path).fileName()));
-    m_hover->setText(tr("Attached to %1").arg(session->endpoint()));
-    emit liveAttached(path);
-    return true;
-}
-
-void MainWindow::showError(const char *objectName, const QString &text)
-{
-    // Window-modal and not waited for: loading and live updates go on behind it.
-    auto *box = new QMessageBox(QMessageBox::Critical, tr("upshot"), text, QMessageBox::Ok, this);
-    box->setObjectName(objectName);
-    box->setAttribute(Qt::WA_DeleteOnClose);
-    box->open();
-}
-
-bool MainWindow::inLiveMode() const
-{
-    return m_pages->currentWidget() == m_live;
-}
-
-void MainWindow::leaveLiveMode()
-{
-    if (m_session) m_session->detach();
-    if (!inLiveMode()) return;
-    m_pages->setCurrentWidget(m_timeline);
-    for (QDockWidget *d : m_liveHiddenDocks)
-        d->show();
-    m_liveHiddenDocks.clear();
-}
-
-void MainWindow::showPreview(std::shared_ptr<TraceModel> preview, const QString &path)
-{
-    leaveLiveMode();
-    m_model = std::move(preview);
-    m_previewPath = path;
-    m_timeline->setModel(m_model);
-    m_waits->setModel(nullptr);
-    m_waits->setStatus(tr("Loading…"));
-    setWindowTitle(QStringLiteral("%1 — upshot (preview)").arg(QFileInfo(path).fileName()));
-    emit previewShown(path);
-}
-
 void MainWindow::setModel(std::shared_ptr<TraceModel> model, const QString &path)
 {
     // The full model takes the preview's place in the view the user may already have zoomed.
@@ -514,6 +435,7 @@ void MainWindow::setModel(std::shared_ptr<TraceModel> model, const QString &path
                          .arg(m_model->recordCount())
                          .arg(formatDuration(m_model->tEnd() - m_model->tBegin())));
     addRecent(QFileInfo(path).absoluteFilePath());
+    m_path = path;
     emit fileLoaded(path);
 }
 
@@ -607,69 +529,26 @@ void MainWindow::setSearchText(const QString &text)
         m_searchCat->setEditText(text);
 }
 
-QStringList MainWindow::recentFiles()
+CompareWindow *MainWindow::compareWindow() const
 {
-    return QSettings().value("recentFiles").toStringList();
+    return m_compare;
 }
 
-void MainWindow::addRecent(const QString &path)
+void MainWindow::compareWith(const QString &path)
 {
-    QStringList l = recentFiles();
-    l.removeAll(path);
-    l.prepend(path);
-    while (l.size() > 8)
-        l.removeLast();
-    QSettings().setValue("recentFiles", l);
-    rebuildRecentMenu();
-}
-
-void MainWindow::rebuildRecentMenu()
-{
-    m_recentMenu->clear();
-    for (const QString &p : recentFiles())
-        m_recentMenu->addAction(p, this, [this, p] { openFile(p); });
-    m_recentMenu->setEnabled(!m_recentMenu->isEmpty());
-}
-
-void MainWindow::exportImage()
-{
-    if (inLiveMode()) {
-        const QString p = QFileDialog::getSaveFileName(
-            this, tr("Export image"), QStringLiteral("live.png"), tr("PNG images (*.png)"));
-        if (!p.isEmpty() && !m_live->grab().save(p))
-            QMessageBox::warning(this, tr("upshot"), tr("Could not write %1").arg(p));
+    if (!m_model || m_model->isPreview() || m_path.isEmpty()) {
+        showError("compareError", tr("Open a log (A) and let it load before comparing it with another."));
+        emit compareFailed(path, tr("no log open"));
         return;
     }
-    if (!m_model) return;
-    const QString p = QFileDialog::getSaveFileName(
-        this, tr("Export image"), QStringLiteral("timeline.png"), tr("PNG images (*.png);;SVG drawings (*.svg)"));
-    if (p.isEmpty()) return;
-    if (p.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive)) {
-        if (!exportSvg(*m_model, m_timeline->view(), p))
-            QMessageBox::warning(this, tr("upshot"), tr("Could not write %1").arg(p));
-        return;
-    }
-    QImage img(m_timeline->viewport()->size(), QImage::Format_RGB32);
-    QPainter painter(&img);
-    paintTimeline(painter, *m_model, m_timeline->view());
-    painter.end();
-    if (!img.save(p)) QMessageBox::warning(this, tr("upshot"), tr("Could not write %1").arg(p));
-}
-
-void MainWindow::dragEnterEvent(QDragEnterEvent *e)
-{
-    if (e->mimeData()->hasUrls()) e->acceptProposedAction();
-}
-
-void MainWindow::dropEvent(QDropEvent *e)
-{
-    const auto urls = e->mimeData()->urls();
-    if (urls.isEmpty() || !urls.first().isLocalFile()) return;
-    const QString path = urls.first().toLocalFile();
-    if (path.endsWith(QLatin1String(".live")))
-        attachLive(path);
-    else
-        openFile(path);
+    if (m_compare) m_compare->close();
+    m_compare = new CompareWindow(this);
+    connect(m_compare, &CompareWindow::loaded, this, &MainWindow::compareShown);
+    connect(m_compare, &CompareWindow::failed, this, [this](const QString &p, const QString &error) {
+        showError("compareError", tr("Could not compare with %1:\n%2").arg(QFileInfo(p).fileName(), error));
+        emit compareFailed(p, error);
+    });
+    m_compare->load(m_path, m_model, path);
 }
 
 } // namespace upshot

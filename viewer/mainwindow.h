@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QMainWindow>
+#include <QPointer>
 
 #include <memory>
 
@@ -30,6 +31,7 @@ class TimelineWidget;
 class TraceLoader;
 class WaitStatesWidget;
 class CommMatrixWidget;
+class CompareWindow;
 
 class MainWindow : public QMainWindow
 {
@@ -64,6 +66,10 @@ public:
     bool search(bool forward);
     // Puts text in the search box: the list entry it names, else a call-site query.
     void setSearchText(const QString &text);
+    // File ▸ Compare with…: compares the shown log (A) with the log at path (B) in a compare
+    // window (compareview.h); a B that cannot be read gets an error box and A stays shown.
+    void compareWith(const QString &path);
+    CompareWindow *compareWindow() const;
     static QStringList recentFiles();
 
 signals:
@@ -75,6 +81,9 @@ signals:
     void waitsAnalyzed(const QString &path, bool ok);
     void liveAttached(const QString &path);
     void liveFailed(const QString &path, const QString &error);
+    // The compare window shows B, or B could not be compared (the error box says why).
+    void compareShown(const QString &path);
+    void compareFailed(const QString &path, const QString &error);
 
 protected:
     void dragEnterEvent(QDragEnterEvent *e) override;
@@ -114,6 +123,8 @@ private:
     LiveView *m_live;
     LiveSession *m_session = nullptr;
     QList<QDockWidget *> m_liveHiddenDocks; // the log's docks live mode hid, shown again after it
+    QString m_path; // the shown log's file (A of a comparison)
+    QPointer<CompareWindow> m_compare;
 };
 
 } // namespace upshot

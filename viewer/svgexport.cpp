@@ -194,6 +194,16 @@ private:
 
 } // namespace
 
+QString svgBody(QSize size, const std::function<void(QPainter &)> &paint)
+{
+    QString body;
+    SvgDevice device(size, &body);
+    QPainter p(&device);
+    paint(p);
+    p.end();
+    return body;
+}
+
 bool exportSvg(const TraceModel &model, const ViewState &view, const QString &path)
 {
     QString body;

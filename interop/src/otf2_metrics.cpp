@@ -99,19 +99,19 @@ OTF2_ErrorCode MetricExport::write_definitions(OTF2_GlobalDefWriter* w) const {
   return e;
 }
 
-OTF2_ErrorCode MetricExport::write_event(OTF2_EvtWriter* w, uint64_t t, uint32_t rank, const log::Record& r,
-                                         OTF2_CommRef comm) const {
-  const uint32_t id = counters_.id(rank, r.cat);
+OTF2_ErrorCode MetricExport::write_event(OTF2_EvtWriter* w, uint64_t t, uint32_t rank,
+                                         const log::CounterRecord& r, OTF2_CommRef comm) const {
+  const uint32_t id = counters_.id(rank, r.counter);
   const log::Counter* c = counters_.counter(id);
   if (!c) return OTF2_SUCCESS;  // a record without its definition: nothing to name it by
   const OTF2_Type type = otf2_type(c->def.kind);
   OTF2_MetricValue value;
-  value.unsigned_int = r.c;  // the value's 64 bits, in its type
+  value.unsigned_int = r.value_bits;  // the value's 64 bits, in its type
   OTF2_AttributeList* attrs = nullptr;
   if (comm != OTF2_UNDEFINED_COMM) {
     attrs = OTF2_AttributeList_New();
     OTF2_AttributeList_AddCommRef(attrs, kCommAttribute, comm);
-    if (r.a >= 0) OTF2_AttributeList_AddInt32(attrs, kPeerAttribute, r.a);
+    if (r.top_element >= 0) OTF2_AttributeList_AddInt32(attrs, kPeerAttribute, r.top_element);
   }
   const OTF2_ErrorCode e =
       OTF2_EvtWriter_Metric(w, attrs, t, static_cast<OTF2_MetricRef>(id - 1), 1, &type, &value);

@@ -45,7 +45,7 @@ class MetricExport {
   OTF2_ErrorCode write_definitions(OTF2_GlobalDefWriter* w) const;
   // A kCounter record of `rank` as a Metric event at time t; comm: the OTF2 communicator of the
   // record's, OTF2_UNDEFINED_COMM for a process-wide variable.
-  OTF2_ErrorCode write_event(OTF2_EvtWriter* w, uint64_t t, uint32_t rank, const log::Record& r,
+  OTF2_ErrorCode write_event(OTF2_EvtWriter* w, uint64_t t, uint32_t rank, const log::CounterRecord& r,
                              OTF2_CommRef comm) const;
 
  private:

@@ -233,6 +233,12 @@ inline bool world_rank(const RankMeta& rm, uint32_t comm, int32_t r, int32_t* wo
 //   sink.cancel_send(key)                 drop the latest send of key;
 //   sink.span(t, end)                     every record's time and end, for the run's span.
 // user_states carries the timeline's open user states from one of its chunks to the next.
+// A sink that writes the records out again in another format (the OTF2 writer) may also define
+// these, and is then told more of what was logged:
+//   sink.call(t, const StateRecord&, site)   instead of state() for a kState record: the writer
+//                                            takes the end from the raw ticks (t + duration);
+//   sink.message_record(key, const Event&)   after message_end(): the logged send or receive;
+//   sink.unmodelled(const Event&)            kRequestPost, kRequestDone and kCounter records.
 template <class Sink>
 void interpret_records(const LogFile& file, const IndexEntry& e, const Record* recs, size_t n,
                        UserStates* user_states, Sink& sink) {
@@ -252,7 +258,10 @@ void interpret_records(const LogFile& file, const IndexEntry& e, const Record* r
         const StateRecord st = as<StateRecord>(r);
         const uint32_t site = has_sites ? file.callsite(e.rank, st.site) : 0;
         end = saturating_add(t, file.duration_ns(e.rank, st.duration));
-        sink.state(t, end, st.cat, st.depth, site);
+        if constexpr (requires { sink.call(t, st, site); })
+          sink.call(t, st, site);
+        else
+          sink.state(t, end, st.cat, st.depth, site);
         break;
       }
       case RecordKind::kSend: {
@@ -264,6 +273,9 @@ void interpret_records(const LogFile& file, const IndexEntry& e, const Record* r
           break;
         }
         sink.message_end(true, MessageKey{gid, me, peer, s.tag}, t, s.bytes);
+        if constexpr (requires { sink.message_record(MessageKey{}, Event{}); })
+          sink.message_record(MessageKey{gid, me, peer, s.tag},
+                              Event{t, kind, r.cat, r.a, r.b, r.comm, r.c, 0});
         break;
       }
       case RecordKind::kRecv: {
@@ -275,6 +287,9 @@ void interpret_records(const LogFile& file, const IndexEntry& e, const Record* r
           break;
         }
         sink.message_end(false, MessageKey{gid, peer, me, v.tag}, t, v.bytes);
+        if constexpr (requires { sink.message_record(MessageKey{}, Event{}); })
+          sink.message_record(MessageKey{gid, peer, me, v.tag},
+                              Event{t, kind, r.cat, r.a, r.b, r.comm, r.c, 0});
         break;
       }
       case RecordKind::kSendCancel: {
@@ -296,6 +311,8 @@ void interpret_records(const LogFile& file, const IndexEntry& e, const Record* r
       case RecordKind::kRequestPost:  // only the OTF2 writer uses these
       case RecordKind::kRequestDone:
       case RecordKind::kCounter:  // read through mpe/log_counters.h, not kept as events
+        if constexpr (requires { sink.unmodelled(Event{}); })
+          sink.unmodelled(Event{t, kind, r.cat, r.a, r.b, r.comm, r.c, 0});
         break;
       default:  // collectives, markers, communicator and window creations, RMA: points as logged
         sink.event(Event{t, kind, r.cat, r.a, r.b, r.comm, r.c, 0});

@@ -53,12 +53,12 @@ int main(int argc, char** argv) {
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   while (!std::filesystem::exists(path) && elapsed() < limit_s)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  auto file = mpe::live::read_live_file(path);
+  auto file = mpe::live_stream::read_live_file(path);
   if (!file.ok()) {
     std::fprintf(stderr, "bench_live_latency: %s\n", file.status().message().c_str());
     return 1;
   }
-  mpe::live::Subscriber sub;
+  mpe::live_stream::Subscriber sub;
   if (auto s = sub.connect(*file); !s.ok()) {
     std::fprintf(stderr, "bench_live_latency: %s\n", s.message().c_str());
     return 1;
@@ -72,12 +72,12 @@ int main(int argc, char** argv) {
     auto msg = sub.receive(200);
     if (!msg) continue;
     const int64_t now = realtime_ns();
-    auto kind = mpe::live::peek_kind(msg->data(), msg->size());
+    auto kind = mpe::live_stream::peek_kind(msg->data(), msg->size());
     if (!kind.ok()) {
       ++rejected;
-    } else if (*kind == mpe::live::MessageKind::kJobEnd) {
+    } else if (*kind == mpe::live_stream::MessageKind::kJobEnd) {
       ended = true;
-    } else if (auto f = mpe::live::decode_frame(msg->data(), msg->size()); !f.ok()) {
+    } else if (auto f = mpe::live_stream::decode_frame(msg->data(), msg->size()); !f.ok()) {
       ++rejected;
     } else {
       ++frames;
@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
       if (f->aggregated) ++aggregated;
       frame_latency.push_back(now - static_cast<int64_t>(f->interval_end_ns));
       for (const auto& e : f->events)
-        if (e.kind == mpe::live::EventKind::kSend)
+        if (e.kind == mpe::live_stream::EventKind::kSend)
           event_latency.push_back(now - static_cast<int64_t>(e.t_ns));
     }
   }

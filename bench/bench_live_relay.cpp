@@ -1,10 +1,10 @@
 // The live relay's throughput: messages per second it forwards from publishers to one viewer on
-// this machine. The relay (mpe::live::run_relay, as `mpe run --live` runs it, with CURVE keys
+// this machine. The relay (mpe::live_stream::run_relay, as `mpe run --live` runs it, with CURVE keys
 // made for this run) runs in a thread; P publisher threads connect to it exactly as liblive's
 // publisher does (an XPUB socket, CURVE client, XPUB_NODROP, its own ZeroMQ context as a rank has),
 // wait for the viewer's subscription, then offer encoded RankFrames of about the given size as
 // fast as the relay takes them (a full queue makes the publisher retry: the relay sets the pace);
-// one mpe::live::Subscriber receives. Prints the relay's own count of what it forwarded per second
+// one mpe::live_stream::Subscriber receives. Prints the relay's own count of what it forwarded per second
 // (taken in from the publishers and offered to the viewer) and what reached the viewer, per second
 // and in MB/s (the difference was dropped at the relay's queue to a viewer slower than the relay).
 // Everything shares this machine's cores: the publishers' rate is what the relay leaves them.
@@ -25,13 +25,13 @@
 
 namespace {
 
-namespace live = mpe::live;
+namespace live_stream = mpe::live_stream;
 using Clock = std::chrono::steady_clock;
 
 std::atomic<bool> g_ready{false};
-live::LiveFile g_file;
+live_stream::LiveFile g_file;
 
-void relay_ready(const live::LiveFile& f) {
+void relay_ready(const live_stream::LiveFile& f) {
   g_file = f;
   g_ready = true;
 }
@@ -44,7 +44,7 @@ bool set_key(void* socket, int option, const std::string& z85) {
 // A rank's frame of about `bytes` encoded bytes: one thread in MPI_Waitall, a few routines, and
 // send events until the size is reached.
 std::string frame_of(uint32_t rank, size_t bytes) {
-  live::RankFrame f;
+  live_stream::RankFrame f;
   f.rank = rank;
   f.world_size = 64;
   f.pid = 1000 + rank;
@@ -55,21 +55,22 @@ std::string frame_of(uint32_t rank, size_t bytes) {
   f.send_bytes = f.recv_bytes = 40 * 512;
   f.mpi_ns = 40000000;
   f.routines = {{"MPI_Isend", 200000, 20}, {"MPI_Irecv", 100000, 20}, {"MPI_Waitall", 39000000, 5}};
-  live::ThreadNow t;
+  live_stream::ThreadNow t;
   t.in_mpi = true;
   t.since_ns = 90000000;
   t.routine = "MPI_Waitall";
   t.callsite = "exchange at halo2d.c:97";
   t.comm = 0;
-  t.wait = live::WaitKind::kAllOf;
+  t.wait = live_stream::WaitKind::kAllOf;
   t.peers = {static_cast<int32_t>((rank + 1) % 64), static_cast<int32_t>((rank + 63) % 64)};
   f.threads.push_back(t);
-  f.comms.push_back(live::CommDef{1, "MPI_COMM_WORLD", {{0, 64}}});
-  std::string out = live::encode(f);
+  f.comms.push_back(live_stream::CommDef{1, "MPI_COMM_WORLD", {{0, 64}}});
+  std::string out = live_stream::encode(f);
   for (int i = 0; out.size() < bytes; ++i) {
-    f.events.push_back(live::TrafficEvent{live::EventKind::kSend, 50000000ull + static_cast<uint64_t>(i),
-                                          static_cast<int32_t>((rank + 1) % 64), 1, 512, ""});
-    out = live::encode(f);
+    f.events.push_back(live_stream::TrafficEvent{live_stream::EventKind::kSend,
+                                                 50000000ull + static_cast<uint64_t>(i),
+                                                 static_cast<int32_t>((rank + 1) % 64), 1, 512, ""});
+    out = live_stream::encode(f);
   }
   return out;
 }
@@ -81,7 +82,7 @@ struct PublisherResult {
 
 // One rank's publisher: connects as liblive does, waits for the subscription, then offers `frame`
 // until `stop`.
-void publish(const live::KeyPair& keys, const std::string& frame, const std::atomic<bool>& go,
+void publish(const live_stream::KeyPair& keys, const std::string& frame, const std::atomic<bool>& go,
              const std::atomic<bool>& stop, std::atomic<int>& subscribed, PublisherResult* r) {
   void* context = zmq_ctx_new();
   zmq_ctx_set(context, ZMQ_IO_THREADS, 1);
@@ -124,12 +125,13 @@ int main(int argc, char** argv) {
   const int publishers = argc > 1 ? std::atoi(argv[1]) : 4;
   const double seconds = argc > 2 ? std::atof(argv[2]) : 3.0;
   const size_t frame_bytes = argc > 3 ? static_cast<size_t>(std::atol(argv[3])) : 1024;
-  auto server = live::new_key_pair(), publisher = live::new_key_pair(), viewer = live::new_key_pair();
+  auto server = live_stream::new_key_pair(), publisher = live_stream::new_key_pair(),
+       viewer = live_stream::new_key_pair();
   if (!server.ok() || !publisher.ok() || !viewer.ok()) {
     std::fprintf(stderr, "bench_live_relay: %s\n", server.status().message().c_str());
     return 1;
   }
-  live::RelayConfig config;
+  live_stream::RelayConfig config;
   config.server = *server;
   config.publisher_public = publisher->public_key;
   config.viewer_public = viewer->public_key;
@@ -137,9 +139,9 @@ int main(int argc, char** argv) {
   config.file.viewer = *viewer;
   int control[2];
   if (pipe(control) != 0) return 1;
-  live::RelayStats stats;
+  live_stream::RelayStats stats;
   mpe::Status relay_status;
-  std::thread relay([&] { relay_status = live::run_relay(config, control[0], &stats, relay_ready); });
+  std::thread relay([&] { relay_status = live_stream::run_relay(config, control[0], &stats, relay_ready); });
   for (int i = 0; i < 1000 && !g_ready; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   if (!g_ready) {
     close(control[1]);
@@ -147,7 +149,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_live_relay: the relay did not start: %s\n", relay_status.message().c_str());
     return 1;
   }
-  live::Subscriber sub;
+  live_stream::Subscriber sub;
   if (auto s = sub.connect(g_file, 1000000); !s.ok()) {
     std::fprintf(stderr, "bench_live_relay: %s\n", s.message().c_str());
     return 1;

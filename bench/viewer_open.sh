@@ -15,28 +15,30 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 bin() { if [ -x "$1/bin/$2" ]; then echo "$1/bin/$2"; else echo "$1/$2"; fi; }
-# Runs a build's program with that build's libraries.
-run() {
-  local dir=$1 prog=$2
-  shift 2
-  LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" QT_QPA_PLATFORM=offscreen "$(bin "$dir" "$prog")" "$@"
+# The command that runs a build's program with that build's libraries, into the array cmd: a
+# command (env), not a shell function, so that /usr/bin/time can run it.
+command_for() {
+  cmd=(env "LD_LIBRARY_PATH=$1/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" QT_QPA_PLATFORM=offscreen "$(bin "$1" "$2")")
 }
 log=$scratch/synth.mpelog
-run "$after" mpe synth --ranks "$ranks" --events "$records" "$log" >/dev/null
+# The before build writes the log: a newer build reads the older formats, not the other way round.
+command_for "$before" mpe
+"${cmd[@]}" synth --ranks "$ranks" --events "$records" "$log" >/dev/null
 echo "log: $(stat -c %s "$log") bytes, $records records, $ranks ranks"
 declare -A open_ms peak stat_s
 for ((i = 1; i <= runs; ++i)); do
   for which in before after; do
     dir=${!which}
-    /usr/bin/time -f "%e %M" -o "$scratch/time" \
-      run "$dir" upshot --export "$scratch/$which.png" --range all --waits --umq "$log" >"$scratch/out" 2>&1 ||
+    command_for "$dir" upshot
+    /usr/bin/time -f "%e %M" -o "$scratch/time" "${cmd[@]}" --export "$scratch/$which.png" --range all --waits --umq "$log" >"$scratch/out" 2>&1 ||
       { cat "$scratch/out" >&2; exit 1; }
     read -r secs kb <"$scratch/time"
     ms=$(sed -n 's/.*; load \([0-9]*\) ms.*/\1/p' "$scratch/out")
     [ -n "$ms" ] || { cat "$scratch/out" >&2; exit 1; }
     open_ms[$which]+="$ms "
     ((kb > ${peak[$which]:-0})) && peak[$which]=$kb
-    /usr/bin/time -f "%e" -o "$scratch/time" run "$dir" mpe stat "$log" >/dev/null
+    command_for "$dir" mpe
+    /usr/bin/time -f "%e" -o "$scratch/time" "${cmd[@]}" stat "$log" >/dev/null
     stat_s[$which]+="$(cat "$scratch/time") "
     echo "run $i: $which: upshot open $ms ms ($secs s with the picture), $((kb / 1024)) MiB peak; mpe stat $(cat "$scratch/time") s"
   done

@@ -33,7 +33,7 @@ void add_live_command(CLI::App& app) {
       "--remote", o->remote,
       "ranks run on other hosts: listen on this host's address (or MPE_LIVE_ADDRESS), not loopback");
   set_action(relay, [o]() -> Status {
-    auto address = live::relay_address(o->remote);
+    auto address = live_stream::relay_address(o->remote);
     if (!address.ok()) return address.status();
     auto started = start_relay(*address, o->live_file, "");
     if (!started.ok()) return started.status();

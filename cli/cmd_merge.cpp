@@ -96,8 +96,8 @@ void add_merge_command(CLI::App& app) {
     for (const auto& s : opts->sources) MPE_RETURN_IF_ERROR(sources.add(s));
     const std::string out =
         opts->out.empty() ? (sources.first_dir / (sources.prefix + ".mpelog")).string() : opts->out;
-    log::RecoverReport rep;
-    const Status s = log::recover(sources.parts, out, &rep);
+    format::RecoverReport rep;
+    const Status s = format::recover(sources.parts, out, &rep);
     for (const auto& n : rep.notes) std::fprintf(stderr, "mpe: note: %s\n", n.c_str());
     MPE_RETURN_IF_ERROR(s);
     std::printf("recovered %s: %d ranks (%d missing), %llu chunks, %llu records\n", out.c_str(), rep.ranks,

@@ -10,38 +10,39 @@
 #include "commands.h"
 #include "mpe/log_counters.h"
 #include "mpe/log_reader.h"
+#include "mpe/records.h"
 
 namespace mpe::cli {
 
 namespace {
 
-const char* kind_name(log::RecordKind k) {
+const char* kind_name(format::RecordKind k) {
   switch (k) {
-    case log::RecordKind::kState:
+    case format::RecordKind::kState:
       return "state";
-    case log::RecordKind::kSend:
+    case format::RecordKind::kSend:
       return "send";
-    case log::RecordKind::kRecv:
+    case format::RecordKind::kRecv:
       return "recv";
-    case log::RecordKind::kCollective:
+    case format::RecordKind::kCollective:
       return "coll";
-    case log::RecordKind::kMarker:
+    case format::RecordKind::kMarker:
       return "marker";
-    case log::RecordKind::kUserEvent:
+    case format::RecordKind::kUserEvent:
       return "event";
-    case log::RecordKind::kCommCreate:
+    case format::RecordKind::kCommCreate:
       return "comm";
-    case log::RecordKind::kSendCancel:
+    case format::RecordKind::kSendCancel:
       return "cancel";
-    case log::RecordKind::kRequestPost:  // folded into messages; never an event
-    case log::RecordKind::kRequestDone:
+    case format::RecordKind::kRequestPost:  // folded into messages; never an event
+    case format::RecordKind::kRequestDone:
       return "request";
-    case log::RecordKind::kRmaOp:  // folded into RMA transfers ("rma")
-    case log::RecordKind::kRmaComplete:
+    case format::RecordKind::kRmaOp:  // folded into RMA transfers ("rma")
+    case format::RecordKind::kRmaComplete:
       return "rma";
-    case log::RecordKind::kWinCreate:
+    case format::RecordKind::kWinCreate:
       return "win";
-    case log::RecordKind::kCounter:  // read through mpe/log_counters.h
+    case format::RecordKind::kCounter:  // read through mpe/log_counters.h
       return "counter";
   }
   return "?";
@@ -51,9 +52,9 @@ const char* kind_name(log::RecordKind k) {
 
 // The definitions' storage: whether they grow linearly with the ranks (docs/FORMAT.md, v5).
 Status print_definitions(const std::string& path) {
-  auto file = log::LogFile::open(path);
+  auto file = format::LogFile::open(path);
   if (!file.ok()) return file.status();
-  const log::Definitions& d = file->definitions();
+  const format::Definitions& d = file->definitions();
   const auto& s = d.storage;
   const double ranks = std::max<double>(1, d.world_size);
   std::printf("format version %u, %u ranks\n", file->version(), d.world_size);
@@ -64,7 +65,7 @@ Status print_definitions(const std::string& path) {
   std::printf("groups stored: %llu with %llu members in all (%.2f per rank)%s\n",
               static_cast<unsigned long long>(s.groups), static_cast<unsigned long long>(s.members),
               static_cast<double>(s.members) / ranks,
-              file->version() >= log::kFirstGroupTableVersion
+              file->version() >= format::kFirstGroupTableVersion
                   ? "; MPI_COMM_WORLD's and MPI_COMM_SELF's implied"
                   : "; every rank's communicators inline");
   return Status();
@@ -95,8 +96,8 @@ void add_print_command(CLI::App& app) {
     const auto got = load_log(opts->file);
     if (!got.ok()) return got.status();
     const LoadedLog& loaded = got.value();
-    const log::LogFile* file = loaded.file;
-    const log::Trace* tr = &loaded.trace;
+    const format::LogFile* file = loaded.file;
+    const format::Trace* tr = &loaded.trace;
     const std::set<std::string> kinds(opts->kinds.begin(), opts->kinds.end());
     const std::set<int> ranks(opts->ranks.begin(), opts->ranks.end());
     auto want = [&](const char* kind, uint32_t rank, int64_t t) {
@@ -125,40 +126,62 @@ void add_print_command(CLI::App& app) {
         const char* k = kind_name(e.kind);
         if (!want(k, T.rank, e.time)) continue;
         switch (e.kind) {
-          case log::RecordKind::kCollective:
+          case format::RecordKind::kCollective: {
+            const auto c = format::as<format::CollectiveRecord>(e);
             std::snprintf(buf, sizeof buf, "%lld r%u.t%u coll %s root=%d comm=%u bytes=%llu received=%d",
                           static_cast<long long>(e.time), T.rank, T.thread,
-                          file->category_name(e.cat).c_str(), e.a, e.comm,
-                          static_cast<unsigned long long>(e.c), e.b);
+                          file->category_name(c.cat).c_str(), c.root, c.comm,
+                          static_cast<unsigned long long>(c.sent), c.received);
             break;
-          case log::RecordKind::kMarker:
+          }
+          case format::RecordKind::kMarker: {
+            const auto m = format::as<format::MarkerRecord>(e);
             std::snprintf(buf, sizeof buf, "%lld r%u.t%u marker %s level=%d logging=%s",
                           static_cast<long long>(e.time), T.rank, T.thread,
-                          file->category_name(e.cat).c_str(), e.a, e.b ? "on" : "off");
+                          file->category_name(m.cat).c_str(), m.level, m.logging_on ? "on" : "off");
             break;
-          case log::RecordKind::kUserEvent:
+          }
+          case format::RecordKind::kUserEvent: {
+            const auto u = format::as<format::UserEventRecord>(e);
             std::snprintf(buf, sizeof buf, "%lld r%u.t%u event %s data=%llu%s",
-                          static_cast<long long>(e.time), T.rank, T.thread,
-                          file->category_name(e.cat).c_str(), static_cast<unsigned long long>(e.c),
-                          at_site(e.site).c_str());
+                          static_cast<long long>(e.time), T.rank, T.thread, file->category_name(u.id).c_str(),
+                          static_cast<unsigned long long>(u.data), at_site(e.site).c_str());
             break;
-          case log::RecordKind::kCommCreate:
+          }
+          case format::RecordKind::kCommCreate: {
+            const auto c = format::as<format::CommCreateRecord>(e);
             std::snprintf(buf, sizeof buf, "%lld r%u.t%u comm index=%u size=%d",
-                          static_cast<long long>(e.time), T.rank, T.thread, e.comm, e.a);
+                          static_cast<long long>(e.time), T.rank, T.thread, c.comm, c.size);
             break;
-          case log::RecordKind::kWinCreate:
-            std::snprintf(buf, sizeof buf, "%lld r%u.t%u win %s index=%d comm=%u ordinal=%d bytes=%llu",
+          }
+          case format::RecordKind::kWinCreate: {
+            const auto w = format::as<format::WinCreateRecord>(e);
+            std::snprintf(buf, sizeof buf, "%lld r%u.t%u win %s index=%u comm=%u ordinal=%u bytes=%llu",
                           static_cast<long long>(e.time), T.rank, T.thread,
-                          file->category_name(e.cat).c_str(), e.a, e.comm, e.b,
-                          static_cast<unsigned long long>(e.c));
+                          file->category_name(w.cat).c_str(), w.window, w.comm, w.ordinal,
+                          static_cast<unsigned long long>(w.size));
             break;
-          case log::RecordKind::kRmaOp:  // printed below, as transfers
-          case log::RecordKind::kRmaComplete:
+          }
+          case format::RecordKind::kRmaOp:  // printed below, as transfers
+          case format::RecordKind::kRmaComplete:
             continue;
-          default:  // an unmatched send or receive whose communicator is unknown
+          case format::RecordKind::kSend: {  // unmatched: its communicator is unknown
+            const auto s = format::as<format::SendRecord>(e);
             std::snprintf(buf, sizeof buf, "%lld r%u.t%u %s peer=%d tag=%d comm=%u bytes=%llu (unmatched)",
-                          static_cast<long long>(e.time), T.rank, T.thread, k, e.a, e.b, e.comm,
-                          static_cast<unsigned long long>(e.c));
+                          static_cast<long long>(e.time), T.rank, T.thread, k, s.dest, s.tag, s.comm,
+                          static_cast<unsigned long long>(s.bytes));
+            break;
+          }
+          case format::RecordKind::kRecv: {  // unmatched: its communicator is unknown
+            const auto v = format::as<format::RecvRecord>(e);
+            std::snprintf(buf, sizeof buf, "%lld r%u.t%u %s peer=%d tag=%d comm=%u bytes=%llu (unmatched)",
+                          static_cast<long long>(e.time), T.rank, T.thread, k, v.source, v.tag, v.comm,
+                          static_cast<unsigned long long>(v.bytes));
+            break;
+          }
+          default:  // a kind this reader does not know (a damaged log, or a newer writer's)
+            std::snprintf(buf, sizeof buf, "%lld r%u.t%u %s kind=%d (unknown)",
+                          static_cast<long long>(e.time), T.rank, T.thread, k, static_cast<int>(e.kind));
             break;
         }
         lines.push_back({e.time, i, buf});
@@ -188,21 +211,21 @@ void add_print_command(CLI::App& app) {
                                    : "never";
       std::snprintf(
           buf, sizeof buf, "%lld r%u.t%u rma %s -> r%d window=%u sent=%llu received=%llu completed=%s (%s)",
-          static_cast<long long>(x.start), O.rank, O.thread, log::rma_kind_name(x.kind), x.target, x.window,
-          static_cast<unsigned long long>(x.sent), static_cast<unsigned long long>(x.received), done.c_str(),
-          file->category_name(x.cat).c_str());
+          static_cast<long long>(x.start), O.rank, O.thread, format::rma_kind_name(x.kind), x.target,
+          x.window, static_cast<unsigned long long>(x.sent), static_cast<unsigned long long>(x.received),
+          done.c_str(), file->category_name(x.cat).c_str());
       lines.push_back({x.start, x.origin_timeline, buf});
     }
     if (kinds.empty() || kinds.count("counter")) {
-      const log::Counters counters(*file);
+      const format::Counters counters(*file);
       for (uint32_t rank = 0; rank < file->definitions().world_size && !counters.all().empty(); ++rank) {
         if (!ranks.empty() && !ranks.count(static_cast<int>(rank))) continue;
         const Status s =
-            log::for_each_counter_sample(*file, counters, rank, [&](const log::CounterSample& x) {
+            format::for_each_counter_sample(*file, counters, rank, [&](const format::CounterSample& x) {
               if (x.time < opts->from || x.time > opts->to) return;
-              const log::Counter* c = counters.counter(x.counter);
+              const format::Counter* c = counters.counter(x.counter);
               const bool delta = c && c->def.semantics == PvarSemantics::kDelta;
-              std::string where = x.comm == log::kUnknownComm ? "" : " comm=" + std::to_string(x.comm);
+              std::string where = x.comm == format::kUnknownComm ? "" : " comm=" + std::to_string(x.comm);
               if (x.max_peer >= 0) where += " max_peer=" + std::to_string(x.max_peer);
               if (c && c->def.semantics == PvarSemantics::kWatermark)
                 where += " changes=" + std::to_string(x.changes);

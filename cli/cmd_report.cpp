@@ -15,35 +15,35 @@ namespace mpe::cli {
 namespace {
 
 // The run's call sites, from one JSON report (<prefix>.mpetime.json) or from per-process files.
-StatusOr<std::vector<time::SiteSummary>> load_sites(const std::vector<std::string>& files, int rank) {
+StatusOr<std::vector<tools::time::SiteSummary>> load_sites(const std::vector<std::string>& files, int rank) {
   if (files.size() == 1 && rank < 0) {
     auto text = io::read_file(files.front());
     if (!text.ok()) return text.status();
     const size_t start = text->find_first_not_of(" \t\r\n");
     if (start != std::string::npos && (*text)[start] == '{') {
-      auto sites = time::sites_from_json_report(*text);
+      auto sites = tools::time::sites_from_json_report(*text);
       if (!sites.ok()) return Status(sites.status().code(), files.front() + ": " + sites.status().message());
       return sites;
     }
   }
-  std::vector<time::RankProfile> profiles;
+  std::vector<tools::time::RankProfile> profiles;
   for (const auto& f : files) {
-    auto p = time::load(f);
+    auto p = tools::time::load(f);
     if (!p.ok()) return p.status();
     if (rank < 0 || p->rank == rank) profiles.push_back(std::move(*p));
   }
   if (profiles.empty())
     return Status(StatusCode::kInvalidArgument, "no file for rank " + std::to_string(rank));
-  MPE_RETURN_IF_ERROR(time::check_run(&profiles));
-  return time::summarize_sites(profiles);
+  MPE_RETURN_IF_ERROR(tools::time::check_run(&profiles));
+  return tools::time::summarize_sites(profiles);
 }
 
 // libmpetime's whole-run text report, its per-rank table summarised when it is more than a page.
 // The report is libmpetime's own (text_report() writes the finalize report too, which `mpe report`
 // reproduces), so the summary takes the place of its table: from the line after the table's
 // heading to the blank line that ends it.
-std::string text_report(const std::vector<time::RankProfile>& profiles, size_t top) {
-  std::string report = time::text_report(profiles);
+std::string text_report(const std::vector<tools::time::RankProfile>& profiles, size_t top) {
+  std::string report = tools::time::text_report(profiles);
   RankTable table({{"host", 20, RankTable::kText},
                    {"threads", 7, 0},
                    {"run (s)", 12, 6},
@@ -91,27 +91,27 @@ void add_report_command(CLI::App& app) {
       auto sites = load_sites(opts->files, opts->rank);
       if (!sites.ok()) return sites.status();
       if (opts->top && sites->size() > opts->top) sites->resize(opts->top);
-      out = opts->json ? time::callsites_json(*sites) : time::callsite_table(*sites);
+      out = opts->json ? tools::time::callsites_json(*sites) : tools::time::callsite_table(*sites);
       std::fwrite(out.data(), 1, out.size(), stdout);
       return Status();
     }
-    std::vector<mpe::time::RankProfile> profiles;
+    std::vector<mpe::tools::time::RankProfile> profiles;
     for (const auto& f : opts->files) {
-      auto p = mpe::time::load(f);
+      auto p = mpe::tools::time::load(f);
       if (!p.ok()) return p.status();
       profiles.push_back(std::move(*p));
     }
-    MPE_RETURN_IF_ERROR(mpe::time::check_run(&profiles));
+    MPE_RETURN_IF_ERROR(mpe::tools::time::check_run(&profiles));
     if (opts->rank >= 0) {
       for (const auto& p : profiles)
-        if (p.rank == opts->rank) out = mpe::time::rank_report(p);
+        if (p.rank == opts->rank) out = mpe::tools::time::rank_report(p);
       if (out.empty())
         return Status(StatusCode::kInvalidArgument, "no file for rank " + std::to_string(opts->rank));
     } else {
       if (static_cast<int>(profiles.size()) != profiles.front().size)
         std::fprintf(stderr, "mpe: warning: %zu of %d ranks' files given; the report covers those only\n",
                      profiles.size(), profiles.front().size);
-      out = opts->json ? mpe::time::json_report(profiles)
+      out = opts->json ? mpe::tools::time::json_report(profiles)
                        : text_report(profiles, opts->top ? opts->top : kDefaultTopRanks);
     }
     std::fwrite(out.data(), 1, out.size(), stdout);

@@ -156,7 +156,7 @@ void add_run_command(CLI::App& app) {
       const std::string prefix = run_prefix(argv, launcher != Launcher::kNone);
       live_file = prefix + ".live";
       if (opts->log) mpelog = std::filesystem::absolute(prefix + ".mpelog");
-      auto address = live::relay_address(names_hosts(argv));
+      auto address = live_stream::relay_address(names_hosts(argv));
       auto started =
           address.ok() ? start_relay(*address, live_file, mpelog) : StatusOr<RelayProcess>(address.status());
       if (started.ok()) {

@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "mpe/log_reader.h"
+#include "mpe/records.h"
 #include "rank_table.h"
 
 namespace mpe::cli {
@@ -37,12 +38,12 @@ using SiteKey = std::pair<uint32_t, uint32_t>;  // (run-wide call site, category
 // Waitall's receives included).
 class CallsiteStats {
  public:
-  explicit CallsiteStats(const log::LogFile& file) : file_(file) {}
+  explicit CallsiteStats(const format::LogFile& file) : file_(file) {}
 
-  void consume(const log::Chunk& chunk) {
+  void consume(const format::Chunk& chunk) {
     Sink sink{out_, chunk.entry.rank};
-    log::interpret_records(file_, chunk.entry, chunk.records, chunk.count,
-                           &user_states_[{chunk.entry.rank, chunk.entry.thread}], sink);
+    format::interpret_records(file_, chunk.entry, chunk.records, chunk.count,
+                              &user_states_[{chunk.entry.rank, chunk.entry.thread}], sink);
   }
   const std::map<SiteKey, SiteStat>& stats() const { return out_; }
 
@@ -56,28 +57,29 @@ class CallsiteStats {
       ++s.count;
       s.time += end - start;
       s.ranks.insert(rank);
-      last = cat < log::kUserCategoryBase ? &s : nullptr;
+      last = cat < format::kUserCategoryBase ? &s : nullptr;
     }
-    void event(const log::Event& e) {
-      if (e.kind == log::RecordKind::kCollective && last) {
-        last->sent += e.c;
-        last->received += e.b > 0 ? static_cast<uint64_t>(e.b) : 0;
+    void event(const format::Event& e) {
+      if (e.kind == format::RecordKind::kCollective && last) {
+        const auto c = format::as<format::CollectiveRecord>(e);
+        last->sent += c.sent;
+        last->received += c.received > 0 ? static_cast<uint64_t>(c.received) : 0;
       }
     }
-    void message_end(bool send, const log::MessageKey&, int64_t, uint64_t bytes) {
+    void message_end(bool send, const format::MessageKey&, int64_t, uint64_t bytes) {
       if (last) (send ? last->sent : last->received) += bytes;
     }
-    void cancel_send(const log::MessageKey&) {}
+    void cancel_send(const format::MessageKey&) {}
     void span(int64_t, int64_t) {}
   };
 
-  const log::LogFile& file_;
+  const format::LogFile& file_;
   std::map<SiteKey, SiteStat> out_;
-  std::map<std::pair<uint32_t, uint32_t>, log::UserStates> user_states_;
+  std::map<std::pair<uint32_t, uint32_t>, format::UserStates> user_states_;
 };
 
 // Per rank: threads, clock correction and causality shift; "-" where a rank has none.
-std::string rank_table(const log::Definitions& d, const std::map<uint32_t, uint32_t>& threads,
+std::string rank_table(const format::Definitions& d, const std::map<uint32_t, uint32_t>& threads,
                        const std::vector<int64_t>& shift_ns, size_t top) {
   const double tick_ns = 1e9 / d.ticks_per_second;
   // The top ranks of a summary: the largest round trips, whose offsets are the least certain.
@@ -88,8 +90,8 @@ std::string rank_table(const log::Definitions& d, const std::map<uint32_t, uint3
                    {"drift (ppm)", 11, 3, true},
                    {"shift (ns)", 10, 0}},
                   3);
-  for (const log::RankMeta& m : d.ranks) {
-    const log::ClockSync& s = m.sync;
+  for (const format::RankMeta& m : d.ranks) {
+    const format::ClockSync& s = m.sync;
     const auto n = threads.find(m.rank);
     const double none = NAN;
     const double drift = (s.valid == 3 && s.t_final > s.t_init)
@@ -123,12 +125,12 @@ void add_stat_command(CLI::App& app) {
     // One decode: the model and the call-site statistics from the same pass.
     auto opened = interop::OpenedLog::open(opts->file);
     if (!opened.ok()) return opened.status();
-    const log::LogFile* file = &(*opened)->file();
+    const format::LogFile* file = &(*opened)->file();
     CallsiteStats callsites(*file);
-    auto loaded = log::load_trace(*file, {[&](const log::Chunk& c) { callsites.consume(c); }});
+    auto loaded = format::load_trace(*file, {[&](const format::Chunk& c) { callsites.consume(c); }});
     if (!loaded.ok()) return Status(loaded.status().code(), opts->file + ": " + loaded.status().message());
-    const log::Trace* tr = &loaded.value();
-    const log::Definitions& d = file->definitions();
+    const format::Trace* tr = &loaded.value();
+    const format::Definitions& d = file->definitions();
     std::map<std::string, StateStat> states;
     std::map<uint32_t, std::map<std::string, uint64_t>> per_rank;
     std::map<uint32_t, uint32_t> threads;
@@ -142,10 +144,10 @@ void add_stat_command(CLI::App& app) {
         per_rank[t.rank][file->category_name(s.cat)]++;
       }
       for (const auto& e : t.events) {
-        if (e.kind == log::RecordKind::kCollective) ++collectives;
-        if (e.kind == log::RecordKind::kMarker) ++markers;
-        if (e.kind == log::RecordKind::kUserEvent) ++user_events;
-        if (e.kind == log::RecordKind::kCommCreate) ++comm_creates;
+        if (e.kind == format::RecordKind::kCollective) ++collectives;
+        if (e.kind == format::RecordKind::kMarker) ++markers;
+        if (e.kind == format::RecordKind::kUserEvent) ++user_events;
+        if (e.kind == format::RecordKind::kCommCreate) ++comm_creates;
       }
     }
     for (const auto& m : tr->messages) bytes += m.bytes;
@@ -156,7 +158,7 @@ void add_stat_command(CLI::App& app) {
     std::map<std::string, RmaKindStat> rma_kinds;
     uint64_t rma_sent = 0, rma_received = 0, rma_completed = 0;
     for (const auto& t : tr->rma.transfers) {
-      auto& k = rma_kinds[log::rma_kind_name(t.kind)];
+      auto& k = rma_kinds[format::rma_kind_name(t.kind)];
       ++k.count;
       k.sent += t.sent;
       k.received += t.received;
@@ -216,12 +218,12 @@ void add_stat_command(CLI::App& app) {
       o["comm_creates"] = comm_creates;
       Json& categories = o["categories"] = Json::object();
       for (const auto& c : d.categories)
-        if (c.id >= log::kUserCategoryBase) {
+        if (c.id >= format::kUserCategoryBase) {
           char color[16];
           std::snprintf(color, sizeof color, "#%06x", c.color);
           categories[c.name] = {{"id", c.id},
                                 {"color", color},
-                                {"kind", c.kind == log::CategoryKind::kState ? "state" : "event"}};
+                                {"kind", c.kind == format::CategoryKind::kState ? "state" : "event"}};
         }
       Json& sync = o["clock_sync"] = Json::array();
       for (size_t r = 0; r < d.ranks.size(); ++r) {
@@ -235,7 +237,7 @@ void add_stat_command(CLI::App& app) {
       o["causality_shift_ns"] = tr->causality_shift_ns;
       Json& site_list = o["callsites"] = Json::array();
       for (const auto& [key, s] : sites) {
-        const log::CallSite& cs = file->callsites()[key.first - 1];
+        const format::CallSite& cs = file->callsites()[key.first - 1];
         Json frames = Json::array();
         for (const Frame& f : cs.frames)
           frames.push_back(

@@ -13,17 +13,20 @@
 
 #include "commands.h"
 #include "mpe/log_writer.h"
+#include "mpe/records.h"
 
 namespace mpe::cli {
 
 namespace {
 
-using log::Record;
-using log::RecordKind;
+using format::Record;
 
-Record rec(RecordKind k, uint64_t t, uint16_t cat, int32_t a = 0, int32_t b = 0, uint64_t c = 0) {
-  return log::make_record(k, t, cat, a, b, 0, c);
+// The record of an MPI call or user state of `cat` at t, `duration` ticks long.
+Record state(uint64_t t, uint16_t cat, uint64_t duration, uint32_t depth = 0) {
+  return format::StateRecord{t, cat, depth, 0, duration}.to_record();
 }
+// The record of MPE user event `id` at t.
+Record user_event(uint64_t t, uint16_t id) { return format::UserEventRecord{t, id, 0, 0}.to_record(); }
 
 // MPI categories of the synthetic run (id = position).
 constexpr uint32_t kMaxSynthRanks = 1u << 20;
@@ -32,8 +35,8 @@ enum Cat : uint16_t { kInit, kFinalize, kSend, kIrecv, kWait, kAllreduce, kBarri
 const std::vector<std::string> kNames = {"MPI_Init",    "MPI_Finalize", "MPI_Send",
                                          "MPI_Irecv",   "MPI_Wait",     "MPI_Allreduce",
                                          "MPI_Barrier", "MPI_Iprobe",   "MPI_Pcontrol"};
-constexpr uint16_t kCompute = log::kUserCategoryBase;    // user state "compute" (start, end = +1)
-constexpr uint16_t kSolve = log::kUserCategoryBase + 2;  // user state "solve", nested in compute
+constexpr uint16_t kCompute = format::kUserCategoryBase;    // user state "compute" (start, end = +1)
+constexpr uint16_t kSolve = format::kUserCategoryBase + 2;  // user state "solve", nested in compute
 
 // Communicator indices of every synthetic rank: 0 world, 1 self, then these two.
 constexpr uint32_t kNodeComm = 2;    // the rank's node (as MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) gives)
@@ -85,17 +88,17 @@ StatusOr<std::vector<bool>> parse_slow_ranks(const std::string& spec, uint32_t R
 
 // The run's definitions: a host per node, and the four communicators of every rank, each group
 // one shared copy (the format stores each group once however many ranks name it).
-log::Definitions definitions(const Shape& shape) {
+format::Definitions definitions(const Shape& shape) {
   const uint32_t R = shape.ranks;
-  log::Definitions d;
+  format::Definitions d;
   d.world_size = R;
   d.program = "synth";
   d.clock = "monotonic";
   d.ticks_per_second = 1e9;
-  d.categories = log::mpi_categories(kNames);
-  log::MemberInterner groups;
-  const log::MemberList world = groups.world(R);
-  std::vector<log::MemberList> node_group(shape.nodes()), column_group(std::min(R, shape.per_node));
+  d.categories = format::mpi_categories(kNames);
+  format::MemberInterner groups;
+  const format::MemberList world = groups.world(R);
+  std::vector<format::MemberList> node_group(shape.nodes()), column_group(std::min(R, shape.per_node));
   for (uint32_t n = 0; n < shape.nodes(); ++n) {
     std::vector<int32_t> v;
     for (uint32_t r = n * shape.per_node; r < std::min(R, (n + 1) * shape.per_node); ++r)
@@ -110,26 +113,26 @@ log::Definitions definitions(const Shape& shape) {
   char host[32];
   d.ranks.resize(R);
   for (uint32_t r = 0; r < R; ++r) {
-    log::RankMeta& m = d.ranks[r];
+    format::RankMeta& m = d.ranks[r];
     m.rank = r;
     m.world_size = R;
     m.pid = 1000 + r;
     std::snprintf(host, sizeof host, "node%05u", shape.node(r));
     m.host = host;
-    m.threads = {log::ThreadDef{0, 1000 + r}};
+    m.threads = {format::ThreadDef{0, 1000 + r}};
     // Global ids as liblog agrees on them: the smallest (world rank << 32 | creation counter).
     const uint64_t node_id = (uint64_t{shape.node(r) * shape.per_node} << 32) | 1;
     const uint64_t column_id = (uint64_t{shape.local(r)} << 32) | 2;
-    m.comms = {log::CommDef{0, 0, false, world},
-               log::CommDef{1, (1ull << 62) | r, false, {static_cast<int32_t>(r)}},
-               log::CommDef{kNodeComm, node_id, false, node_group[shape.node(r)]},
-               log::CommDef{kColumnComm, column_id, false, column_group[shape.local(r)]}};
+    m.comms = {format::CommDef{0, 0, false, world},
+               format::CommDef{1, (1ull << 62) | r, false, {static_cast<int32_t>(r)}},
+               format::CommDef{kNodeComm, node_id, false, node_group[shape.node(r)]},
+               format::CommDef{kColumnComm, column_id, false, column_group[shape.local(r)]}};
     if (r == 0)
       m.user_categories = {
-          log::Category{kCompute, log::CategoryKind::kState, kCompute + 1u, 0xC04040, "compute", {}},
-          log::Category{kSolve, log::CategoryKind::kState, kSolve + 1u, 0x7050C0, "solve", {}}};
+          format::Category{kCompute, format::CategoryKind::kState, kCompute + 1u, 0xC04040, "compute", {}},
+          format::Category{kSolve, format::CategoryKind::kState, kSolve + 1u, 0x7050C0, "solve", {}}};
   }
-  log::merge_user_categories(&d);
+  format::merge_user_categories(&d);
   return d;
 }
 
@@ -174,7 +177,7 @@ void add_synth_command(CLI::App& app) {
     const uint64_t iters = static_cast<uint64_t>(static_cast<double>(opts->events) / (R * per_iteration));
     // Each rank's records wait in memory until a chunk is full; about 1 GiB for all ranks together.
     const size_t flush = std::clamp<size_t>((size_t{1} << 30) / (32u * size_t{R}), 256, 65536);
-    log::LogWriter w;
+    format::LogWriter w;
     MPE_RETURN_IF_ERROR(w.open(opts->out));
     std::vector<std::vector<Record>> buf(R);
     std::mt19937_64 rng(opts->seed);
@@ -183,7 +186,7 @@ void add_synth_command(CLI::App& app) {
     uint64_t total = 0;
     auto spill = [&](uint32_t r) {
       std::string chunk;
-      log::encode_events(buf[r].data(), static_cast<uint32_t>(buf[r].size()), r, 0, 1, &chunk);
+      format::encode_events(buf[r].data(), static_cast<uint32_t>(buf[r].size()), r, 0, 1, &chunk);
       if (written.ok()) written = w.add_events_chunk(chunk);
       total += buf[r].size();
       buf[r].clear();
@@ -196,12 +199,12 @@ void add_synth_command(CLI::App& app) {
     std::vector<uint64_t> now(R), right_at(R), down_at(R);
     for (uint32_t r = 0; r < R; ++r) {
       const uint64_t d = 200000 + static_cast<uint64_t>(u(rng) * 50000);
-      put(r, rec(RecordKind::kState, 0, kInit, 0, 0, d));
-      put(r, log::make_record(RecordKind::kCommCreate, d + 1, 0, static_cast<int32_t>(shape.node_size(r)), 0,
-                              kNodeComm));
-      put(r, log::make_record(RecordKind::kCommCreate, d + 2, 0, static_cast<int32_t>(shape.column_size(r)),
-                              0, kColumnComm));
-      put(r, rec(RecordKind::kMarker, d + 10, kPcontrol, 1, 1));
+      put(r, state(0, kInit, d));
+      put(r, format::CommCreateRecord{d + 1, 0, kNodeComm, static_cast<int32_t>(shape.node_size(r))}
+                 .to_record());
+      put(r, format::CommCreateRecord{d + 2, 0, kColumnComm, static_cast<int32_t>(shape.column_size(r))}
+                 .to_record());
+      put(r, format::MarkerRecord{d + 10, kPcontrol, 1, true}.to_record());
       now[r] = d + 100;
     }
     for (uint64_t k = 0; k < iters && written.ok(); ++k) {
@@ -213,22 +216,24 @@ void add_synth_command(CLI::App& app) {
         const double factor = (*slow)[r] ? opts->slow_factor : 1.0;
         const uint64_t c =
             static_cast<uint64_t>(4000 * factor * (1 + 0.3 * r / std::max(1u, R - 1)) * (0.8 + 0.4 * u(rng)));
-        put(r, rec(RecordKind::kUserEvent, t, kCompute));
-        put(r, rec(RecordKind::kUserEvent, t + c / 4, kSolve));
-        put(r, rec(RecordKind::kState, t + c / 2, kIprobe, 2, 0, 60));
-        put(r, rec(RecordKind::kUserEvent, t + 3 * c / 4, kSolve + 1));
-        put(r, rec(RecordKind::kUserEvent, t + c, kCompute + 1));
-        put(r, rec(RecordKind::kState, t + c + 20, kIrecv, 0, 0, 150));
+        put(r, user_event(t, kCompute));
+        put(r, user_event(t + c / 4, kSolve));
+        put(r, state(t + c / 2, kIprobe, 60, 2));
+        put(r, user_event(t + 3 * c / 4, kSolve + 1));
+        put(r, user_event(t + c, kCompute + 1));
+        put(r, state(t + c + 20, kIrecv, 150));
         right_at[r] = t + c + 200;
         const uint64_t sd = 300 + static_cast<uint64_t>(u(rng) * 200);
-        put(r, rec(RecordKind::kState, right_at[r], kSend, 0, 0, sd));
-        put(r, rec(RecordKind::kSend, right_at[r], kSend, static_cast<int32_t>(shape.right(r)), 1, bytes));
+        put(r, state(right_at[r], kSend, sd));
+        put(r, format::SendRecord{right_at[r], kSend, static_cast<int32_t>(shape.right(r)), 1, 0, bytes}
+                   .to_record());
         now[r] = right_at[r] + sd + 30;
         if (shape.several_nodes()) {  // to the same local rank on the next node, over the column communicator
           down_at[r] = now[r];
-          put(r, rec(RecordKind::kState, down_at[r], kSend, 0, 0, sd));
-          put(r, log::make_record(RecordKind::kSend, down_at[r], kSend,
-                                  static_cast<int32_t>(shape.node(shape.down(r))), 2, kColumnComm, bytes));
+          put(r, state(down_at[r], kSend, sd));
+          put(r, format::SendRecord{down_at[r], kSend, static_cast<int32_t>(shape.node(shape.down(r))), 2,
+                                    kColumnComm, bytes}
+                     .to_record());
           now[r] = down_at[r] + sd + 30;
         }
       }
@@ -237,16 +242,16 @@ void add_synth_command(CLI::App& app) {
         const uint32_t left = shape.left(r);
         const uint64_t arrive = right_at[left] + 1500 + static_cast<uint64_t>(u(rng) * 500);
         uint64_t done = std::max(now[r] + 100, arrive);
-        put(r, rec(RecordKind::kState, now[r], kWait, 0, 0, done - now[r]));
-        put(r, rec(RecordKind::kRecv, done, kWait, static_cast<int32_t>(left), 1, bytes));
+        put(r, state(now[r], kWait, done - now[r]));
+        put(r, format::RecvRecord{done, kWait, static_cast<int32_t>(left), 1, 0, bytes}.to_record());
         now[r] = done + 50;
         if (shape.several_nodes()) {
           const uint32_t up = shape.up(r);
           const uint64_t from_up = down_at[up] + 4000 + static_cast<uint64_t>(u(rng) * 1000);
           done = std::max(now[r] + 100, from_up);
-          put(r, rec(RecordKind::kState, now[r], kWait, 0, 0, done - now[r]));
-          put(r, log::make_record(RecordKind::kRecv, done, kWait, static_cast<int32_t>(shape.node(up)), 2,
-                                  kColumnComm, bytes));
+          put(r, state(now[r], kWait, done - now[r]));
+          put(r, format::RecvRecord{done, kWait, static_cast<int32_t>(shape.node(up)), 2, kColumnComm, bytes}
+                     .to_record());
           now[r] = done + 50;
         }
       }
@@ -255,23 +260,23 @@ void add_synth_command(CLI::App& app) {
           const uint32_t last_rank = std::min(R, first + shape.per_node);
           const uint64_t last = *std::max_element(now.begin() + first, now.begin() + last_rank);
           for (uint32_t r = first; r < last_rank; ++r) {
-            put(r, rec(RecordKind::kState, now[r], kBarrier, 0, 0, last + 800 - now[r]));
-            put(r, log::make_record(RecordKind::kCollective, now[r], kBarrier, -1, 0, kNodeComm, 0));
+            put(r, state(now[r], kBarrier, last + 800 - now[r]));
+            put(r, format::CollectiveRecord{now[r], kBarrier, -1, kNodeComm, 0, 0}.to_record());
             now[r] = last + 900;
           }
         }
       if (k % 8 == 7) {  // an allreduce on the world: everyone leaves after the latest arrives
         const uint64_t last = *std::max_element(now.begin(), now.end());
         for (uint32_t r = 0; r < R; ++r) {
-          put(r, rec(RecordKind::kState, now[r], kAllreduce, 0, 0, last + 3000 - now[r]));
-          put(r, rec(RecordKind::kCollective, now[r], kAllreduce, -1, 8, 8));
+          put(r, state(now[r], kAllreduce, last + 3000 - now[r]));
+          put(r, format::CollectiveRecord{now[r], kAllreduce, -1, 0, 8, 8}.to_record());
           now[r] = last + 3100;
         }
       }
     }
     for (uint32_t r = 0; r < R; ++r) {
-      put(r, rec(RecordKind::kMarker, now[r], kPcontrol, 0, 0));
-      put(r, rec(RecordKind::kState, now[r] + 100, kFinalize, 0, 0, 50000));
+      put(r, format::MarkerRecord{now[r], kPcontrol, 0, false}.to_record());
+      put(r, state(now[r] + 100, kFinalize, 50000));
       if (!buf[r].empty()) spill(r);
     }
     MPE_RETURN_IF_ERROR(written);

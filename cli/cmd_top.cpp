@@ -148,12 +148,12 @@ void add_top_command(CLI::App& app) {
     auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
     while (!std::filesystem::exists(o->live_file) && elapsed() < o->wait)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    auto file = live::read_live_file(o->live_file);
+    auto file = live_stream::read_live_file(o->live_file);
     if (!file.ok()) return file.status();
-    live::Subscriber sub;
+    live_stream::Subscriber sub;
     MPE_RETURN_IF_ERROR(sub.connect(*file, o->queue));
     signal(SIGINT, [](int) { g_interrupted = 1; });
-    live::JobView view;
+    live_stream::JobView view;
     // The job's end normally arrives from the relay. A viewer far behind may lose it with the
     // frames; `mpe run` deletes the .live file when the job is over, so a file gone and a
     // stream quiet for 3 s end the view too (marked: the exit status is unknown).
@@ -161,17 +161,17 @@ void add_top_command(CLI::App& app) {
     auto take = [&](int timeout_ms) {
       if (!view.ended() && !std::filesystem::exists(o->live_file) &&
           std::chrono::duration<double>(Clock::now() - last_message).count() > 3.0)
-        view.end(live::JobEnd{-1, ""});
+        view.end(live_stream::JobEnd{-1, ""});
       for (auto msg = sub.receive(timeout_ms); msg; msg = sub.receive(0)) {
         last_message = Clock::now();
-        auto kind = live::peek_kind(msg->data(), msg->size());
+        auto kind = live_stream::peek_kind(msg->data(), msg->size());
         if (!kind.ok()) {
           view.reject();
-        } else if (*kind == live::MessageKind::kRankFrame) {
-          auto f = live::decode_frame(msg->data(), msg->size());
+        } else if (*kind == live_stream::MessageKind::kRankFrame) {
+          auto f = live_stream::decode_frame(msg->data(), msg->size());
           f.ok() ? view.add(std::move(*f)) : view.reject();
         } else {
-          auto e = live::decode_job_end(msg->data(), msg->size());
+          auto e = live_stream::decode_job_end(msg->data(), msg->size());
           if (e.ok())
             view.end(*e);
           else
@@ -194,7 +194,7 @@ void add_top_command(CLI::App& app) {
         return Status(StatusCode::kIoError, "no frame from the job at " + file->viewer_endpoint + " within " +
                                                 std::to_string(static_cast<int>(o->wait)) +
                                                 " s: has it started, or ended?");
-      const std::string snap = live::snapshot_json(view, o->stuck);
+      const std::string snap = live_stream::snapshot_json(view, o->stuck);
       std::fputs(o->json_out ? (snap + "\n").c_str() : render(json::parse(snap)).c_str(), stdout);
       return Status();
     }
@@ -202,7 +202,7 @@ void add_top_command(CLI::App& app) {
     while (!g_interrupted) {
       take(100);
       if (std::chrono::duration<double>(Clock::now() - last_draw).count() >= o->refresh || view.ended()) {
-        const std::string snap = live::snapshot_json(view, o->stuck);
+        const std::string snap = live_stream::snapshot_json(view, o->stuck);
         if (o->json_out)
           std::printf("%s\n", snap.c_str());
         else

@@ -23,7 +23,7 @@ namespace {
 StatusOr<uint64_t> threshold(const std::string& option) {
   const char* env = std::getenv("MPE_UMQ_THRESHOLD");
   const std::string text = !option.empty() ? option : env && *env ? env : "";
-  if (text.empty()) return umq::kDefaultThreshold;
+  if (text.empty()) return analysis::umq::kDefaultThreshold;
   const char* what = !option.empty() ? "--threshold" : "MPE_UMQ_THRESHOLD";
   char* end = nullptr;
   errno = 0;
@@ -84,16 +84,16 @@ void add_umq_command(CLI::App& app) {
     if (!limit.ok()) return limit.status();
     auto opened = interop::OpenedLog::open(opts->file);
     if (!opened.ok()) return opened.status();
-    umq::Options options;
+    analysis::umq::Options options;
     options.threshold = *limit;
-    auto rebuilt = umq::rebuild(opened.value()->file(), options);
+    auto rebuilt = analysis::umq::rebuild(opened.value()->file(), options);
     if (!rebuilt.ok()) return rebuilt.status();
-    std::vector<std::vector<umq::SiteRecord>> sites = std::move(rebuilt->sites);
-    umq::SiteMerge merge;
+    std::vector<std::vector<analysis::umq::SiteRecord>> sites = std::move(rebuilt->sites);
+    analysis::umq::SiteMerge merge;
     for (size_t r = 0; r < sites.size(); ++r) merge.add_rank(sites[r], static_cast<int>(r));
-    std::vector<const umq::MergedSite*> ranked = merge.ranked();
+    std::vector<const analysis::umq::MergedSite*> ranked = merge.ranked();
     if (ranked.size() > opts->top) ranked.resize(opts->top);
-    const umq::VariableInfo variable = umq::rebuilt_variable(opts->file, *limit);
+    const analysis::umq::VariableInfo variable = analysis::umq::rebuilt_variable(opts->file, *limit);
     const int nranks = static_cast<int>(rebuilt->ranks);
     if (rebuilt->unknown_posts)
       std::fprintf(stderr,
@@ -103,10 +103,11 @@ void add_umq_command(CLI::App& app) {
                    static_cast<unsigned long long>(rebuilt->posts));
     const size_t top_ranks = opts->top == SIZE_MAX ? kDefaultTopRanks : opts->top;
     auto text_report = [&] {
-      return umq::report_text(ranked, variable, nranks) + per_rank_text(rebuilt->max_length, top_ranks);
+      return analysis::umq::report_text(ranked, variable, nranks) +
+             per_rank_text(rebuilt->max_length, top_ranks);
     };
     auto json_report = [&] {
-      return with_per_rank(umq::report_json(ranked, variable, nranks), rebuilt->max_length);
+      return with_per_rank(analysis::umq::report_json(ranked, variable, nranks), rebuilt->max_length);
     };
     if (!opts->prefix.empty()) {
       MPE_RETURN_IF_ERROR(write_file(opts->prefix + ".umq.txt", text_report()));

@@ -22,11 +22,11 @@ double seconds(int64_t ns) { return static_cast<double>(ns) * 1e-9; }
 struct SiteRow {
   uint32_t site;
   uint32_t cat;
-  waits::SiteTotal total;
+  analysis::waits::SiteTotal total;
 };
 
 // A pattern's call sites, most waiting first.
-std::vector<SiteRow> site_rows(const waits::PatternTotal& p) {
+std::vector<SiteRow> site_rows(const analysis::waits::PatternTotal& p) {
   std::vector<SiteRow> rows;
   for (const auto& [key, total] : p.per_site) rows.push_back(SiteRow{key.first, key.second, total});
   std::stable_sort(rows.begin(), rows.end(),
@@ -35,9 +35,9 @@ std::vector<SiteRow> site_rows(const waits::PatternTotal& p) {
 }
 
 // The ranks whose lateness cost the others most, largest first (those that cost nothing left out).
-std::vector<std::pair<uint32_t, int64_t>> offenders(const waits::Report& r) {
+std::vector<std::pair<uint32_t, int64_t>> offenders(const analysis::waits::Report& r) {
   std::vector<std::pair<uint32_t, int64_t>> v;
-  const std::vector<int64_t> caused = waits::blame_by_culprit(r);
+  const std::vector<int64_t> caused = analysis::waits::blame_by_culprit(r);
   for (uint32_t c = 0; c < r.ranks; ++c)
     if (caused[c] > 0) v.emplace_back(c, caused[c]);
   std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -46,22 +46,24 @@ std::vector<std::pair<uint32_t, int64_t>> offenders(const waits::Report& r) {
 
 // Who made whom wait, as text: the matrix (row: the late rank, column: the rank that waited) up
 // to a page of ranks, else the `top` pairs that cost most.
-void print_blame(const waits::Report& r, size_t top) {
+void print_blame(const analysis::waits::Report& r, size_t top) {
   if (r.ranks <= kPageOfRanks) {
     std::printf("\nwho makes whom wait (s): row = the late rank, column = the rank that waited\n%6s", "");
     for (uint32_t w = 0; w < r.ranks; ++w) std::printf(" %10u", w);
     std::printf("\n");
     for (uint32_t c = 0; c < r.ranks; ++c) {
       std::printf("%6u", c);
-      for (uint32_t w = 0; w < r.ranks; ++w) std::printf(" %10.6f", seconds(waits::blame_ns(r, c, w)));
+      for (uint32_t w = 0; w < r.ranks; ++w)
+        std::printf(" %10.6f", seconds(analysis::waits::blame_ns(r, c, w)));
       std::printf("\n");
     }
     return;
   }
-  std::vector<waits::Blame> pairs = r.blame;
+  std::vector<analysis::waits::Blame> pairs = r.blame;
   const size_t shown = std::min(top, pairs.size());
-  std::partial_sort(pairs.begin(), pairs.begin() + static_cast<std::ptrdiff_t>(shown), pairs.end(),
-                    [](const waits::Blame& a, const waits::Blame& b) { return a.ns > b.ns; });
+  std::partial_sort(
+      pairs.begin(), pairs.begin() + static_cast<std::ptrdiff_t>(shown), pairs.end(),
+      [](const analysis::waits::Blame& a, const analysis::waits::Blame& b) { return a.ns > b.ns; });
   std::printf("\nwho makes whom wait: the %zu pairs that cost most, of %zu that waited\n%10s %10s %14s\n",
               shown, pairs.size(), "late rank", "waited", "waiting (s)");
   for (size_t i = 0; i < shown; ++i)
@@ -69,12 +71,13 @@ void print_blame(const waits::Report& r, size_t top) {
   std::printf("(%zu more pairs left out; --top N shows more, --json has every pair)\n", pairs.size() - shown);
 }
 
-Json to_json(const std::string& path, const log::LogFile& file, const waits::Report& r, bool instances) {
+Json to_json(const std::string& path, const format::LogFile& file, const analysis::waits::Report& r,
+             bool instances) {
   Json o = {{"file", path}, {"ranks", r.ranks}, {"mpi_seconds", seconds(r.mpi_ns)}};
   Json& patterns = o["patterns"] = Json::object();
-  for (int i = 0; i < waits::kPatternCount; ++i) {
-    const auto p = static_cast<waits::Pattern>(i);
-    const waits::PatternTotal& t = r.patterns[static_cast<size_t>(i)];
+  for (int i = 0; i < analysis::waits::kPatternCount; ++i) {
+    const auto p = static_cast<analysis::waits::Pattern>(i);
+    const analysis::waits::PatternTotal& t = r.patterns[static_cast<size_t>(i)];
     Json per_rank = Json::array();
     for (int64_t ns : t.per_rank) per_rank.push_back(seconds(ns));
     Json sites = Json::array();
@@ -91,22 +94,23 @@ Json to_json(const std::string& path, const log::LogFile& file, const waits::Rep
       site["instances"] = row.total.instances;
       sites.push_back(std::move(site));
     }
-    patterns[waits::pattern_key(p)] = {{"name", waits::pattern_name(p)},
-                                       {"seconds", seconds(t.ns)},
-                                       {"share", r.mpi_ns > 0 ? static_cast<double>(t.ns) / r.mpi_ns : 0.0},
-                                       {"instances", t.instances},
-                                       {"per_rank", per_rank},
-                                       {"callsites", sites}};
+    patterns[analysis::waits::pattern_key(p)] = {
+        {"name", analysis::waits::pattern_name(p)},
+        {"seconds", seconds(t.ns)},
+        {"share", r.mpi_ns > 0 ? static_cast<double>(t.ns) / r.mpi_ns : 0.0},
+        {"instances", t.instances},
+        {"per_rank", per_rank},
+        {"callsites", sites}};
   }
   Json& blame = o["blame"] = Json::array();  // only the pairs that waited: ranks² cells would not fit
-  for (const waits::Blame& b : r.blame)
+  for (const analysis::waits::Blame& b : r.blame)
     blame.push_back({{"late", b.culprit}, {"waiting", b.waiter}, {"seconds", seconds(b.ns)}});
   Json& worst = o["offenders"] = Json::array();
   for (const auto& [rank, ns] : offenders(r)) worst.push_back({{"rank", rank}, {"seconds", seconds(ns)}});
   if (instances) {
     Json& list = o["instances"] = Json::array();
-    for (const waits::Instance& in : r.instances)
-      list.push_back({{"pattern", waits::pattern_key(in.pattern)},
+    for (const analysis::waits::Instance& in : r.instances)
+      list.push_back({{"pattern", analysis::waits::pattern_key(in.pattern)},
                       {"rank", in.rank},
                       {"thread", in.thread},
                       {"start", in.start},
@@ -120,20 +124,20 @@ Json to_json(const std::string& path, const log::LogFile& file, const waits::Rep
   return o;
 }
 
-void print_text(const log::LogFile& file, const waits::Report& r, size_t top) {
+void print_text(const format::LogFile& file, const analysis::waits::Report& r, size_t top) {
   std::printf("MPI time: %.6f s over %u ranks\n\n", seconds(r.mpi_ns), r.ranks);
   std::printf("%-16s %14s %8s %10s\n", "pattern", "waiting (s)", "share", "instances");
-  for (int i = 0; i < waits::kPatternCount; ++i) {
-    const waits::PatternTotal& t = r.patterns[static_cast<size_t>(i)];
-    std::printf("%-16s %14.6f %7.2f%% %10llu\n", waits::pattern_name(static_cast<waits::Pattern>(i)),
-                seconds(t.ns),
+  for (int i = 0; i < analysis::waits::kPatternCount; ++i) {
+    const analysis::waits::PatternTotal& t = r.patterns[static_cast<size_t>(i)];
+    std::printf("%-16s %14.6f %7.2f%% %10llu\n",
+                analysis::waits::pattern_name(static_cast<analysis::waits::Pattern>(i)), seconds(t.ns),
                 r.mpi_ns > 0 ? 100.0 * static_cast<double>(t.ns) / static_cast<double>(r.mpi_ns) : 0.0,
                 static_cast<unsigned long long>(t.instances));
   }
-  for (int i = 0; i < waits::kPatternCount; ++i) {
-    const waits::PatternTotal& t = r.patterns[static_cast<size_t>(i)];
+  for (int i = 0; i < analysis::waits::kPatternCount; ++i) {
+    const analysis::waits::PatternTotal& t = r.patterns[static_cast<size_t>(i)];
     if (t.instances == 0) continue;
-    std::printf("\n%s, per rank:\n", waits::pattern_name(static_cast<waits::Pattern>(i)));
+    std::printf("\n%s, per rank:\n", analysis::waits::pattern_name(static_cast<analysis::waits::Pattern>(i)));
     RankTable ranks({{"waiting (s)", 12, 6}, {"% of its MPI", 12, 2}}, 0);
     for (uint32_t k = 0; k < r.ranks; ++k) {
       const int64_t mpi = k < r.mpi_per_rank.size() ? r.mpi_per_rank[k] : 0;
@@ -167,7 +171,7 @@ void add_waits_command(CLI::App& app) {
     std::string file;
     bool json = false;
     bool instances = false;
-    uint64_t eager_limit = waits::Options{}.eager_limit;
+    uint64_t eager_limit = analysis::waits::Options{}.eager_limit;
     size_t top = kDefaultTopRanks;
   };
   auto opts = std::make_shared<Options>();
@@ -184,11 +188,11 @@ void add_waits_command(CLI::App& app) {
   set_action(cmd, [opts]() -> Status {
     auto opened = interop::OpenedLog::open(opts->file);
     if (!opened.ok()) return opened.status();
-    const log::LogFile& file = opened.value()->file();
-    waits::Options options;
+    const format::LogFile& file = opened.value()->file();
+    analysis::waits::Options options;
     options.keep_instances = opts->instances;
     options.eager_limit = opts->eager_limit;
-    const auto report = waits::analyze(file, options);
+    const auto report = analysis::waits::analyze(file, options);
     if (!report.ok()) return report.status();
     if (opts->json) {
       const std::string text = to_json(opts->file, file, report.value(), opts->instances)

@@ -39,10 +39,10 @@ std::string library_dir();
 // A logfile or OTF2 archive, opened and fully decoded, for the commands that read one.
 struct LoadedLog {
   std::shared_ptr<interop::OpenedLog> opened;  // keeps an OTF2 archive's scratch file alive
-  const log::LogFile* file;
-  log::Trace trace;
+  const format::LogFile* file;
+  format::Trace trace;
 };
-// Opens and decodes `path`. Errors: those of interop::OpenedLog::open and log::load_trace.
+// Opens and decodes `path`. Errors: those of interop::OpenedLog::open and format::load_trace.
 StatusOr<LoadedLog> load_log(const std::string& path);
 
 }  // namespace mpe::cli

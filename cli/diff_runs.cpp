@@ -18,7 +18,7 @@ namespace {
 using Json = nlohmann::json;
 
 // One rank's profile into the run.
-void add_rank(Run* run, const time::RankProfile& p) {
+void add_rank(Run* run, const tools::time::RankProfile& p) {
   const auto r = static_cast<uint32_t>(p.rank);
   if (r >= run->ranks) return;
   run->wall_per_rank[r] = static_cast<double>(p.run_ns);
@@ -51,7 +51,7 @@ StatusOr<Run> profile_from_json(const std::string& path, const std::string& text
     run.ranks = static_cast<uint32_t>(size);
     run.wall_per_rank.assign(run.ranks, 0.0);
     run.mpi_per_rank.assign(run.ranks, 0.0);
-    auto stats = [](const Json& j, time::CallStats* c) {
+    auto stats = [](const Json& j, tools::time::CallStats* c) {
       c->calls = j.at("calls").get<uint64_t>();
       c->incl_ns = j.at("incl_ns").get<uint64_t>();
       c->excl_ns = j.at("excl_ns").get<uint64_t>();
@@ -59,24 +59,24 @@ StatusOr<Run> profile_from_json(const std::string& path, const std::string& text
       c->bytes_recv = j.at("bytes_recv").get<uint64_t>();
     };
     for (const Json& pr : doc.at("per_rank")) {
-      time::RankProfile p;
+      tools::time::RankProfile p;
       p.rank = pr.at("rank").get<int>();
       if (p.rank < 0 || p.rank >= size)
         return Status(StatusCode::kCorrupt, path + ": rank " + std::to_string(p.rank) + " out of range");
       p.run_ns = pr.at("run_ns").get<uint64_t>();
       p.mpi_ns = pr.at("mpi_ns").get<uint64_t>();
       for (const auto& [name, j] : pr.at("routines").items()) {
-        time::RoutineStats s;
+        tools::time::RoutineStats s;
         s.name = name;
         stats(j, &s);
         p.routines.push_back(std::move(s));
       }
       if (pr.contains("callsites"))
         for (const Json& j : pr.at("callsites")) {
-          time::SiteStats s;
+          tools::time::SiteStats s;
           s.routine = j.at("routine").get<std::string>();
           stats(j, &s);
-          for (const Json& f : j.at("frames")) s.frames.push_back(time::frame_from_json(f));
+          for (const Json& f : j.at("frames")) s.frames.push_back(tools::time::frame_from_json(f));
           p.sites.push_back(std::move(s));
         }
       add_rank(&run, p);
@@ -109,13 +109,13 @@ StatusOr<Run> profile_from_files(const std::string& path) {
     std::sort(files.begin(), files.end());
   }
   if (files.empty()) files.push_back(path);
-  std::vector<time::RankProfile> profiles;
+  std::vector<tools::time::RankProfile> profiles;
   for (const auto& f : files) {
-    auto one = time::load(f);
+    auto one = tools::time::load(f);
     if (!one.ok()) return one.status();
     profiles.push_back(std::move(*one));
   }
-  MPE_RETURN_IF_ERROR(time::check_run(&profiles));
+  MPE_RETURN_IF_ERROR(tools::time::check_run(&profiles));
   Run run;
   run.kind = Kind::kProfile;
   run.path = path;
@@ -140,7 +140,7 @@ StatusOr<Kind> kind_of(const std::string& path) {
   const std::string s(head, static_cast<size_t>(in.gcount()));
   const size_t start = s.find_first_not_of(" \t\r\n");
   if (start != std::string::npos && s[start] == '{') return Kind::kProfile;
-  if (s.starts_with(std::string(time::kMagic) + " ")) return Kind::kProfile;
+  if (s.starts_with(std::string(tools::time::kMagic) + " ")) return Kind::kProfile;
   return Kind::kLog;
 }
 
@@ -156,7 +156,7 @@ StatusOr<Run> load_profile(const std::string& path) {
 StatusOr<Loaded> load_log(const std::string& path, const LoadOptions& options) {
   auto opened = interop::OpenedLog::open(path);
   if (!opened.ok()) return opened.status();
-  const log::LogFile& file = (*opened)->file();
+  const format::LogFile& file = (*opened)->file();
   Loaded out;
   auto run = run_from_log(file, path, options.log);
   if (!run.ok()) return run.status();

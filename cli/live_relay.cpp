@@ -22,7 +22,7 @@ namespace {
 
 int g_ready_fd = -1;
 
-void report_ready(const live::LiveFile&) {
+void report_ready(const live_stream::LiveFile&) {
   const char ok = 'k';
   if (g_ready_fd >= 0 && ::write(g_ready_fd, &ok, 1) < 0) _exit(3);
 }
@@ -31,12 +31,12 @@ void report_ready(const live::LiveFile&) {
 
 StatusOr<RelayProcess> start_relay(const std::string& address, const std::string& live_file,
                                    const std::string& mpelog) {
-  auto server = live::new_key_pair();
-  auto publisher = live::new_key_pair();
-  auto viewer = live::new_key_pair();
+  auto server = live_stream::new_key_pair();
+  auto publisher = live_stream::new_key_pair();
+  auto viewer = live_stream::new_key_pair();
   for (const auto* k : {&server, &publisher, &viewer})
     if (!k->ok()) return k->status();
-  live::RelayConfig config;
+  live_stream::RelayConfig config;
   config.bind_address = address;
   config.server = *server;
   config.publisher_public = publisher->public_key;
@@ -61,7 +61,7 @@ StatusOr<RelayProcess> start_relay(const std::string& address, const std::string
     ::close(ready[0]);
     ::close(control[1]);
     g_ready_fd = ready[1];
-    const Status s = live::run_relay(config, control[0], nullptr, report_ready);
+    const Status s = live_stream::run_relay(config, control[0], nullptr, report_ready);
     if (!s.ok()) {
       const std::string line = s.message();
       if (::write(ready[1], line.data(), line.size()) < 0) _exit(2);
@@ -88,7 +88,7 @@ StatusOr<RelayProcess> start_relay(const std::string& address, const std::string
     return Status(StatusCode::kIoError,
                   "the live relay did not start" + (answer.empty() ? std::string() : ": " + answer));
   }
-  auto file = live::read_live_file(live_file);
+  auto file = live_stream::read_live_file(live_file);
   if (!file.ok()) return file.status();
   return RelayProcess{pid, control[1], *file, publisher->public_key, publisher->secret_key};
 }
@@ -103,7 +103,7 @@ std::string stop_relay(RelayProcess& relay, int exit_status, const std::string& 
            "): viewers saw nothing after that; the job itself ran on unaffected";
     relay.pid = -1;
   } else {
-    const std::string end = live::encode(live::JobEnd{exit_status, mpelog});
+    const std::string end = live_stream::encode(live_stream::JobEnd{exit_status, mpelog});
     signal(SIGPIPE, SIG_IGN);
     if (::write(relay.control_fd, end.data(), end.size()) < 0) { /* the relay is gone: nothing to tell */
     }

@@ -14,7 +14,7 @@ namespace mpe::cli {
 struct RelayProcess {
   pid_t pid = -1;
   int control_fd = -1;  // write the JobEnd here, then close it to stop the relay
-  live::LiveFile file;
+  live_stream::LiveFile file;
   std::string publisher_public, publisher_secret;
 };
 

@@ -32,9 +32,9 @@ std::string library_dir() {
 StatusOr<LoadedLog> load_log(const std::string& path) {
   auto opened = interop::OpenedLog::open(path);
   if (!opened.ok()) return opened.status();
-  auto trace = log::load_trace((*opened)->file());
+  auto trace = format::load_trace((*opened)->file());
   if (!trace.ok()) return Status(trace.status().code(), path + ": " + trace.status().message());
-  const log::LogFile* file = &(*opened)->file();
+  const format::LogFile* file = &(*opened)->file();
   return LoadedLog{std::move(*opened), file, std::move(*trace)};
 }
 

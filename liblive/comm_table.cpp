@@ -9,7 +9,7 @@
 #include "mpe/config.h"
 #include "mpe/handle_map.h"
 
-namespace mpe::liblive {
+namespace mpe::tools::live {
 
 namespace {
 
@@ -96,4 +96,4 @@ void register_comm(MPI_Comm c) noexcept {
   }
 }
 
-}  // namespace mpe::liblive
+}  // namespace mpe::tools::live

@@ -15,7 +15,7 @@
 #include "mpe/request_table.h"
 #include "mpe/tool.h"
 
-namespace mpe::liblive {
+namespace mpe::tools::live {
 
 // Where a thread is, written by the thread as a seqlock (the sequence is odd while it writes) and
 // copied by the publisher, which retries when the sequence moved under it.
@@ -23,7 +23,7 @@ inline constexpr int kMaxWaitPeers = 16;
 struct NowSlot {
   std::atomic<uint32_t> seq{0};
   bool in_mpi = false;
-  uint8_t wait = 0;    // live::WaitKind
+  uint8_t wait = 0;    // live_stream::WaitKind
   uint8_t npeers = 0;  // valid entries of peers
   Fn fn{};
   uint64_t since = 0;  // clock ticks
@@ -50,7 +50,7 @@ struct Event {
   int32_t peer;
   int32_t tag;
   Fn fn;
-  uint8_t kind;  // live::EventKind
+  uint8_t kind;  // live_stream::EventKind
 };
 static_assert(sizeof(Event) <= 32, "a ring slot is 32 bytes");
 
@@ -142,4 +142,4 @@ inline int32_t world_rank(MPI_Comm c, int r) {
   return info->members[static_cast<size_t>(r)];
 }
 
-}  // namespace mpe::liblive
+}  // namespace mpe::tools::live

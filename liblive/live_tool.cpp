@@ -16,7 +16,7 @@
 #include "mpe/core.h"
 #include "publisher.h"
 
-namespace mpe::liblive {
+namespace mpe::tools::live {
 
 std::atomic<LiveThread*> g_threads{nullptr};
 __thread LiveThread* t_live __attribute__((tls_model("initial-exec")));
@@ -25,8 +25,8 @@ int g_world_rank = -1;
 
 namespace {
 
-using live::EventKind;
-using live::WaitKind;
+using live_stream::EventKind;
+using live_stream::WaitKind;
 
 pthread_key_t g_gone_key;
 pthread_once_t g_gone_once = PTHREAD_ONCE_INIT;
@@ -312,4 +312,4 @@ LiveThread* new_live_thread() noexcept {
   return t;
 }
 
-}  // namespace mpe::liblive
+}  // namespace mpe::tools::live

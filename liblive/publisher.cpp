@@ -38,11 +38,11 @@
 #include "mpe/config.h"
 #include "mpe/symbolizer.h"
 
-namespace mpe::liblive {
+namespace mpe::tools::live {
 
 namespace {
 
-using live::EventKind;
+using live_stream::EventKind;
 
 constexpr int kSendQueue = 4;  // frames ZeroMQ may hold for the relay
 
@@ -131,10 +131,10 @@ class Publisher {
     read_subscriptions();
     watch_connection(last);
     drain();
-    live::RankFrame f;
+    live_stream::RankFrame f;
     if (subscribers_ <= 0 && !last) return;  // nobody watching: send nothing, keep the counters' growth
     fill(&f, last);
-    const std::string bytes = live::encode(f);
+    const std::string bytes = live_stream::encode(f);
     if (zmq_send(socket_, bytes.data(), bytes.size(), ZMQ_DONTWAIT) < 0) {
       ++frames_dropped_;
       return;  // the counters' growth goes into the next frame
@@ -234,13 +234,13 @@ class Publisher {
       for (; tail != head; ++tail) {
         const Event& e = t->ring[tail % kRingSize];
         if (e.kind == static_cast<uint8_t>(EventKind::kSend)) {
-          live::PeerTotal& p = per_peer_[e.peer];
+          live_stream::PeerTotal& p = per_peer_[e.peer];
           p.peer = e.peer;
           ++p.count;
           p.bytes += e.bytes;
         }
         if (pending_.size() < max_events) {
-          pending_.push_back(live::TrafficEvent{
+          pending_.push_back(live_stream::TrafficEvent{
               static_cast<EventKind>(e.kind), to_ns(e.ticks), e.peer, e.tag, e.bytes,
               e.kind == static_cast<uint8_t>(EventKind::kCollective) ? kFnInfo[static_cast<int>(e.fn)].name
                                                                      : ""});
@@ -252,7 +252,7 @@ class Publisher {
     }
   }
 
-  void fill(live::RankFrame* f, bool last) {
+  void fill(live_stream::RankFrame* f, bool last) {
     f->rank = static_cast<uint32_t>(rank_);
     f->world_size = static_cast<uint32_t>(size_);
     f->pid = static_cast<uint32_t>(getpid());
@@ -289,22 +289,22 @@ class Publisher {
         next_fn_[2 * i + 1] += t->fn_calls[i].load(std::memory_order_relaxed);
       }
     if (sent_fn_.size() != next_fn_.size()) sent_fn_.assign(next_fn_.size(), 0);
-    std::map<std::string, live::RoutineTime> by_routine;
+    std::map<std::string, live_stream::RoutineTime> by_routine;
     for (size_t i = 0; i < static_cast<size_t>(kFnCount); ++i) {
       const uint64_t ticks = next_fn_[2 * i] - sent_fn_[2 * i],
                      calls = next_fn_[2 * i + 1] - sent_fn_[2 * i + 1];
       if (calls == 0 && ticks == 0) continue;
-      by_routine[kFnInfo[i].name] = live::RoutineTime{
+      by_routine[kFnInfo[i].name] = live_stream::RoutineTime{
           kFnInfo[i].name, static_cast<uint64_t>(static_cast<double>(ticks) * ns_per_tick_), calls};
     }
     // A call in progress has not reached its leave hook, yet its time so far belongs to this
     // interval; it is credited here, and taken back from the interval where the call ends (whose
     // counters then hold its whole duration).
     next_credit_ = sent_credit_;
-    for (const live::ThreadNow& t : f->threads) {
+    for (const live_stream::ThreadNow& t : f->threads) {
       Credit& c = next_credit_[t.thread];
       if (c.ns && !(t.in_mpi && t.since_ns == c.since_ns)) {
-        live::RoutineTime& r = by_routine[c.routine];
+        live_stream::RoutineTime& r = by_routine[c.routine];
         r.routine = c.routine;
         r.ns -= std::min(r.ns, c.ns);
         c = Credit{};
@@ -312,7 +312,7 @@ class Publisher {
       if (!t.in_mpi) continue;
       const uint64_t from = std::max(t.since_ns, f->interval_start_ns);
       const uint64_t in_call = f->interval_end_ns > from ? f->interval_end_ns - from : 0;
-      live::RoutineTime& r = by_routine[t.routine];
+      live_stream::RoutineTime& r = by_routine[t.routine];
       r.routine = t.routine;
       r.ns += in_call;
       c.since_ns = t.since_ns;
@@ -342,7 +342,8 @@ class Publisher {
     last_sent_ns_ = end_ns;
   }
 
-  live::ThreadNow now_of(LiveThread* t, live::RankFrame* f, std::map<const CommInfo*, int32_t>& comms) {
+  live_stream::ThreadNow now_of(LiveThread* t, live_stream::RankFrame* f,
+                                std::map<const CommInfo*, int32_t>& comms) {
     NowSlot copy;
     for (int attempt = 0; attempt < 100; ++attempt) {
       const uint32_t q1 = t->now.seq.load(std::memory_order_acquire);
@@ -361,7 +362,7 @@ class Publisher {
       std::atomic_thread_fence(std::memory_order_acquire);
       if (t->now.seq.load(std::memory_order_relaxed) == q1) break;
     }
-    live::ThreadNow n;
+    live_stream::ThreadNow n;
     n.thread = t->index;
     n.in_mpi = copy.in_mpi;
     n.since_ns = copy.since ? to_ns(copy.since) : ns0_;
@@ -371,7 +372,7 @@ class Publisher {
     n.peer = copy.peer == -3 ? -1 : copy.peer;
     n.tag = copy.tag;
     n.root = copy.root;
-    n.wait = static_cast<live::WaitKind>(copy.wait);
+    n.wait = static_cast<live_stream::WaitKind>(copy.wait);
     for (int i = 0; i < copy.npeers && i < kMaxWaitPeers; ++i)
       if (copy.peers[i] >= 0 && copy.peers[i] < size_) n.peers.push_back(copy.peers[i]);
     if (copy.comm != MPI_COMM_NULL) {
@@ -381,17 +382,20 @@ class Publisher {
           const bool in_job = std::all_of(info->members.begin(), info->members.end(),
                                           [&](int32_t m) { return m >= 0 && m < size_; });
           if (in_job)
-            f->comms.push_back(live::CommDef{info->key, info->label, live::to_ranges(info->members)});
+            f->comms.push_back(
+                live_stream::CommDef{info->key, info->label, live_stream::to_ranges(info->members)});
           else
             it->second = -1;
         }
         n.comm = it->second;
       }
     }
-    if ((n.wait == live::WaitKind::kAnyInComm || n.wait == live::WaitKind::kCollective) && n.comm < 0)
-      n.wait = live::WaitKind::kUnknown;
-    if ((n.wait == live::WaitKind::kAllOf || n.wait == live::WaitKind::kAnyOf) && n.peers.empty())
-      n.wait = live::WaitKind::kUnknown;
+    if ((n.wait == live_stream::WaitKind::kAnyInComm || n.wait == live_stream::WaitKind::kCollective) &&
+        n.comm < 0)
+      n.wait = live_stream::WaitKind::kUnknown;
+    if ((n.wait == live_stream::WaitKind::kAllOf || n.wait == live_stream::WaitKind::kAnyOf) &&
+        n.peers.empty())
+      n.wait = live_stream::WaitKind::kUnknown;
     return n;
   }
 
@@ -437,8 +441,8 @@ class Publisher {
   uint64_t last_sent_ns_;
   Totals sent_, next_;
   std::vector<uint64_t> sent_fn_, next_fn_;
-  std::vector<live::TrafficEvent> pending_;
-  std::map<int32_t, live::PeerTotal> per_peer_;
+  std::vector<live_stream::TrafficEvent> pending_;
+  std::map<int32_t, live_stream::PeerTotal> per_peer_;
   bool over_budget_ = false;
   Symbolizer symbolizer_;
   std::unordered_map<uintptr_t, std::string> sites_;
@@ -524,4 +528,4 @@ void stop_publisher() noexcept {
   g_publisher = nullptr;
 }
 
-}  // namespace mpe::liblive
+}  // namespace mpe::tools::live

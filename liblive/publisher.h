@@ -4,7 +4,7 @@
 
 #include "mpe/tool.h"
 
-namespace mpe::liblive {
+namespace mpe::tools::live {
 
 // Starts the thread (after MPI_Init); without MPE_LIVE_ENDPOINT and keys it says so once and
 // records nothing.
@@ -12,4 +12,4 @@ void start_publisher(int rank, int size) noexcept MPE_HIDDEN;
 // Publishes the last frame (marked finalized) and stops the thread (before MPI_Finalize).
 void stop_publisher() noexcept MPE_HIDDEN;
 
-}  // namespace mpe::liblive
+}  // namespace mpe::tools::live

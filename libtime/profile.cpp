@@ -14,7 +14,7 @@
 
 #include "mpe/file_io.h"
 
-namespace mpe::time {
+namespace mpe::tools::time {
 
 namespace {
 
@@ -584,4 +584,4 @@ StatusOr<std::vector<SiteSummary>> sites_from_json_report(const std::string& tex
   return out;
 }
 
-}  // namespace mpe::time
+}  // namespace mpe::tools::time

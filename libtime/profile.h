@@ -10,7 +10,7 @@
 #include "mpe/frame.h"
 #include "mpe/status.h"
 
-namespace mpe::time {
+namespace mpe::tools::time {
 
 // Version of the per-process file; a reader accepts kMinSupportedVersion..kCurrentVersion.
 // Version 2 added the call sites; a version 1 file reads as a profile without any.
@@ -131,4 +131,4 @@ Frame frame_from_json(const JsonT& f) {
 // libmpetime JSON report), corrupt (no call sites in it: written before version 2).
 StatusOr<std::vector<SiteSummary>> sites_from_json_report(const std::string& text);
 
-}  // namespace mpe::time
+}  // namespace mpe::tools::time

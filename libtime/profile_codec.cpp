@@ -8,7 +8,7 @@
 #include "mpe/byte_codec.h"
 #include "profile.h"
 
-namespace mpe::time {
+namespace mpe::tools::time {
 
 namespace {
 
@@ -89,4 +89,4 @@ StatusOr<RankProfile> decode_profile(std::string_view bytes) {
   return p;
 }
 
-}  // namespace mpe::time
+}  // namespace mpe::tools::time

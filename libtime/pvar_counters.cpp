@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -260,17 +261,45 @@ struct Row {
       max = cell.max;
       max_rank = rank;
     }
-    per_rank.push_back({{"rank", rank},
-                        {"calls", cell.calls},
-                        {"sum_of_changes", cell.sum},
-                        {"max", cell.has_max ? nlohmann::json(cell.max) : nlohmann::json()}});
+    nlohmann::json& r = per_rank.emplace_back(nlohmann::json::object());  // in place (see ReportTree)
+    r["rank"] = rank;
+    r["calls"] = cell.calls;
+    r["sum_of_changes"] = cell.sum;
+    r["max"] = cell.has_max ? nlohmann::json(cell.max) : nlohmann::json();
   }
 };
 
 struct VariableRows {
-  nlohmann::json head;                  // name, class, semantics
-  std::map<std::string, Row> routines;  // by routine name
-  std::map<std::string, Row> sites;     // by call-site key and routine
+  nlohmann::json head = nlohmann::json::object();  // name, class, semantics
+  std::map<std::string, Row> routines;             // by routine name
+  std::map<std::string, Row> sites;                // by call-site key and routine
+};
+
+// Empties a JSON value from the leaves up. nlohmann's destructor is noexcept yet allocates (a stack
+// of the children) for a non-empty array or object, so destroying one while allocations fail ends
+// the process (tests/core/test_alloc_failure.py); emptied this way, each value destroyed is a
+// scalar or an empty container, which allocates nothing.
+void empty_from_leaves(nlohmann::json& j) noexcept {
+  if (!j.is_array() && !j.is_object()) return;
+  for (nlohmann::json& child : j) empty_from_leaves(child);
+  j.clear();
+}
+
+// Everything the report builds, each JSON value built in place inside it (no JSON temporary, no
+// JSON copy) and emptied from the leaves up when it is destroyed, after success or a failed
+// allocation alike.
+struct ReportTree {
+  std::deque<VariableRows> vars;  // a deque: growing it never moves or copies a variable's rows
+  nlohmann::json out = nlohmann::json::object();
+
+  ~ReportTree() {
+    for (VariableRows& v : vars) {
+      empty_from_leaves(v.head);
+      for (auto* rows : {&v.routines, &v.sites})
+        for (auto& [key, row] : *rows) empty_from_leaves(row.per_rank);
+    }
+    empty_from_leaves(out);
+  }
 };
 
 // Rows by summed change, largest growth first.
@@ -281,15 +310,15 @@ std::vector<Row*> by_growth(std::map<std::string, Row>& rows) {
   return order;
 }
 
-// Appends a table of rows (routines, or call sites with their routine) to the text; returns it as JSON.
-nlohmann::json table(const std::vector<Row*>& rows, bool values, bool sites, std::string& text) {
+// Appends a table of rows (routines, or call sites with their routine) to the text, and to *out (a
+// JSON array in the ReportTree) with each row's per-rank figures moved in.
+void table(const std::vector<Row*>& rows, bool values, bool sites, std::string& text, nlohmann::json* out) {
   char line[1024];
   std::snprintf(line, sizeof line, "  %-40s %-16s %12s %18s %14s %8s\n", sites ? "Call site" : "Routine",
                 sites ? "Routine" : "", "Calls", "Sum of changes", values ? "Max" : "",
                 values ? "Max rank" : "");
   text += line;
-  nlohmann::json out = nlohmann::json::array();
-  for (const Row* row : rows) {
+  for (Row* row : rows) {
     const bool has_max = std::isfinite(row->max);
     std::snprintf(line, sizeof line, "  %-40s %-16s %12llu %18.6g %14s %8s\n",
                   (sites ? row->site : row->routine).c_str(), sites ? row->routine.c_str() : "",
@@ -297,21 +326,20 @@ nlohmann::json table(const std::vector<Row*>& rows, bool values, bool sites, std
                   has_max ? std::to_string(static_cast<long long>(row->max)).c_str() : "",
                   has_max ? std::to_string(row->max_rank).c_str() : "");
     text += line;
-    nlohmann::json j = {{"routine", row->routine},
-                        {"calls", row->calls},
-                        {"sum_of_changes", row->sum},
-                        {"max", has_max ? nlohmann::json(row->max) : nlohmann::json()},
-                        {"max_rank", has_max ? nlohmann::json(row->max_rank) : nlohmann::json()},
-                        {"ranks", row->per_rank}};
+    nlohmann::json& j = out->emplace_back(nlohmann::json::object());
+    j["routine"] = row->routine;
+    j["calls"] = row->calls;
+    j["sum_of_changes"] = row->sum;
+    j["max"] = has_max ? nlohmann::json(row->max) : nlohmann::json();
+    j["max_rank"] = has_max ? nlohmann::json(row->max_rank) : nlohmann::json();
+    j["ranks"] = std::move(row->per_rank);
     if (sites) j["site"] = row->site;
-    out.push_back(j);
   }
-  return out;
 }
 
 // Adds one rank's encoded cells (this_rank) to the rows of each variable; false on bytes
 // this_rank did not write (what was read before stays).
-bool add_rank(const std::string& bytes, int rank, std::vector<VariableRows>* vars) {
+bool add_rank(const std::string& bytes, int rank, std::deque<VariableRows>* vars) {
   mpe::ByteReader in(bytes.data(), bytes.size());
   uint32_t nvars = 0;
   if (!in.count(&nvars, 5 * 4)) return false;
@@ -321,7 +349,10 @@ bool add_rank(const std::string& bytes, int rank, std::vector<VariableRows>* var
     if (!in.str(&name) || !in.str(&cls) || !in.str(&semantics) || !in.count(&n, 4 + kCellBytes)) return false;
     auto it = std::find_if(vars->begin(), vars->end(), [&](const auto& x) { return x.head["name"] == name; });
     if (it == vars->end()) {
-      vars->push_back({{{"name", name}, {"class", cls}, {"semantics", semantics}}, {}, {}});
+      VariableRows& added = vars->emplace_back();  // in place (see ReportTree)
+      added.head["name"] = name;
+      added.head["class"] = cls;
+      added.head["semantics"] = semantics;
       it = vars->end() - 1;
     }
     for (uint32_t k = 0; k < n; ++k) {
@@ -350,14 +381,13 @@ bool add_rank(const std::string& bytes, int rank, std::vector<VariableRows>* var
 // (largest growth first). A rank whose bytes are empty (it could not build them) or unreadable
 // is left out, with one line.
 void write_report(const std::vector<std::string>& ranks) {
-  std::vector<VariableRows> vars;
+  ReportTree tree;
+  std::deque<VariableRows>& vars = tree.vars;
   for (size_t r = 0; r < ranks.size(); ++r)
     if (ranks[r].empty() || !add_rank(ranks[r], static_cast<int>(r), &vars))
       mpe::config::warn("libmpetime: rank " + std::to_string(r) +
                         "'s MPI_T counters are missing or unreadable; they are left out of the report");
-  // Not a braced initializer: GCC 12 ends the process when an allocation inside nlohmann's
-  // initializer-list constructor throws (found by tests/core/test_alloc_failure.py).
-  nlohmann::json out = nlohmann::json::object();
+  nlohmann::json& out = tree.out;
   out["variables"] = nlohmann::json::array();
   std::string text = "libmpetime: MPI_T variables per MPI routine and call site (MPE_TIME_PVARS)\n";
   for (VariableRows& var : vars) {
@@ -365,10 +395,10 @@ void write_report(const std::vector<std::string>& ranks) {
     text += "\n" + var.head["name"].get<std::string>() + " (" + var.head["class"].get<std::string>() +
             "): change during the calls, summed over calls and ranks" +
             (values ? "; largest value seen" : "") + "\n";
-    var.head["routines"] = table(by_growth(var.routines), values, false, text);
+    table(by_growth(var.routines), values, false, text, &(var.head["routines"] = nlohmann::json::array()));
     text += "\n";
-    var.head["callsites"] = table(by_growth(var.sites), values, true, text);
-    out["variables"].push_back(var.head);
+    table(by_growth(var.sites), values, true, text, &(var.head["callsites"] = nlohmann::json::array()));
+    out["variables"].push_back(std::move(var.head));  // on failure var.head stays in the tree
   }
   const std::string base = mpe::config::output_path(".mpetime.pvars");
   const std::string txt = base + ".txt", json = base + ".json";

@@ -24,7 +24,7 @@
 #include "profile.h"
 #include "time_table.h"
 
-namespace mpe::time::tool {
+namespace mpe::tools::time::tool {
 
 namespace {
 
@@ -79,7 +79,7 @@ RankProfile collect(uint64_t end, int rank, int size) {
   };
   // A routine's or a site's sum, in nanoseconds: the one conversion both tables use.
   auto stats = [&](const Sum& sum) {
-    mpe::time::CallStats c;
+    mpe::tools::time::CallStats c;
     c.calls = sum.calls;
     c.incl_ns = ns(sum.incl);
     c.excl_ns = ns(sum.excl());
@@ -89,7 +89,7 @@ RankProfile collect(uint64_t end, int rank, int size) {
     c.bytes_recv = sum.recv;
     return c;
   };
-  mpe::time::RankProfile p;
+  mpe::tools::time::RankProfile p;
   p.rank = rank;
   p.size = size;
   char host[256] = "unknown";
@@ -122,12 +122,12 @@ RankProfile collect(uint64_t end, int rank, int size) {
   std::vector<Sum> routines(mpe::kFnCount);
   for (const auto& [key, sum] : sites) {
     routines[static_cast<size_t>(key.second)].add(sum);
-    mpe::time::SiteStats c;
+    mpe::tools::time::SiteStats c;
     c.id = key.first;
     c.routine = mpe::kFnInfo[key.second].name;
     if (key.first >= 1 && key.first <= names.size() && names[key.first - 1].id == key.first)
       c.frames = names[key.first - 1].frames;
-    static_cast<mpe::time::CallStats&>(c) = stats(sum);
+    static_cast<mpe::tools::time::CallStats&>(c) = stats(sum);
     p.sites.push_back(std::move(c));
   }
   for (int f = 0; f < mpe::kFnCount; ++f) {
@@ -135,9 +135,9 @@ RankProfile collect(uint64_t end, int rank, int size) {
     const auto& info = mpe::kFnInfo[f];
     if (info.cls == CallClass::kFinalize) sum = Sum{1, 0, 0, 0, 0, 0, 0};  // timed span ends as it starts
     if (!sum.calls) continue;
-    mpe::time::RoutineStats r;
+    mpe::tools::time::RoutineStats r;
     r.name = info.name;
-    static_cast<mpe::time::CallStats&>(r) = stats(sum);
+    static_cast<mpe::tools::time::CallStats&>(r) = stats(sum);
     p.mpi_ns += r.excl_ns;
     p.routines.push_back(std::move(r));
   }
@@ -243,4 +243,4 @@ void report_at_finalize() noexcept {
   }
 }
 
-}  // namespace mpe::time::tool
+}  // namespace mpe::tools::time::tool

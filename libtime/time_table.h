@@ -12,7 +12,7 @@
 #include "mpe/core.h"
 #include "mpe/request_table.h"
 
-namespace mpe::time::tool {
+namespace mpe::tools::time::tool {
 
 // One call site's counters in one thread (64 bytes). A row belongs to the first routine called
 // from its site; another routine from the same return address (a call through a function
@@ -93,4 +93,4 @@ extern std::atomic<uint64_t> g_paused_ticks;  // total ticks spent paused since 
 // MPI_COMM_WORLD; never throws (the tool's before_finalize hook).
 void report_at_finalize() noexcept;
 
-}  // namespace mpe::time::tool
+}  // namespace mpe::tools::time::tool

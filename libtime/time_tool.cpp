@@ -30,7 +30,7 @@
 #include "mpe/request_table.h"
 #include "time_table.h"
 
-namespace mpe::time::tool {
+namespace mpe::tools::time::tool {
 
 std::mutex g_mutex;
 Table* g_tables = nullptr;
@@ -41,7 +41,7 @@ std::atomic<uint64_t> g_run_start{0};     // ticks when the measured span began 
 std::atomic<uint64_t> g_pause_start{0};   // ticks when the current pause began
 std::atomic<uint64_t> g_paused_ticks{0};  // total ticks spent paused since g_run_start
 
-}  // namespace mpe::time::tool
+}  // namespace mpe::tools::time::tool
 
 namespace {
 
@@ -49,7 +49,7 @@ using mpe::Call;
 using mpe::CallClass;
 using mpe::Mode;
 namespace role = mpe::role;
-using namespace mpe::time::tool;
+using namespace mpe::tools::time::tool;
 
 __thread Table* t_table __attribute__((tls_model("initial-exec")));
 
@@ -406,8 +406,8 @@ void on_leave(Call& call) noexcept {
 
 constexpr uint64_t kEnterClasses = mpe::kCompletingClasses | mpe::classes(CallClass::kRequestFree);
 
-const mpe::Tool kTool = {"time",  mpe::kNeedsTime | mpe::kNeedsStatus, on_enter,     on_leave,
-                         nullptr, mpe::time::tool::report_at_finalize, kEnterClasses};
+const mpe::Tool kTool = {"time",  mpe::kNeedsTime | mpe::kNeedsStatus,        on_enter,     on_leave,
+                         nullptr, mpe::tools::time::tool::report_at_finalize, kEnterClasses};
 
 __attribute__((constructor)) void register_time_tool() {
   if (mpe_core_register_tool(&kTool) != 0)

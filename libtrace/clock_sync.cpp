@@ -11,7 +11,7 @@
 #include "log_state.h"
 #include "mpe/clock.h"
 
-namespace mpe::liblog {
+namespace mpe::tools::log {
 
 namespace {
 
@@ -173,4 +173,4 @@ void free_clock_comms() noexcept {
   if (g_leader_comm != MPI_COMM_NULL) PMPI_Comm_free(&g_leader_comm);
 }
 
-}  // namespace mpe::liblog
+}  // namespace mpe::tools::log

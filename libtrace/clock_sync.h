@@ -4,7 +4,7 @@
 
 #include "mpe/tool.h"
 
-namespace mpe::liblog {
+namespace mpe::tools::log {
 
 // Measures this rank's clock offset and stores it in the rank's definitions (g_meta.sync), as the
 // first (init) or final measurement. Collective over liblog's private communicator. MPE_CLOCKS_SYNC
@@ -13,4 +13,4 @@ void sync_clocks(bool final) noexcept MPE_HIDDEN;
 // Frees the communicators the synchronisation made.
 void free_clock_comms() noexcept MPE_HIDDEN;
 
-}  // namespace mpe::liblog
+}  // namespace mpe::tools::log

@@ -6,9 +6,10 @@
 #include <vector>
 
 #include "mpe/config.h"
+#include "mpe/records.h"
 #include "spill.h"
 
-namespace mpe::liblog {
+namespace mpe::tools::log {
 
 constinit HandleMap<MPI_Comm, 4096> g_comm_indices;
 
@@ -44,8 +45,8 @@ std::vector<int32_t> world_ranks(MPI_Group g) {
 void define_builtin_comms() {
   std::vector<int32_t> world(static_cast<size_t>(g_size));
   for (int i = 0; i < g_size; ++i) world[static_cast<size_t>(i)] = i;
-  g_meta.comms.push_back(log::CommDef{0, 0, false, std::move(world)});
-  g_meta.comms.push_back(log::CommDef{1, (1ull << 62) | static_cast<uint64_t>(g_rank), false, {g_rank}});
+  g_meta.comms.push_back(format::CommDef{0, 0, false, std::move(world)});
+  g_meta.comms.push_back(format::CommDef{1, (1ull << 62) | static_cast<uint64_t>(g_rank), false, {g_rank}});
 }
 
 // One allreduce (two for an intercommunicator) on the new communicator agrees on its id: the
@@ -76,7 +77,7 @@ void register_comm(MPI_Comm c, uint64_t time, ThreadLog* t, bool collective) noe
       id = (1ull << 63) | ((lo * 0x9E3779B97F4A7C15ull) ^ hi);
       PMPI_Comm_remote_group(c, &g);
     }
-    log::CommDef def;
+    format::CommDef def;
     def.global_id = id;
     def.inter = inter != 0;
     def.members = world_ranks(g);
@@ -91,11 +92,11 @@ void register_comm(MPI_Comm c, uint64_t time, ThreadLog* t, bool collective) noe
       comm_insert(c, index);
       write_meta_locked();
     }
-    if (t) put(t, log::make_record(log::RecordKind::kCommCreate, time, 0, members, 0, index, 0));
+    if (t) put(t, format::CommCreateRecord{time, 0, index, members}.to_record());
   } catch (const std::bad_alloc&) {
     config::warn("liblog: out of memory while recording a new communicator; its messages will stay unmatched",
                  false);
   }
 }
 
-}  // namespace mpe::liblog
+}  // namespace mpe::tools::log

@@ -11,7 +11,7 @@
 #include "log_state.h"
 #include "mpe/handle_map.h"
 
-namespace mpe::liblog {
+namespace mpe::tools::log {
 
 // Communicator handle -> per-rank index, read lock-free. Inserts happen under g_mutex. Stale
 // entries of freed communicators are overwritten when MPI reuses the handle.
@@ -23,7 +23,7 @@ inline uint32_t comm_index(MPI_Comm c) {
   if (c == MPI_COMM_WORLD) return 0;
   if (c == MPI_COMM_SELF) return 1;
   uint64_t index;
-  return g_comm_indices.find(c, &index) ? static_cast<uint32_t>(index) : log::kUnknownComm;
+  return g_comm_indices.find(c, &index) ? static_cast<uint32_t>(index) : format::kUnknownComm;
 }
 
 // Adds MPI_COMM_WORLD (index 0) and MPI_COMM_SELF (index 1) to the rank's definitions.
@@ -35,4 +35,4 @@ void define_builtin_comms() MPE_HIDDEN;
 // join), which get a rank-local id and whose messages stay unmatched.
 void register_comm(MPI_Comm c, uint64_t time, ThreadLog* t, bool collective) noexcept MPE_HIDDEN;
 
-}  // namespace mpe::liblog
+}  // namespace mpe::tools::log

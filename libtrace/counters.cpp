@@ -16,8 +16,9 @@
 #include "mpe/clock.h"
 #include "mpe/config.h"
 #include "mpe/mpit.h"
+#include "mpe/records.h"
 
-namespace mpe::liblog::counters {
+namespace mpe::tools::log::counters {
 
 bool g_on = false;
 
@@ -155,8 +156,9 @@ void note(ThreadLog* t, Var& v, const mpit::Sample& s, MPI_Comm comm) {
   if (v.semantics == PvarSemantics::kDelta) value = mpit::difference(w->kind, s.total, prev);
   if (v.semantics == PvarSemantics::kWatermark)
     changes = static_cast<int32_t>(series.changes.fetch_add(1, std::memory_order_relaxed) + 1);
-  put(t, log::make_record(log::RecordKind::kCounter, mpe_clock_now(), v.local, s.top_peer, changes,
-                          v.per_comm ? comm_index(comm) : log::kUnknownComm, value));
+  put(t, format::CounterRecord{mpe_clock_now(), v.local, v.per_comm ? comm_index(comm) : format::kUnknownComm,
+                               s.top_peer, changes, value}
+             .to_record());
 }
 
 }  // namespace
@@ -203,8 +205,8 @@ void start() noexcept {
         v.has_direct = mpit::direct_handle(id, MPI_COMM_NULL, &v.direct);
       else if (cached < kCachedVars)
         v.cache_index = cached++;
-      g_meta.counters.push_back(log::CounterDef{v.local, w->name, w->description, w->type_name, w->cls,
-                                                w->semantics, w->kind, w->per_comm});
+      g_meta.counters.push_back(format::CounterDef{v.local, w->name, w->description, w->type_name, w->cls,
+                                                   w->semantics, w->kind, w->per_comm});
       g_vars.push_back(std::move(v));
     }
     g_on = !g_vars.empty();
@@ -239,4 +241,4 @@ void comm_created(MPI_Comm c) noexcept {
   if (g_on) mpit::comm_created(c);
 }
 
-}  // namespace mpe::liblog::counters
+}  // namespace mpe::tools::log::counters

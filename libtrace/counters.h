@@ -9,7 +9,7 @@
 #include "log_state.h"
 #include "mpe/core.h"
 
-namespace mpe::liblog::counters {
+namespace mpe::tools::log::counters {
 
 // The call classes whose entry liblog must see for counters, from MPE_LOG_PVARS and
 // MPE_LOG_PVARS_AT (read in the registering constructor): none when no variable is asked for,
@@ -38,4 +38,4 @@ void on_enter(ThreadLog* t, Call& c) noexcept MPE_HIDDEN;
 // A communicator was created: bind the variables to it.
 void comm_created(MPI_Comm c) noexcept MPE_HIDDEN;
 
-}  // namespace mpe::liblog::counters
+}  // namespace mpe::tools::log::counters

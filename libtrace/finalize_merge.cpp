@@ -35,15 +35,15 @@
 #include "mpe/log_layout.h"
 #include "spill.h"
 
-namespace mpe::liblog {
+namespace mpe::tools::log {
 
 namespace {
 
 // What rank 0 gathers from each rank: [uint64 index bytes][index entries][serialized rank meta].
-std::string tail_contribution(const std::vector<log::IndexEntry>& index) {
+std::string tail_contribution(const std::vector<format::IndexEntry>& index) {
   std::lock_guard<std::mutex> lock(g_mutex);
-  const std::string meta = log::serialize_rank_meta(g_meta);
-  const uint64_t n = index.size() * sizeof(log::IndexEntry);
+  const std::string meta = format::serialize_rank_meta(g_meta);
+  const uint64_t n = index.size() * sizeof(format::IndexEntry);
   std::string out(reinterpret_cast<const char*>(&n), sizeof n);
   out.append(reinterpret_cast<const char*>(index.data()), n);
   out += meta;
@@ -51,29 +51,29 @@ std::string tail_contribution(const std::vector<log::IndexEntry>& index) {
 }
 
 // Rank 0: the definitions and index of the whole run from every rank's contribution.
-Status complete_file(int fd, const log::Definitions& base, const std::vector<std::string>& parts,
+Status complete_file(int fd, const format::Definitions& base, const std::vector<std::string>& parts,
                      uint64_t events_total, uint64_t* file_size) {
-  log::Definitions d = base;
+  format::Definitions d = base;
   d.world_size = static_cast<uint32_t>(parts.size());
   d.ranks.resize(parts.size());
-  std::vector<log::IndexEntry> index;
-  log::MemberInterner interner;  // one copy of each group (MPI_COMM_WORLD's...) for all ranks
+  std::vector<format::IndexEntry> index;
+  format::MemberInterner interner;  // one copy of each group (MPI_COMM_WORLD's...) for all ranks
   for (size_t r = 0; r < parts.size(); ++r) {
     const std::string& p = parts[r];
     uint64_t n = 0;
     if (p.size() < sizeof n)
       return Status(StatusCode::kCorrupt, "rank " + std::to_string(r) + " sent no index");
     std::memcpy(&n, p.data(), sizeof n);
-    if (n % sizeof(log::IndexEntry) != 0 || n > p.size() - sizeof n)
+    if (n % sizeof(format::IndexEntry) != 0 || n > p.size() - sizeof n)
       return Status(StatusCode::kCorrupt, "rank " + std::to_string(r) + " sent a damaged index");
     const size_t at = index.size();
-    index.resize(at + n / sizeof(log::IndexEntry));
+    index.resize(at + n / sizeof(format::IndexEntry));
     if (n) std::memcpy(index.data() + at, p.data() + sizeof n, n);
-    MPE_RETURN_IF_ERROR(log::parse_rank_meta(p.data() + sizeof n + n, p.size() - sizeof n - n, &d.ranks[r],
-                                             log::kCurrentVersion, &interner));
+    MPE_RETURN_IF_ERROR(format::parse_rank_meta(p.data() + sizeof n + n, p.size() - sizeof n - n, &d.ranks[r],
+                                                format::kCurrentVersion, &interner));
   }
-  log::merge_user_categories(&d);
-  StatusOr<uint64_t> size = log::write_tail_and_header(fd, d, index, events_total);
+  format::merge_user_categories(&d);
+  StatusOr<uint64_t> size = format::write_tail_and_header(fd, d, index, events_total);
   if (!size.ok()) return size.status();
   *file_size = size.value();
   return Status();
@@ -138,7 +138,7 @@ int open_if_seen(const Created& c) {
 // does (merge_relay.h). Collective over g_comm; skipped by every rank when any rank has failed
 // (a relay needs both ends). `fail` notes a failure as merge_at_finalize's does.
 template <typename Fail>
-void relay_blind_ranks(const std::vector<RankFacts>& facts, const log::RankPlacement& placed, int fd,
+void relay_blind_ranks(const std::vector<RankFacts>& facts, const format::RankPlacement& placed, int fd,
                        uint64_t piece_bytes, Fail& fail, const bool& ok) {
   std::vector<int> writer;
   RelayBuffers buffers;
@@ -161,7 +161,7 @@ void relay_blind_ranks(const std::vector<RankFacts>& facts, const log::RankPlace
     if (!s.ok()) fail("cannot relay the chunks to a rank that sees the logfile", &s);
     return;
   }
-  uint64_t start = log::kEventsStart;
+  uint64_t start = format::kEventsStart;
   for (size_t r = 0; r < facts.size(); ++r) {
     if (writer[r] == g_rank && static_cast<int>(r) != g_rank) {
       const Status s = relay_receive(static_cast<int>(r), start, facts[r].bytes, fd, g_comm, buffers);
@@ -173,7 +173,7 @@ void relay_blind_ranks(const std::vector<RankFacts>& facts, const log::RankPlace
 
 }  // namespace
 
-StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const log::Definitions& base) {
+StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const format::Definitions& base) {
   // Between the collectives nothing may throw on one rank only, so a failure is noted without
   // allocating (a literal and errno) and turned into a Status after the last collective.
   bool ok = true;
@@ -194,13 +194,13 @@ StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const log::Defin
   };
   std::vector<RankFacts> facts;
   std::string tmp;
-  log::RankPlacement placed;
+  format::RankPlacement placed;
   RankFacts mine;
   try {
     facts.resize(static_cast<size_t>(g_size));
     tmp = out + kTemporarySuffix;
     placed.chunks = spilled_chunks();
-    mine.bytes = log::chunk_bytes(placed.chunks);
+    mine.bytes = format::chunk_bytes(placed.chunks);
     for (const auto& c : placed.chunks) mine.records += c.header.nrecords;
   } catch (const std::bad_alloc&) {
     fail("out of memory listing the spilled chunks");
@@ -242,14 +242,14 @@ StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const log::Defin
     totals_out.relayed_ranks += f.sees ? 0 : 1;
   }
   try {
-    if (ok) placed = log::place_rank(std::move(placed.chunks), before);
+    if (ok) placed = format::place_rank(std::move(placed.chunks), before);
   } catch (const std::bad_alloc&) {
     fail("out of memory placing the chunks");
   }
   if (ok && fd >= 0) {
     try {
       std::string buffer;
-      const Status s = log::copy_chunks(spill_fd(), placed, fd, &buffer);
+      const Status s = format::copy_chunks(spill_fd(), placed, fd, &buffer);
       if (!s.ok()) fail("cannot copy the chunks", &s);
     } catch (const std::bad_alloc&) {
       fail("out of memory for the copy buffer");
@@ -298,4 +298,4 @@ StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const log::Defin
   return Status(detail.ok() ? StatusCode::kIoError : detail.code(), message);
 }
 
-}  // namespace mpe::liblog
+}  // namespace mpe::tools::log

@@ -9,7 +9,7 @@
 #include "mpe/status.h"
 #include "mpe/tool.h"
 
-namespace mpe::liblog {
+namespace mpe::tools::log {
 
 // The message of a failed merge on the ranks that did not fail themselves.
 inline constexpr const char* kAnotherRankFailed = "another rank failed";
@@ -26,6 +26,6 @@ struct MergeTotals {
 // directory not shared by every node) relay their chunks to a rank that can.
 // `base`: the run's definitions before the ranks' metas are added (rank 0 uses it).
 // May throw std::bad_alloc only before its first collective or after its last.
-StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const log::Definitions& base) MPE_HIDDEN;
+StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const format::Definitions& base) MPE_HIDDEN;
 
-}  // namespace mpe::liblog
+}  // namespace mpe::tools::log

@@ -16,7 +16,7 @@
 #include "mpe/request_table.h"
 #include "mpe/tool.h"
 
-namespace mpe::liblog {
+namespace mpe::tools::log {
 
 // What a followed request is.
 enum class RequestType : uint8_t { kNone = 0, kRecv, kPersistentRecv, kPersistentSend, kSend, kCollective };
@@ -34,7 +34,7 @@ struct RequestInfo {
 
 // One thread's log: its record buffer, its requests, and what a Wait/Test in progress was given.
 struct ThreadLog {
-  log::Record* recs = nullptr;
+  format::Record* recs = nullptr;
   uint32_t n = 0;
   uint32_t cap = 0;
   uint32_t index = 0;
@@ -62,7 +62,7 @@ extern int g_zstd_level MPE_HIDDEN;
 // Guards g_threads, g_meta and the spill file's chunk list; never taken on the per-call path.
 extern std::mutex g_mutex MPE_HIDDEN;
 extern ThreadLog* g_threads MPE_HIDDEN;
-extern log::RankMeta g_meta MPE_HIDDEN;
+extern format::RankMeta g_meta MPE_HIDDEN;
 
 extern __thread ThreadLog* t_log MPE_HIDDEN __attribute__((tls_model("initial-exec")));
 
@@ -78,9 +78,9 @@ inline ThreadLog* thread_log() {
 }
 
 // ~3 ns: bounds check and a 32-byte store.
-inline void put(ThreadLog* t, const log::Record& r) {
+inline void put(ThreadLog* t, const format::Record& r) {
   if (__builtin_expect(t->n == t->cap, 0)) spill(t);
   t->recs[t->n++] = r;
 }
 
-}  // namespace mpe::liblog
+}  // namespace mpe::tools::log

@@ -23,11 +23,12 @@
 #include "mpe/config.h"
 #include "mpe/core.h"
 #include "mpe/log_layout.h"
+#include "mpe/records.h"
 #include "otf2_finalize.h"
 #include "records.h"
 #include "spill.h"
 
-namespace mpe::liblog {
+namespace mpe::tools::log {
 
 std::atomic<bool> g_active{false};
 std::atomic<bool> g_logging{true};
@@ -37,7 +38,7 @@ uint32_t g_buffer_records = 0;
 int g_zstd_level = 1;
 std::mutex g_mutex;
 ThreadLog* g_threads = nullptr;
-log::RankMeta g_meta;
+format::RankMeta g_meta;
 __thread ThreadLog* t_log __attribute__((tls_model("initial-exec")));
 
 namespace {
@@ -56,15 +57,15 @@ std::string final_path() {
   return config::output_path(".mpelog");
 }
 
-log::Definitions base_definitions() {
-  log::Definitions d;
+format::Definitions base_definitions() {
+  format::Definitions d;
   d.program = config::output_name();
   d.clock = mpe_clock_name();
   d.ticks_per_second = mpe_clock_ticks_per_second();
   std::vector<std::string> names;
   names.reserve(kFnCount);
   for (int i = 0; i < kFnCount; ++i) names.push_back(kFnInfo[i].name);
-  d.categories = log::mpi_categories(names);
+  d.categories = format::mpi_categories(names);
   return d;
 }
 
@@ -87,7 +88,7 @@ void after_init() noexcept {
   PMPI_Comm_size(MPI_COMM_WORLD, &g_size);
   PMPI_Comm_dup(MPI_COMM_WORLD, &g_comm);
   const int64_t buffer = config::env_int("MPE_LOG_BUFFER", 4 << 20, 4096, int64_t{1} << 31);
-  g_buffer_records = static_cast<uint32_t>(buffer / static_cast<int64_t>(sizeof(log::Record)));
+  g_buffer_records = static_cast<uint32_t>(buffer / static_cast<int64_t>(sizeof(format::Record)));
   g_zstd_level = static_cast<int>(config::env_int("MPE_LOG_ZSTD_LEVEL", 1, -5, 19));
   g_logging.store(!config::env_bool("MPE_LOG_PAUSED", false));
   // Every rank takes part in the clock synchronisation below, whether or not its set-up worked.
@@ -121,7 +122,7 @@ void name_callsites() noexcept {
     std::vector<SiteFrames> sites = symbolize_callsites();
     std::lock_guard<std::mutex> lock(g_mutex);
     g_meta.callsites.clear();
-    for (SiteFrames& s : sites) g_meta.callsites.push_back(log::CallSiteDef{s.id, std::move(s.frames)});
+    for (SiteFrames& s : sites) g_meta.callsites.push_back(format::CallSiteDef{s.id, std::move(s.frames)});
   } catch (const std::bad_alloc&) {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_meta.callsites.clear();
@@ -166,8 +167,9 @@ void before_finalize() noexcept {
   ThreadLog* me = thread_log();
   const uint64_t entered = g_finalize_enter.load(std::memory_order_relaxed);
   if (me && g_logging.load() && entered)
-    put(me, log::make_record(log::RecordKind::kState, entered, static_cast<uint16_t>(Fn::MPI_Finalize), 0,
-                             static_cast<int32_t>(g_finalize_site.load()), 0, mpe_clock_now() - entered));
+    put(me, format::StateRecord{entered, static_cast<uint16_t>(Fn::MPI_Finalize), 0, g_finalize_site.load(),
+                                mpe_clock_now() - entered}
+                .to_record());
   sync_clocks(true);
   g_active.store(false);
   counters::stop();
@@ -201,12 +203,12 @@ bool active() noexcept { return g_active.load(std::memory_order_relaxed); }
 bool logging() noexcept { return g_logging.load(std::memory_order_relaxed); }
 void set_logging(bool on) noexcept { g_logging.store(on, std::memory_order_relaxed); }
 
-void put_record(const log::Record& r) noexcept {
+void put_record(const format::Record& r) noexcept {
   if (!g_active.load(std::memory_order_relaxed)) return;
   if (ThreadLog* t = thread_log()) put(t, r);
 }
 
-Status define_category(const log::Category& c) noexcept {
+Status define_category(const format::Category& c) noexcept {
   try {
     std::lock_guard<std::mutex> lock(g_mutex);
     for (auto& old : g_meta.user_categories)
@@ -237,4 +239,4 @@ void flush_now() noexcept {
   if (g_active.load()) spill_all();
 }
 
-}  // namespace mpe::liblog
+}  // namespace mpe::tools::log

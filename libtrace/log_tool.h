@@ -6,7 +6,7 @@
 #include "mpe/status.h"
 #include "mpe/tool.h"
 
-namespace mpe::liblog {
+namespace mpe::tools::log {
 
 // True between MPI_Init and MPI_Finalize.
 bool active() noexcept MPE_HIDDEN;
@@ -14,12 +14,12 @@ bool active() noexcept MPE_HIDDEN;
 bool logging() noexcept MPE_HIDDEN;
 void set_logging(bool on) noexcept MPE_HIDDEN;
 // Appends a record to the calling thread's buffer (~3 ns).
-void put_record(const log::Record& r) noexcept MPE_HIDDEN;
+void put_record(const format::Record& r) noexcept MPE_HIDDEN;
 // Adds or replaces a user category in this rank's definitions; kOutOfMemory when it cannot.
-Status define_category(const log::Category& c) noexcept MPE_HIDDEN;
+Status define_category(const format::Category& c) noexcept MPE_HIDDEN;
 // Names the logfile (MPE_Finish_log); kOutOfMemory when it cannot.
 Status set_finish_name(const char* name) noexcept MPE_HIDDEN;
 // Spills every thread's buffer to the per-rank file (before MPI_Abort).
 void flush_now() noexcept MPE_HIDDEN;
 
-}  // namespace mpe::liblog
+}  // namespace mpe::tools::log

@@ -19,7 +19,7 @@
 
 #include "mpe/file_io.h"
 
-namespace mpe::liblog {
+namespace mpe::tools::log {
 
 namespace {
 
@@ -33,11 +33,11 @@ int piece_length(uint64_t bytes, uint64_t piece, uint64_t k) {
 // Reads the placed chunks in file order as one byte stream, piece after piece.
 class ChunkStream {
  public:
-  ChunkStream(int fd, const log::RankPlacement& placed) : fd_(fd), placed_(placed) {}
+  ChunkStream(int fd, const format::RankPlacement& placed) : fd_(fd), placed_(placed) {}
   // Fills out[0, n) with the next n bytes; false (out zeroed from the failure on) when a read fails.
   bool read(char* out, uint64_t n) noexcept {
     while (n > 0 && chunk_ < placed_.chunks.size()) {
-      const log::ChunkSource& c = placed_.chunks[chunk_];
+      const format::ChunkSource& c = placed_.chunks[chunk_];
       const uint64_t take = std::min(n, c.bytes() - within_);
       const ssize_t got = ok_ ? ::pread(fd_, out, take, static_cast<off_t>(c.source_offset + within_)) : -1;
       if (got <= 0) {
@@ -58,7 +58,7 @@ class ChunkStream {
 
  private:
   int fd_;
-  const log::RankPlacement& placed_;
+  const format::RankPlacement& placed_;
   size_t chunk_ = 0;
   uint64_t within_ = 0;
   bool ok_ = true;
@@ -92,7 +92,7 @@ bool RelayBuffers::allocate() noexcept {
   return data != nullptr;
 }
 
-Status relay_send(int spill_fd, const log::RankPlacement& placed, int writer, MPI_Comm comm,
+Status relay_send(int spill_fd, const format::RankPlacement& placed, int writer, MPI_Comm comm,
                   const RelayBuffers& buffers) noexcept {
   MPI_Request reqs[kRelayWindow];
   for (auto& r : reqs) r = MPI_REQUEST_NULL;
@@ -133,4 +133,4 @@ Status relay_receive(int from, uint64_t file_offset, uint64_t bytes, int out_fd,
   return error ? io_error("cannot write the relayed chunks", error) : Status();
 }
 
-}  // namespace mpe::liblog
+}  // namespace mpe::tools::log

@@ -12,7 +12,7 @@
 #include "mpe/status.h"
 #include "mpe/tool.h"
 
-namespace mpe::liblog {
+namespace mpe::tools::log {
 
 // Bytes of one relayed message (MPE_LOG_RELAY_PIECE, rank 0's value), and how many are in flight
 // per stream: a relaying rank holds at most kRelayWindow pieces (1 MiB by default) whatever its
@@ -42,11 +42,11 @@ struct RelayBuffers {
 // Streams a placed rank's chunks (one contiguous range of the logfile) from its spill file to
 // `writer`, in pieces of buffers.piece_bytes. Sends every piece even when a read fails (the piece
 // then carries zeros and the error is returned), so the writer is never left waiting.
-Status relay_send(int spill_fd, const log::RankPlacement& placed, int writer, MPI_Comm comm,
+Status relay_send(int spill_fd, const format::RankPlacement& placed, int writer, MPI_Comm comm,
                   const RelayBuffers& buffers) noexcept MPE_HIDDEN;
 // Receives `bytes` relayed by rank `from` and writes them at `file_offset` of out_fd. Receives
 // every piece even when a write fails, and returns the first error.
 Status relay_receive(int from, uint64_t file_offset, uint64_t bytes, int out_fd, MPI_Comm comm,
                      const RelayBuffers& buffers) noexcept MPE_HIDDEN;
 
-}  // namespace mpe::liblog
+}  // namespace mpe::tools::log

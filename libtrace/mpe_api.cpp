@@ -11,13 +11,11 @@
 #include "log_tool.h"
 #include "mpe/callsite.h"
 #include "mpe/clock.h"
+#include "mpe/records.h"
 #include "mpe/tool.h"
 #include "mpe_log.h"
 
 namespace {
-
-using mpe::log::Record;
-using mpe::log::RecordKind;
 
 // Allocated ids start here; ids a program picks itself (MPE1 style) map below it.
 constexpr int kFirstAllocated = 0xC000;
@@ -25,8 +23,8 @@ std::atomic<int> g_next_id{kFirstAllocated};
 
 // The category of an MPE event id.
 uint16_t category(int id) {
-  if (id >= mpe::log::kUserCategoryBase && id < 0x10000) return static_cast<uint16_t>(id);
-  return static_cast<uint16_t>(mpe::log::kUserCategoryBase + (static_cast<unsigned>(id) & 0x3FFF));
+  if (id >= mpe::format::kUserCategoryBase && id < 0x10000) return static_cast<uint16_t>(id);
+  return static_cast<uint16_t>(mpe::format::kUserCategoryBase + (static_cast<unsigned>(id) & 0x3FFF));
 }
 
 struct NamedColor {
@@ -62,15 +60,11 @@ uint32_t parse_color(const char* c) {
 #define MPE_CALLER() reinterpret_cast<uintptr_t>(__builtin_return_address(0))
 
 int log_event(int event, uint64_t data, uintptr_t caller) {
-  if (!mpe::liblog::active()) return MPE_LOG_NOT_INITIALIZED;
-  if (!mpe::liblog::logging()) return MPE_LOG_OK;
-  Record r{};
-  r.time = mpe_clock_now();
-  r.kind = static_cast<uint8_t>(RecordKind::kUserEvent);
-  r.cat = category(event);
-  r.b = static_cast<int32_t>(mpe::core::callsite_of(caller));
-  r.c = data;
-  mpe::liblog::put_record(r);
+  if (!mpe::tools::log::active()) return MPE_LOG_NOT_INITIALIZED;
+  if (!mpe::tools::log::logging()) return MPE_LOG_OK;
+  mpe::tools::log::put_record(
+      mpe::format::UserEventRecord{mpe_clock_now(), category(event), mpe::core::callsite_of(caller), data}
+          .to_record());
   return MPE_LOG_OK;
 }
 
@@ -84,17 +78,15 @@ int log_text_event(int event, int data, const char* bytebuf, uintptr_t caller) {
   return log_event(event, v, caller);
 }
 
-int log_message(RecordKind kind, int other, int tag, int size) {
-  if (!mpe::liblog::active()) return MPE_LOG_NOT_INITIALIZED;
-  if (!mpe::liblog::logging()) return MPE_LOG_OK;
-  Record r{};
-  r.time = mpe_clock_now();
-  r.kind = static_cast<uint8_t>(kind);
-  r.a = other;
-  r.b = tag;
-  r.comm = 0;
-  r.c = size > 0 ? static_cast<uint64_t>(size) : 0;
-  mpe::liblog::put_record(r);
+// MPE_Log_send and MPE_Log_receive: a SendRecord or RecvRecord (the same fields), category 0, on
+// MPI_COMM_WORLD.
+template <class MessageRecord>
+int log_message(int other, int tag, int size) {
+  if (!mpe::tools::log::active()) return MPE_LOG_NOT_INITIALIZED;
+  if (!mpe::tools::log::logging()) return MPE_LOG_OK;
+  mpe::tools::log::put_record(
+      MessageRecord{mpe_clock_now(), 0, other, tag, 0, size > 0 ? static_cast<uint64_t>(size) : 0}
+          .to_record());
   return MPE_LOG_OK;
 }
 
@@ -121,8 +113,8 @@ int guarded(Body body) noexcept {
   }
 }
 
-int define(const mpe::log::Category& c) noexcept {
-  return mpe::liblog::define_category(c).ok() ? MPE_LOG_OK : MPE_LOG_NO_MEMORY;
+int define(const mpe::format::Category& c) noexcept {
+  return mpe::tools::log::define_category(c).ok() ? MPE_LOG_OK : MPE_LOG_NO_MEMORY;
 }
 
 }  // namespace
@@ -135,20 +127,20 @@ MPE_EXPORT int MPE_Init_log(void) {
   return up ? MPE_LOG_OK : MPE_LOG_NOT_INITIALIZED;
 }
 
-MPE_EXPORT int MPE_Initialized_logging(void) { return mpe::liblog::active() ? 1 : 0; }
+MPE_EXPORT int MPE_Initialized_logging(void) { return mpe::tools::log::active() ? 1 : 0; }
 
 MPE_EXPORT int MPE_Finish_log(const char* filename) {
   if (!filename || !*filename) return MPE_LOG_OK;
-  return mpe::liblog::set_finish_name(filename).ok() ? MPE_LOG_OK : MPE_LOG_NO_MEMORY;
+  return mpe::tools::log::set_finish_name(filename).ok() ? MPE_LOG_OK : MPE_LOG_NO_MEMORY;
 }
 
 MPE_EXPORT int MPE_Start_log(void) {
-  mpe::liblog::set_logging(true);
+  mpe::tools::log::set_logging(true);
   return MPE_LOG_OK;
 }
 
 MPE_EXPORT int MPE_Stop_log(void) {
-  mpe::liblog::set_logging(false);
+  mpe::tools::log::set_logging(false);
   return MPE_LOG_OK;
 }
 
@@ -169,10 +161,10 @@ MPE_EXPORT int MPE_Log_get_event_number(void) { return g_next_id.fetch_add(1); }
 
 MPE_EXPORT int MPE_Describe_info_state(int start, int end, const char* name, const char* color, const char*) {
   return guarded([&] {
-    mpe::log::Category c;
+    mpe::format::Category c;
     c.id = category(start);
     c.end_id = category(end);
-    c.kind = mpe::log::CategoryKind::kState;
+    c.kind = mpe::format::CategoryKind::kState;
     c.color = parse_color(color);
     c.name = name ? name : "state";
     return define(c);
@@ -185,9 +177,9 @@ MPE_EXPORT int MPE_Describe_state(int start, int end, const char* name, const ch
 
 MPE_EXPORT int MPE_Describe_info_event(int event, const char* name, const char* color, const char*) {
   return guarded([&] {
-    mpe::log::Category c;
+    mpe::format::Category c;
     c.id = category(event);
-    c.kind = mpe::log::CategoryKind::kEvent;
+    c.kind = mpe::format::CategoryKind::kEvent;
     c.color = parse_color(color);
     c.name = name ? name : "event";
     return define(c);
@@ -243,11 +235,11 @@ MPE_EXPORT int MPE_Log_pack(MPE_LOG_BYTES bytebuf, int* position, char tokentype
 MPE_EXPORT int MPE_Log_sync_clocks(void) { return MPE_LOG_OK; }
 
 MPE_EXPORT int MPE_Log_send(int other, int tag, int size) {
-  return log_message(RecordKind::kSend, other, tag, size);
+  return log_message<mpe::format::SendRecord>(other, tag, size);
 }
 
 MPE_EXPORT int MPE_Log_receive(int other, int tag, int size) {
-  return log_message(RecordKind::kRecv, other, tag, size);
+  return log_message<mpe::format::RecvRecord>(other, tag, size);
 }
 
 // Fortran bindings (gfortran: lower case, one trailing underscore, hidden string lengths last).

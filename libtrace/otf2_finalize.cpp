@@ -31,7 +31,7 @@
 #include <otf2/OTF2_MPI_Collectives.h>
 #pragma GCC diagnostic pop
 
-namespace mpe::liblog {
+namespace mpe::tools::log {
 
 namespace {
 
@@ -105,10 +105,10 @@ bool write_otf2(MPI_Comm comm, const std::string& mpelog, const std::string& arc
     }
     return false;
   };
-  std::optional<StatusOr<log::LogFile>> log;
+  std::optional<StatusOr<format::LogFile>> log;
   steps.run([&] {
     tmp = archive_dir + ".tmp";
-    log.emplace(log::LogFile::open(mpelog));
+    log.emplace(format::LogFile::open(mpelog));
     if (rank == 0) {
       std::error_code ec;
       fs::remove_all(tmp, ec);
@@ -178,4 +178,4 @@ bool write_otf2(MPI_Comm comm, const std::string& mpelog, const std::string& arc
   return true;
 }
 
-}  // namespace mpe::liblog
+}  // namespace mpe::tools::log

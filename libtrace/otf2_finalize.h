@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace mpe::liblog {
+namespace mpe::tools::log {
 
 // MPE_LOG_FORMAT: mpelog (default), otf2, or both; anything else is reported and means mpelog.
 struct OutputFormats {
@@ -23,4 +23,4 @@ std::string otf2_path(const std::string& mpelog);
 // `archive_dir` is left half-written. Returns true (on every rank) when the archive is whole.
 bool write_otf2(MPI_Comm comm, const std::string& mpelog, const std::string& archive_dir) noexcept;
 
-}  // namespace mpe::liblog
+}  // namespace mpe::tools::log

@@ -14,12 +14,11 @@
 #include "mpe/clock.h"
 #include "mpe/completion.h"
 #include "mpe/config.h"
+#include "mpe/records.h"
 #include "rma.h"
 
-namespace mpe::liblog {
+namespace mpe::tools::log {
 
-using log::make_record;
-using log::RecordKind;
 using mpe::Call;
 using mpe::CallClass;
 using mpe::Mode;
@@ -54,18 +53,15 @@ uint32_t track_request(ThreadLog* t, const Call& c, RequestInfo info) {
   RequestInfo replaced{};
   if (!t->requests.put(info.req, info, &replaced)) lost_request();
   if (replaced.type == RequestType::kSend || replaced.type == RequestType::kCollective)
-    put(t,
-        make_record(RecordKind::kRequestDone, c.t_enter, static_cast<uint16_t>(c.fn),
-                    static_cast<int32_t>(replaced.serial),
-                    static_cast<int32_t>(replaced.type == RequestType::kSend ? log::RequestWhat::kSend
-                                                                             : log::RequestWhat::kCollective),
-                    0, 0));
+    put(t, format::RequestDoneRecord{{c.t_enter, static_cast<uint16_t>(c.fn), replaced.serial,
+                                      replaced.type == RequestType::kSend ? format::RequestWhat::kSend
+                                                                          : format::RequestWhat::kCollective}}
+               .to_record());
   return info.serial;
 }
 
-void put_request_post(ThreadLog* t, const Call& c, uint32_t serial, log::RequestWhat what) {
-  put(t, make_record(RecordKind::kRequestPost, c.t_enter, static_cast<uint16_t>(c.fn),
-                     static_cast<int32_t>(serial), static_cast<int32_t>(what), 0, 0));
+void put_request_post(ThreadLog* t, const Call& c, uint32_t serial, format::RequestWhat what) {
+  put(t, format::RequestPostRecord{{c.t_enter, static_cast<uint16_t>(c.fn), serial, what}}.to_record());
 }
 
 // True when st says its request was cancelled.
@@ -87,9 +83,9 @@ void put_received(ThreadLog* t, uint64_t time, uint16_t cat, uint32_t comm, cons
                   int tag_posted = MPI_ANY_TAG) {
   if (st == nullptr || st == MPI_STATUS_IGNORE || st->MPI_SOURCE == MPI_PROC_NULL || st->MPI_SOURCE < 0)
     return;
-  put(t, make_record(RecordKind::kRecv, time, cat, st->MPI_SOURCE,
-                     tag_posted != MPI_ANY_TAG ? tag_posted : st->MPI_TAG, comm,
-                     static_cast<uint64_t>(mpe::status_bytes(st))));
+  put(t, format::RecvRecord{time, cat, st->MPI_SOURCE, tag_posted != MPI_ANY_TAG ? tag_posted : st->MPI_TAG,
+                            comm, static_cast<uint64_t>(mpe::status_bytes(st))}
+             .to_record());
 }
 
 void put_recv(ThreadLog* t, uint64_t time, uint16_t cat, uint32_t comm, const MPI_Status* st) {
@@ -140,12 +136,11 @@ void completions(ThreadLog* t, const Call& c) {
     const bool serial = info.type == RequestType::kRecv || info.type == RequestType::kSend ||
                         info.type == RequestType::kCollective;
     if (serial) {
-      const auto what = was_cancelled                           ? log::RequestWhat::kCancelled
-                        : info.type == RequestType::kSend       ? log::RequestWhat::kSend
-                        : info.type == RequestType::kCollective ? log::RequestWhat::kCollective
-                                                                : log::RequestWhat::kRecv;
-      put(t, make_record(RecordKind::kRequestDone, c.t_leave, cat, static_cast<int32_t>(info.serial),
-                         static_cast<int32_t>(what), 0, 0));
+      const auto what = was_cancelled                           ? format::RequestWhat::kCancelled
+                        : info.type == RequestType::kSend       ? format::RequestWhat::kSend
+                        : info.type == RequestType::kCollective ? format::RequestWhat::kCollective
+                                                                : format::RequestWhat::kRecv;
+      put(t, format::RequestDoneRecord{{c.t_leave, cat, info.serial, what}}.to_record());
     }
     if ((info.type == RequestType::kRecv || info.type == RequestType::kPersistentRecv) && !was_cancelled)
       put_received(t, c.t_leave, cat, info.comm, st, info.tag);
@@ -194,9 +189,9 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
       const bool on = level != 0;
       g_logging.store(on, std::memory_order_relaxed);
       if (!logging)  // recorded even while paused; when logging, on_leave wrote it already
-        put(t, make_record(RecordKind::kState, c.t_enter, cat, c.depth,
-                           static_cast<int32_t>(core::callsite(c)), 0, c.t_leave - c.t_enter));
-      put(t, make_record(RecordKind::kMarker, c.t_enter, cat, level, on ? 1 : 0, 0, 0));
+        put(t, format::StateRecord{c.t_enter, cat, c.depth, core::callsite(c), c.t_leave - c.t_enter}
+                   .to_record());
+      put(t, format::MarkerRecord{c.t_enter, cat, level, on}.to_record());
       return;
     }
     case CallClass::kCommCreate:
@@ -237,14 +232,14 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
                                                   RequestInfo{*c.requests, comm, RequestType::kSend, c.dest,
                                                               c.sendtag, static_cast<uint64_t>(bytes)})
                                   : 0;
-      put(t, make_record(RecordKind::kSend, c.t_enter, cat, c.dest, c.sendtag, comm,
-                         static_cast<uint64_t>(bytes)));
-      if (serial) put_request_post(t, c, serial, log::RequestWhat::kSend);
+      put(t, format::SendRecord{c.t_enter, cat, c.dest, c.sendtag, comm, static_cast<uint64_t>(bytes)}
+                 .to_record());
+      if (serial) put_request_post(t, c, serial, format::RequestWhat::kSend);
       return;
     }
     case CallClass::kRecv:
     case CallClass::kMrecv: {
-      uint32_t comm = log::kUnknownComm;
+      uint32_t comm = format::kUnknownComm;
       if (c.cls == CallClass::kRecv) {
         comm = comm_index(c.comm);
       } else if (c.has(role::message)) {  // the message handle is already MPI_MESSAGE_NULL; take the oldest
@@ -266,22 +261,23 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
           put_request_post(
               t, c,
               track_request(t, c, RequestInfo{*c.requests, comm, RequestType::kRecv, 0, posted_tag(c), 0}),
-              log::RequestWhat::kRecv);
+              format::RequestWhat::kRecv);
       }
       return;
     }
     case CallClass::kSendrecv: {
       const uint32_t comm = comm_index(c.comm);
       if (c.dest != MPI_PROC_NULL)
-        put(t, make_record(RecordKind::kSend, c.t_enter, cat, c.dest, c.sendtag, comm,
-                           static_cast<uint64_t>(mpe::send_bytes(c))));
+        put(t, format::SendRecord{c.t_enter, cat, c.dest, c.sendtag, comm,
+                                  static_cast<uint64_t>(mpe::send_bytes(c))}
+                   .to_record());
       if (c.mode == Mode::kBlocking)
         put_recv(t, c.t_leave, cat, comm, mpe::status_of(c));
       else if (c.has(role::requests) && c.source != MPI_PROC_NULL)
         put_request_post(
             t, c,
             track_request(t, c, RequestInfo{*c.requests, comm, RequestType::kRecv, 0, posted_tag(c), 0}),
-            log::RequestWhat::kRecv);
+            format::RequestWhat::kRecv);
       return;
     }
     case CallClass::kMprobe:
@@ -299,7 +295,7 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
       for (int i = 0; i < c.nreq(); ++i) {
         const RequestInfo* p = c.requests[i] == MPI_REQUEST_NULL ? nullptr : t->requests.find(c.requests[i]);
         if (p && p->type == RequestType::kPersistentSend)
-          put(t, make_record(RecordKind::kSend, c.t_enter, cat, p->dest, p->tag, p->comm, p->bytes));
+          put(t, format::SendRecord{c.t_enter, cat, p->dest, p->tag, p->comm, p->bytes}.to_record());
       }
       return;
     case CallClass::kBarrier:
@@ -334,9 +330,9 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
           c.mode == Mode::kNonblocking && c.has(role::requests)
               ? track_request(t, c, RequestInfo{*c.requests, comm, RequestType::kCollective, 0, 0, 0})
               : 0;
-      put(t, make_record(RecordKind::kCollective, c.t_enter, cat, root, received, comm,
-                         static_cast<uint64_t>(bytes.sent)));
-      if (serial) put_request_post(t, c, serial, log::RequestWhat::kCollective);
+      put(t, format::CollectiveRecord{c.t_enter, cat, root, comm, static_cast<uint64_t>(bytes.sent), received}
+                 .to_record());
+      if (serial) put_request_post(t, c, serial, format::RequestWhat::kCollective);
       return;
     }
     case CallClass::kRma:
@@ -354,8 +350,9 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
 __attribute__((noinline)) void on_leave_general(ThreadLog* t, Call& c, bool logging) noexcept {
   if (!t && !(t = new_thread_log())) return;  // the thread's first call
   if (logging)
-    put(t, make_record(RecordKind::kState, c.t_enter, static_cast<uint16_t>(c.fn), c.depth,
-                       static_cast<int32_t>(core::callsite(c)), 0, c.t_leave - c.t_enter));
+    put(t, format::StateRecord{c.t_enter, static_cast<uint16_t>(c.fn), c.depth, core::callsite(c),
+                               c.t_leave - c.t_enter}
+               .to_record());
   if (c.cls != CallClass::kOther && c.cls != CallClass::kProbe) on_leave_slow(t, c, logging);
 }
 
@@ -370,18 +367,10 @@ void on_leave(Call& c) noexcept {
   uint32_t site;
   if (!t || !logging || t->n == t->cap || !core::cached_callsite(c.caller, &site))
     return on_leave_general(t, c, logging);
-  // Field by field: assigning a whole make_record() here makes GCC assemble the a/b pair in a
-  // vector register first (measured: 4 instructions more per call).
-  log::Record& r = t->recs[t->n++];
-  r.time = c.t_enter;
-  r.kind = static_cast<uint8_t>(RecordKind::kState);
-  r.flags = 0;
-  r.cat = static_cast<uint16_t>(c.fn);
-  r.a = c.depth;
-  r.b = static_cast<int32_t>(site);
-  r.comm = 0;
-  r.c = c.t_leave - c.t_enter;
+  // In place, field by field (StateRecord::write_to): a whole Record assigned here costs more.
+  format::StateRecord{c.t_enter, static_cast<uint16_t>(c.fn), c.depth, site, c.t_leave - c.t_enter}.write_to(
+      &t->recs[t->n++]);
   if (c.cls != CallClass::kOther && c.cls != CallClass::kProbe) return on_leave_slow(t, c, logging);
 }
 
-}  // namespace mpe::liblog
+}  // namespace mpe::tools::log

@@ -8,7 +8,7 @@
 #include "mpe/completion.h"
 #include "mpe/core.h"
 
-namespace mpe::liblog {
+namespace mpe::tools::log {
 
 // Clock ticks when MPI_Finalize was entered: its state is written before the merge.
 extern std::atomic<uint64_t> g_finalize_enter MPE_HIDDEN;
@@ -25,4 +25,4 @@ void on_leave(Call& c) noexcept MPE_HIDDEN;
 inline constexpr uint64_t kEnterClasses =
     kCompletingClasses | classes(CallClass::kRequestFree, CallClass::kFinalize, CallClass::kAbort);
 
-}  // namespace mpe::liblog
+}  // namespace mpe::tools::log

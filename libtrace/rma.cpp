@@ -11,8 +11,9 @@
 #include "mpe/bytes.h"
 #include "mpe/config.h"
 #include "mpe/handle_map.h"
+#include "mpe/records.h"
 
-namespace mpe::liblog {
+namespace mpe::tools::log {
 
 namespace {
 
@@ -43,7 +44,7 @@ bool win_find(MPI_Win w, uint32_t* index, uint32_t* comm) {
 
 void register_window(const Call& c, ThreadLog* t) noexcept {
   if (!c.has(role::newwin) || !c.newwin || *c.newwin == MPI_WIN_NULL) return;
-  const uint32_t comm = c.has(role::comm) ? comm_index(c.comm) : log::kUnknownComm;
+  const uint32_t comm = c.has(role::comm) ? comm_index(c.comm) : format::kUnknownComm;
   MPI_Aint* size = nullptr;
   int flag = 0;
   PMPI_Win_get_attr(*c.newwin, MPI_WIN_SIZE, &size, &flag);
@@ -60,8 +61,9 @@ void register_window(const Call& c, ThreadLog* t) noexcept {
     return;
   }
   if (t)
-    put(t, log::make_record(log::RecordKind::kWinCreate, c.t_leave, static_cast<uint16_t>(c.fn),
-                            static_cast<int32_t>(index), ordinal, comm, bytes));
+    put(t, format::WinCreateRecord{c.t_leave, static_cast<uint16_t>(c.fn), index,
+                                   static_cast<uint32_t>(ordinal), comm, bytes}
+               .to_record());
 }
 
 void put_rma_op(ThreadLog* t, const Call& c) noexcept {
@@ -69,9 +71,10 @@ void put_rma_op(ThreadLog* t, const Call& c) noexcept {
   uint32_t index, comm;
   if (target == MPI_PROC_NULL || !c.has(role::win) || !win_find(c.win, &index, &comm)) return;
   const mpe::Bytes b = mpe::rma_bytes(c);
-  put(t, log::make_record(log::RecordKind::kRmaOp, c.t_enter, static_cast<uint16_t>(c.fn), target,
-                          static_cast<int32_t>(std::min<int64_t>(b.recv, INT32_MAX)), index,
-                          static_cast<uint64_t>(b.sent)));
+  put(t, format::RmaOpRecord{c.t_enter, static_cast<uint16_t>(c.fn), target, index,
+                             static_cast<uint64_t>(b.sent),
+                             static_cast<int32_t>(std::min<int64_t>(b.recv, INT32_MAX))}
+             .to_record());
 }
 
 void put_rma_complete(ThreadLog* t, const Call& c) noexcept {
@@ -92,8 +95,7 @@ void put_rma_complete(ThreadLog* t, const Call& c) noexcept {
   }
   uint32_t index, comm;
   if (!c.has(role::win) || !win_find(c.win, &index, &comm)) return;
-  put(t, log::make_record(log::RecordKind::kRmaComplete, c.t_leave, static_cast<uint16_t>(c.fn), target, 0,
-                          index, 0));
+  put(t, format::RmaCompleteRecord{c.t_leave, static_cast<uint16_t>(c.fn), target, index}.to_record());
 }
 
-}  // namespace mpe::liblog
+}  // namespace mpe::tools::log

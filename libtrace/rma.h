@@ -5,7 +5,7 @@
 #include "log_state.h"
 #include "mpe/core.h"
 
-namespace mpe::liblog {
+namespace mpe::tools::log {
 
 // Gives a new window its per-rank index and records its creation on t (when t is not null: it is
 // recorded even while logging is paused, or later operations on it could not be resolved).
@@ -16,4 +16,4 @@ void put_rma_op(ThreadLog* t, const Call& c) noexcept MPE_HIDDEN;
 // operations on its window; nothing for the calls that complete none (lock, post, start, wait).
 void put_rma_complete(ThreadLog* t, const Call& c) noexcept MPE_HIDDEN;
 
-}  // namespace mpe::liblog
+}  // namespace mpe::tools::log

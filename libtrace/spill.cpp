@@ -19,15 +19,15 @@
 #include "mpe/file_io.h"
 #include "mpe/part_file.h"
 
-namespace mpe::liblog {
+namespace mpe::tools::log {
 
 namespace {
 
 int g_part_fd = -1;
 std::string g_part_path;
 std::atomic<uint64_t> g_part_offset{0};
-std::vector<log::ChunkSource> g_chunks;  // guarded by g_mutex
-uint32_t g_nthreads = 0;                 // guarded by g_mutex
+std::vector<format::ChunkSource> g_chunks;  // guarded by g_mutex
+uint32_t g_nthreads = 0;                    // guarded by g_mutex
 
 // Appends bytes to the spill file at a reserved offset; returns the offset.
 uint64_t append(const std::string& bytes) {
@@ -46,8 +46,8 @@ void flush_raw_all() {
   for (ThreadLog* t = g_threads; t; t = t->next) {
     const uint32_t n = t->n;
     if (n == 0 || !g_signal_scratch) continue;
-    const size_t len = log::encode_events_raw(t->recs, n, static_cast<uint32_t>(g_rank), t->index,
-                                              g_signal_scratch, g_signal_scratch_size);
+    const size_t len = format::encode_events_raw(t->recs, n, static_cast<uint32_t>(g_rank), t->index,
+                                                 g_signal_scratch, g_signal_scratch_size);
     if (len == 0) continue;
     const uint64_t off = g_part_offset.fetch_add(len);
     io::pwrite_all_raw(g_part_fd, g_signal_scratch, len, off);
@@ -63,15 +63,15 @@ void on_signal(int sig) {
 
 }  // namespace
 
-Status open_spill(const std::string& path, const log::Definitions& base) {
+Status open_spill(const std::string& path, const format::Definitions& base) {
   g_part_path = path;
   g_part_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (g_part_fd < 0)
     return Status(StatusCode::kIoError, "cannot create " + path + ": " + std::strerror(errno));
-  std::string head = log::build_part_header(static_cast<uint32_t>(g_rank), static_cast<uint32_t>(g_size),
-                                            mpe_clock_ticks_per_second());
-  log::encode_blob(log::ChunkKind::kDefinitions, static_cast<uint32_t>(g_rank),
-                   log::serialize_definitions(base), &head);
+  std::string head = format::build_part_header(static_cast<uint32_t>(g_rank), static_cast<uint32_t>(g_size),
+                                               mpe_clock_ticks_per_second());
+  format::encode_blob(format::ChunkKind::kDefinitions, static_cast<uint32_t>(g_rank),
+                      format::serialize_definitions(base), &head);
   g_part_offset.store(0);
   append(head);
   return Status();
@@ -81,8 +81,8 @@ void write_meta_locked() noexcept {
   if (g_part_fd < 0) return;
   try {
     std::string c;
-    log::encode_blob(log::ChunkKind::kRankMeta, static_cast<uint32_t>(g_rank),
-                     log::serialize_rank_meta(g_meta), &c);
+    format::encode_blob(format::ChunkKind::kRankMeta, static_cast<uint32_t>(g_rank),
+                        format::serialize_rank_meta(g_meta), &c);
     append(c);
   } catch (const std::bad_alloc&) {
     config::warn(
@@ -95,9 +95,9 @@ void spill(ThreadLog* t) noexcept {
   if (t->n == 0) return;
   try {
     std::string c;
-    log::encode_events(t->recs, t->n, static_cast<uint32_t>(g_rank), t->index, g_zstd_level, &c);
+    format::encode_events(t->recs, t->n, static_cast<uint32_t>(g_rank), t->index, g_zstd_level, &c);
     const uint64_t off = append(c);
-    log::ChunkSource source;
+    format::ChunkSource source;
     std::memcpy(&source.header, c.data(), sizeof source.header);
     source.source_offset = off;
     std::lock_guard<std::mutex> lock(g_mutex);
@@ -111,7 +111,7 @@ void spill(ThreadLog* t) noexcept {
 ThreadLog* new_thread_log() noexcept {
   auto* t = new (std::nothrow) ThreadLog;
   if (!t) return nullptr;
-  t->recs = static_cast<log::Record*>(std::malloc(sizeof(log::Record) * g_buffer_records));
+  t->recs = static_cast<format::Record*>(std::malloc(sizeof(format::Record) * g_buffer_records));
   if (!t->recs) {
     delete t;
     return nullptr;
@@ -122,7 +122,7 @@ ThreadLog* new_thread_log() noexcept {
   t->next = g_threads;
   g_threads = t;
   try {
-    g_meta.threads.push_back(log::ThreadDef{t->index, static_cast<int64_t>(syscall(SYS_gettid))});
+    g_meta.threads.push_back(format::ThreadDef{t->index, static_cast<int64_t>(syscall(SYS_gettid))});
     write_meta_locked();
   } catch (const std::bad_alloc&) {
     config::warn("liblog: out of memory while naming a new thread; its records are kept unnamed", false);
@@ -139,7 +139,7 @@ void spill_all() noexcept {
 
 int spill_fd() { return g_part_fd; }
 
-std::vector<log::ChunkSource> spilled_chunks() {
+std::vector<format::ChunkSource> spilled_chunks() {
   std::lock_guard<std::mutex> lock(g_mutex);
   return g_chunks;
 }
@@ -152,7 +152,7 @@ void close_spill(bool remove) noexcept {
 
 void install_signal_flush() noexcept {
   g_signal_scratch_size =
-      sizeof(log::ChunkHeader) + static_cast<size_t>(g_buffer_records) * sizeof(log::Record);
+      sizeof(format::ChunkHeader) + static_cast<size_t>(g_buffer_records) * sizeof(format::Record);
   g_signal_scratch = static_cast<char*>(std::malloc(g_signal_scratch_size));
   struct sigaction sa {};
   sa.sa_handler = on_signal;
@@ -166,4 +166,4 @@ void remove_signal_flush() noexcept {
   sigaction(SIGINT, &g_old_int, nullptr);
 }
 
-}  // namespace mpe::liblog
+}  // namespace mpe::tools::log

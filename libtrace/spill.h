@@ -9,10 +9,10 @@
 #include "log_state.h"
 #include "mpe/status.h"
 
-namespace mpe::liblog {
+namespace mpe::tools::log {
 
 // Creates the spill file, writes its part header and base definitions; not ok when it cannot.
-Status open_spill(const std::string& path, const log::Definitions& base) MPE_HIDDEN;
+Status open_spill(const std::string& path, const format::Definitions& base) MPE_HIDDEN;
 // Rewrites the rank meta chunk (the last one in the file wins). Caller holds g_mutex.
 void write_meta_locked() noexcept MPE_HIDDEN;
 // Spills every thread's buffer and then the rank meta.
@@ -20,7 +20,7 @@ void spill_all() noexcept MPE_HIDDEN;
 // The spill file's descriptor (for the merge's reads), or -1.
 int spill_fd() MPE_HIDDEN;
 // The events chunks spilled so far, with their offsets in the spill file.
-std::vector<log::ChunkSource> spilled_chunks() MPE_HIDDEN;
+std::vector<format::ChunkSource> spilled_chunks() MPE_HIDDEN;
 // Closes the spill file; deletes it when `remove`.
 void close_spill(bool remove) noexcept MPE_HIDDEN;
 
@@ -28,4 +28,4 @@ void close_spill(bool remove) noexcept MPE_HIDDEN;
 void install_signal_flush() noexcept MPE_HIDDEN;
 void remove_signal_flush() noexcept MPE_HIDDEN;
 
-}  // namespace mpe::liblog
+}  // namespace mpe::tools::log

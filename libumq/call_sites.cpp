@@ -10,7 +10,7 @@
 #include "mpe/config.h"
 #include "mpe/symbolizer.h"
 
-namespace mpe::libumq {
+namespace mpe::tools::umq {
 
 namespace {
 
@@ -168,4 +168,4 @@ void release_symbolizer() noexcept {
   g_symbolizer.reset();
 }
 
-}  // namespace mpe::libumq
+}  // namespace mpe::tools::umq

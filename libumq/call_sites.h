@@ -12,7 +12,7 @@
 #include "mpe/frame.h"
 #include "umq_report.h"
 
-namespace mpe::libumq {
+namespace mpe::tools::umq {
 
 // Application frames per site unless MPE_UMQ_DEPTH says otherwise: the line that called MPI and
 // 7 callers, enough to get out of a wrapper library into the code that decides.
@@ -31,8 +31,8 @@ void configure_call_sites(int depth, bool print) noexcept MPE_HIDDEN;
 // allocation, except the core's at a site's first sighting and the MPE_UMQ_PRINT line.
 void record(const Call& call, uint64_t length, int peer, uint64_t peer_value, int label) noexcept MPE_HIDDEN;
 
-using umq::PeerCount;
-using umq::SiteRecord;
+using analysis::umq::PeerCount;
+using analysis::umq::SiteRecord;
 
 // Returns this rank's call sites, symbolized against its own memory map; describe_communicator
 // turns record()'s labels into text. Milliseconds per module on the stacks (see
@@ -45,4 +45,4 @@ uint64_t dropped_occurrences() noexcept MPE_HIDDEN;
 // Frees the symbolizer and what it read (finalize).
 void release_symbolizer() noexcept MPE_HIDDEN;
 
-}  // namespace mpe::libumq
+}  // namespace mpe::tools::umq

@@ -17,7 +17,7 @@
 #include "mpe/config.h"
 #include "mpe/mpit.h"
 
-namespace mpe::libumq {
+namespace mpe::tools::umq {
 
 namespace {
 
@@ -183,4 +183,4 @@ void on_leave(mpe::Call& call) noexcept {
   }
 }
 
-}  // namespace mpe::libumq
+}  // namespace mpe::tools::umq

@@ -9,9 +9,9 @@
 #include "mpe/core.h"
 #include "umq_report.h"
 
-namespace mpe::libumq {
+namespace mpe::tools::umq {
 
-using umq::VariableInfo;  // the variable being read, as the report describes it
+using analysis::umq::VariableInfo;  // the variable being read, as the report describes it
 
 // Starts MPI_T, picks the first of `names` whose class, type and binding libumq can read, opens a
 // session and binds MPI_COMM_WORLD and MPI_COMM_SELF. Returns false, after one line on stderr
@@ -37,4 +37,4 @@ void on_enter(mpe::Call& call) noexcept MPE_HIDDEN;
 // Leave hook: binds a handle to each communicator a comm_create-class call returned.
 void on_leave(mpe::Call& call) noexcept MPE_HIDDEN;
 
-}  // namespace mpe::libumq
+}  // namespace mpe::tools::umq

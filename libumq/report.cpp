@@ -9,7 +9,7 @@
 #include "mpe/file_io.h"
 #include "mpe/frame.h"
 
-namespace mpe::libumq {
+namespace mpe::tools::umq {
 
 namespace {
 
@@ -73,7 +73,7 @@ std::string encode_sites(const std::vector<SiteRecord>& sites) {
 }
 
 void write_report(const std::vector<std::string>& encoded, const VariableInfo& variable) {
-  umq::SiteMerge merge;
+  analysis::umq::SiteMerge merge;
   const int nranks = static_cast<int>(encoded.size());
   for (int r = 0; r < nranks; ++r) {
     std::vector<SiteRecord> sites;
@@ -84,9 +84,9 @@ void write_report(const std::vector<std::string>& encoded, const VariableInfo& v
     }
     merge.add_rank(sites, r);
   }
-  const std::vector<const umq::MergedSite*> sites = merge.ranked();
-  write_file(".umq.txt", umq::report_text(sites, variable, nranks));
-  write_file(".umq.json", umq::report_json(sites, variable, nranks));
+  const std::vector<const analysis::umq::MergedSite*> sites = merge.ranked();
+  write_file(".umq.txt", analysis::umq::report_text(sites, variable, nranks));
+  write_file(".umq.json", analysis::umq::report_json(sites, variable, nranks));
 }
 
-}  // namespace mpe::libumq
+}  // namespace mpe::tools::umq

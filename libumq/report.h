@@ -8,7 +8,7 @@
 #include "call_sites.h"
 #include "queue_reader.h"
 
-namespace mpe::libumq {
+namespace mpe::tools::umq {
 
 // Encodes this rank's call sites for the gather to rank 0. Throws std::bad_alloc.
 std::string encode_sites(const std::vector<SiteRecord>& sites) MPE_HIDDEN;
@@ -19,4 +19,4 @@ std::string encode_sites(const std::vector<SiteRecord>& sites) MPE_HIDDEN;
 // written is skipped, each with one line on stderr. Throws std::bad_alloc.
 void write_report(const std::vector<std::string>& encoded, const VariableInfo& variable) MPE_HIDDEN;
 
-}  // namespace mpe::libumq
+}  // namespace mpe::tools::umq

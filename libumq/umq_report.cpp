@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-namespace mpe::umq {
+namespace mpe::analysis::umq {
 
 namespace {
 
@@ -194,4 +194,4 @@ std::string report_json(const std::vector<const MergedSite*>& sites, const Varia
   return report.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-}  // namespace mpe::umq
+}  // namespace mpe::analysis::umq

@@ -13,7 +13,7 @@
 
 #include "mpe/frame.h"
 
-namespace mpe::umq {
+namespace mpe::analysis::umq {
 
 // Where the lengths come from, as the report's header says.
 struct VariableInfo {
@@ -74,4 +74,4 @@ std::string report_text(const std::vector<const MergedSite*>& sites, const Varia
 std::string report_json(const std::vector<const MergedSite*>& sites, const VariableInfo& variable,
                         int nranks);
 
-}  // namespace mpe::umq
+}  // namespace mpe::analysis::umq

@@ -25,7 +25,7 @@
 #include "queue_reader.h"
 #include "report.h"
 
-namespace mpe::libumq {
+namespace mpe::tools::umq {
 
 namespace {
 
@@ -125,4 +125,4 @@ __attribute__((constructor)) void register_umq_tool() {
 
 }  // namespace
 
-}  // namespace mpe::libumq
+}  // namespace mpe::tools::umq

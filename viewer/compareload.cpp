@@ -31,7 +31,7 @@ mpe::StatusOr<LoadedRun> loadRun(const QString &path, std::shared_ptr<TraceModel
 {
     auto opened = mpe::interop::OpenedLog::open(path.toStdString());
     if (!opened.ok()) return named(path, opened.status());
-    const mpe::log::LogFile &file = (*opened)->file();
+    const mpe::format::LogFile &file = (*opened)->file();
     LoadedRun run;
     if (model) {
         run.model = std::move(model);

@@ -116,7 +116,7 @@ QString CounterTracks::describe(int row, double t) const
         const CounterInfo &c = m_counters[static_cast<size_t>(tr.counter)];
         if (!c.visible) continue;
         QString s = QStringLiteral("%1 = %2").arg(c.name).arg(tr.levelAt(t), 0, 'g', 10);
-        if (tr.comm != mpe::log::kUnknownComm) s += QStringLiteral(" (comm %1)").arg(tr.comm);
+        if (tr.comm != mpe::format::kUnknownComm) s += QStringLiteral(" (comm %1)").arg(tr.comm);
         parts << s;
     }
     if (parts.isEmpty()) return {};
@@ -133,12 +133,12 @@ size_t CounterTracks::memoryBytes() const
 
 namespace {
 
-// Adds rank's tracks (mpe::log::counter_tracks()) to out.
-void addCounterTracks(CounterTracks &out, const TraceModel &model, const mpe::log::Counters &counters, uint32_t rank,
-    std::vector<mpe::log::CounterTrack> tracks)
+// Adds rank's tracks (mpe::format::counter_tracks()) to out.
+void addCounterTracks(CounterTracks &out, const TraceModel &model, const mpe::format::Counters &counters, uint32_t rank,
+    std::vector<mpe::format::CounterTrack> tracks)
 {
-    for (mpe::log::CounterTrack &t : tracks) {
-        const mpe::log::Counter *c = counters.counter(t.counter);
+    for (mpe::format::CounterTrack &t : tracks) {
+        const mpe::format::Counter *c = counters.counter(t.counter);
         if (!c || t.samples.empty()) continue;
         CounterInfo info;
         info.name = QString::fromStdString(c->def.name);
@@ -149,7 +149,7 @@ void addCounterTracks(CounterTracks &out, const TraceModel &model, const mpe::lo
         std::vector<double> levels;
         times.reserve(t.samples.size());
         levels.reserve(t.samples.size());
-        for (const mpe::log::CounterSample &s : t.samples) {
+        for (const mpe::format::CounterSample &s : t.samples) {
             times.push_back(s.time);
             levels.push_back(s.level);
         }
@@ -159,7 +159,7 @@ void addCounterTracks(CounterTracks &out, const TraceModel &model, const mpe::lo
 
 // `base` (may be null) plus the rebuilt queue's series, one track per rank.
 std::shared_ptr<CounterTracks> addRebuiltQueue(
-    const TraceModel &model, const CounterTracks *base, const mpe::umq::Rebuilt &rebuilt)
+    const TraceModel &model, const CounterTracks *base, const mpe::analysis::umq::Rebuilt &rebuilt)
 {
     auto out = std::make_shared<CounterTracks>(base ? *base : CounterTracks());
     CounterInfo info;
@@ -172,29 +172,29 @@ std::shared_ptr<CounterTracks> addRebuiltQueue(
         if (S.empty()) continue;
         std::vector<int64_t> times;
         std::vector<double> levels;
-        for (const mpe::umq::Point &p : S) {
+        for (const mpe::analysis::umq::Point &p : S) {
             times.push_back(p.time);
             levels.push_back(p.length);
         }
-        out->addTrack(model, info, rank, mpe::log::kUnknownComm, std::move(times), std::move(levels));
+        out->addTrack(model, info, rank, mpe::format::kUnknownComm, std::move(times), std::move(levels));
     }
     return out;
 }
 
 } // namespace
 
-CounterSampleCollector::CounterSampleCollector(const mpe::log::LogFile &file)
+CounterSampleCollector::CounterSampleCollector(const mpe::format::LogFile &file)
     : m_file(file), m_counters(file), m_samples(file.definitions().ranks.size())
 { }
 
-mpe::log::ChunkConsumer CounterSampleCollector::consumer()
+mpe::format::ChunkConsumer CounterSampleCollector::consumer()
 {
-    return [this](const mpe::log::Chunk &c) {
-        if (m_file.version() < mpe::log::kFirstCounterVersion || c.entry.rank >= m_samples.size()) return;
+    return [this](const mpe::format::Chunk &c) {
+        if (m_file.version() < mpe::format::kFirstCounterVersion || c.entry.rank >= m_samples.size()) return;
         for (size_t i = 0; i < c.count; ++i)
-            if (c.records[i].kind == static_cast<uint8_t>(mpe::log::RecordKind::kCounter))
+            if (c.records[i].kind == static_cast<uint8_t>(mpe::format::RecordKind::kCounter))
                 m_samples[c.entry.rank].push_back(
-                    mpe::log::counter_sample(m_file, m_counters, c.entry.rank, c.entry.thread, c.records[i]));
+                    mpe::format::counter_sample(m_file, m_counters, c.entry.rank, c.entry.thread, c.records[i]));
     };
 }
 
@@ -203,29 +203,29 @@ std::shared_ptr<CounterTracks> CounterSampleCollector::tracks(const TraceModel &
     if (!wanted()) return nullptr;
     auto out = std::make_shared<CounterTracks>();
     for (uint32_t rank = 0; rank < m_samples.size(); ++rank) {
-        addCounterTracks(*out, model, m_counters, rank, mpe::log::counter_tracks(m_counters, rank, m_samples[rank]));
-        std::vector<mpe::log::CounterSample>().swap(m_samples[rank]);
+        addCounterTracks(*out, model, m_counters, rank, mpe::format::counter_tracks(m_counters, rank, m_samples[rank]));
+        std::vector<mpe::format::CounterSample>().swap(m_samples[rank]);
     }
     return out;
 }
 
-mpe::StatusOr<std::shared_ptr<CounterTracks>> withRebuiltQueue(
-    const mpe::log::LogFile &file, const TraceModel &model, const CounterTracks *base, std::function<bool()> keepGoing)
+mpe::StatusOr<std::shared_ptr<CounterTracks>> withRebuiltQueue(const mpe::format::LogFile &file,
+    const TraceModel &model, const CounterTracks *base, std::function<bool()> keepGoing)
 {
-    mpe::umq::Options options;
+    mpe::analysis::umq::Options options;
     options.keep_series = true;
     options.keep_going = std::move(keepGoing);
-    auto rebuilt = mpe::umq::rebuild(file, options);
+    auto rebuilt = mpe::analysis::umq::rebuild(file, options);
     if (!rebuilt.ok()) return rebuilt.status();
     return addRebuiltQueue(model, base, *rebuilt);
 }
 
-mpe::StatusOr<std::shared_ptr<CounterTracks>> withRebuiltQueue(const mpe::log::LogFile &file, const TraceModel &model,
-    const CounterTracks *base, mpe::analysis::Collected &&collected)
+mpe::StatusOr<std::shared_ptr<CounterTracks>> withRebuiltQueue(const mpe::format::LogFile &file,
+    const TraceModel &model, const CounterTracks *base, mpe::analysis::Collected &&collected)
 {
-    mpe::umq::Options options;
+    mpe::analysis::umq::Options options;
     options.keep_series = true;
-    auto rebuilt = mpe::umq::rebuild(file, std::move(collected), options);
+    auto rebuilt = mpe::analysis::umq::rebuild(file, std::move(collected), options);
     if (!rebuilt.ok()) return rebuilt.status();
     return addRebuiltQueue(model, base, *rebuilt);
 }

@@ -3,7 +3,7 @@
 // band under each rank's row.
 //
 // Design.
-//   A track is one series (counter, rank, communicator) as mpe::log::counter_tracks() gives it:
+//   A track is one series (counter, rank, communicator) as mpe::format::counter_tracks() gives it:
 //   time-sorted (time, level) pairs, the level holding from its time to the next sample, 0 before
 //   the first. Tracks are kept as two parallel arrays so the painter's bisections touch only
 //   times. The band sits under the states of the rank's first row (ViewState::counterBand()); all
@@ -55,7 +55,7 @@ struct CounterTrack
     int counter = 0; // index into CounterTracks::counters()
     uint32_t rank = 0;
     int row = -1; // the rank's first row of the model (its band), -1 when the model has none
-    uint32_t comm = mpe::log::kUnknownComm; // rank-local communicator index; unknown = process-wide
+    uint32_t comm = mpe::format::kUnknownComm; // rank-local communicator index; unknown = process-wide
     std::vector<int64_t> times; // ns, the model's clock, sorted
     std::vector<double> levels; // the level from times[i] on
     double maxLevel = 0, minLevel = 0;
@@ -110,28 +110,28 @@ private:
 class CounterSampleCollector
 {
 public:
-    explicit CounterSampleCollector(const mpe::log::LogFile &file);
+    explicit CounterSampleCollector(const mpe::format::LogFile &file);
     // Whether the log defines counters (else no consumer is needed).
     bool wanted() const { return !m_counters.all().empty(); }
     // Feeds the collector (which must outlive the pass).
-    mpe::log::ChunkConsumer consumer();
+    mpe::format::ChunkConsumer consumer();
     // The tracks of the samples collected, null when there are none; empties the collector.
     std::shared_ptr<CounterTracks> tracks(const TraceModel &model);
 
 private:
-    const mpe::log::LogFile &m_file;
-    mpe::log::Counters m_counters;
-    std::vector<std::vector<mpe::log::CounterSample>> m_samples; // per rank, in logged order
+    const mpe::format::LogFile &m_file;
+    mpe::format::Counters m_counters;
+    std::vector<std::vector<mpe::format::CounterSample>> m_samples; // per rank, in logged order
 };
 
 // `base`'s tracks (may be null) plus, per rank, the unexpected-queue length rebuilt by
-// mpe::umq::rebuild() as a counter kRebuiltQueueName. Errors: the rebuild's (kCancelled when
+// mpe::analysis::umq::rebuild() as a counter kRebuiltQueueName. Errors: the rebuild's (kCancelled when
 // keepGoing said stop).
-mpe::StatusOr<std::shared_ptr<CounterTracks>> withRebuiltQueue(const mpe::log::LogFile &file, const TraceModel &model,
-    const CounterTracks *base, std::function<bool()> keepGoing = {});
+mpe::StatusOr<std::shared_ptr<CounterTracks>> withRebuiltQueue(const mpe::format::LogFile &file,
+    const TraceModel &model, const CounterTracks *base, std::function<bool()> keepGoing = {});
 // The same from endpoints collected in the pass that built the model (consumed).
-mpe::StatusOr<std::shared_ptr<CounterTracks>> withRebuiltQueue(const mpe::log::LogFile &file, const TraceModel &model,
-    const CounterTracks *base, mpe::analysis::Collected &&collected);
+mpe::StatusOr<std::shared_ptr<CounterTracks>> withRebuiltQueue(const mpe::format::LogFile &file,
+    const TraceModel &model, const CounterTracks *base, mpe::analysis::Collected &&collected);
 
 // Fills v.counterRows from model's tracks: the rows with a visible track get a band.
 void setCounterRows(ViewState &v, const TraceModel &model);

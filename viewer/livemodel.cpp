@@ -11,12 +11,12 @@
 
 namespace upshot {
 
-using mpe::live::NowRow;
+using mpe::live_stream::NowRow;
 
 QColor liveRoutineColor(const std::string &routine)
 {
     if (routine.empty()) return QColor(225, 225, 225);
-    return QColor::fromRgb(static_cast<QRgb>(mpe::log::default_mpi_color(routine)));
+    return QColor::fromRgb(static_cast<QRgb>(mpe::format::default_mpi_color(routine)));
 }
 
 namespace {
@@ -165,7 +165,7 @@ void NowTableModel::sortRows(std::vector<NowRow> &rows) const
     });
 }
 
-TrafficMatrix::TrafficMatrix(std::vector<mpe::live::PairTraffic> pairs, int ranks)
+TrafficMatrix::TrafficMatrix(std::vector<mpe::live_stream::PairTraffic> pairs, int ranks)
     : m_pairs(std::move(pairs)), m_ranks(ranks)
 {
     std::sort(m_pairs.begin(), m_pairs.end(),
@@ -176,7 +176,7 @@ TrafficMatrix::TrafficMatrix(std::vector<mpe::live::PairTraffic> pairs, int rank
     }
 }
 
-const mpe::live::PairTraffic *TrafficMatrix::at(int from, int to) const
+const mpe::live_stream::PairTraffic *TrafficMatrix::at(int from, int to) const
 {
     const auto it = std::lower_bound(m_pairs.begin(), m_pairs.end(), std::pair(from, to),
         [](const auto &p, const std::pair<int, int> &k) { return std::pair(p.from, p.to) < k; });
@@ -193,7 +193,7 @@ QColor TrafficMatrix::color(uint64_t bytes) const
         static_cast<float>(0.85 - 0.8 * t), static_cast<float>(0.9 - 0.65 * t), static_cast<float>(1.0 - 0.45 * t));
 }
 
-int liveRankCount(const mpe::live::JobView &job)
+int liveRankCount(const mpe::live_stream::JobView &job)
 {
     int n = static_cast<int>(job.world_size());
     if (!job.latest().empty()) n = std::max(n, static_cast<int>(job.latest().rbegin()->first) + 1);
@@ -215,10 +215,10 @@ QString describeNow(const NowRow &r)
     return parts.join(QStringLiteral(", "));
 }
 
-QString diagnosisText(const mpe::live::Diagnosis &d, double stuckSeconds)
+QString diagnosisText(const mpe::live_stream::Diagnosis &d, double stuckSeconds)
 {
     QStringList lines;
-    for (const mpe::live::Deadlock &dl : d.deadlocks) {
+    for (const mpe::live_stream::Deadlock &dl : d.deadlocks) {
         QStringList ranks;
         for (const NowRow &r : dl.cycle)
             ranks << QString::number(r.rank);
@@ -227,7 +227,7 @@ QString diagnosisText(const mpe::live::Diagnosis &d, double stuckSeconds)
         for (const NowRow &r : dl.cycle)
             lines << QStringLiteral("  rank %1: %2").arg(r.rank).arg(describeNow(r));
     }
-    for (const mpe::live::Stuck &s : d.stuck) {
+    for (const mpe::live_stream::Stuck &s : d.stuck) {
         QStringList held;
         for (int32_t r : s.waiting)
             held << QString::number(r);
@@ -243,7 +243,7 @@ QString diagnosisText(const mpe::live::Diagnosis &d, double stuckSeconds)
     return lines.join('\n');
 }
 
-QString liveStatusText(const mpe::live::JobView &job)
+QString liveStatusText(const mpe::live_stream::JobView &job)
 {
     QStringList parts;
     parts << QStringLiteral("%1 / %2 ranks seen").arg(job.ranks_seen()).arg(job.world_size());
@@ -262,17 +262,17 @@ QString liveStatusText(const mpe::live::JobView &job)
     return parts.join(QStringLiteral(" · "));
 }
 
-QJsonObject liveSummary(const mpe::live::JobView &job, double stuckSeconds)
+QJsonObject liveSummary(const mpe::live_stream::JobView &job, double stuckSeconds)
 {
-    const mpe::live::Diagnosis d = job.diagnose(stuckSeconds);
+    const mpe::live_stream::Diagnosis d = job.diagnose(stuckSeconds);
     QJsonArray deadlocks, stuck;
-    for (const mpe::live::Deadlock &dl : d.deadlocks) {
+    for (const mpe::live_stream::Deadlock &dl : d.deadlocks) {
         QJsonArray cycle;
         for (const NowRow &r : dl.cycle)
             cycle.append(r.rank);
         deadlocks.append(cycle);
     }
-    for (const mpe::live::Stuck &s : d.stuck) {
+    for (const mpe::live_stream::Stuck &s : d.stuck) {
         QJsonArray waiting;
         for (int32_t r : s.waiting)
             waiting.append(r);

@@ -1,5 +1,5 @@
 // The data side of upshot's live mode: the live timeline's time window, the now table model, the
-// traffic matrix and the texts (diagnosis, status, summary) derived from a mpe::live::JobView.
+// traffic matrix and the texts (diagnosis, status, summary) derived from a mpe::live_stream::JobView.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -63,7 +63,7 @@ inline constexpr double kLiveKeepSeconds = LiveTimeWindow::kMaxSpan / 1e9;
 inline constexpr double kLiveTrafficSeconds = 5;
 
 // The colour of a state of the live timeline: MPI routines as in a logfile
-// (mpe::log::default_mpi_color), the application (routine "") light grey.
+// (mpe::format::default_mpi_color), the application (routine "") light grey.
 QColor liveRoutineColor(const std::string &routine);
 
 // One row per thread of every rank: its current call and how long it has been in it, longest
@@ -77,8 +77,8 @@ public:
 
     explicit NowTableModel(QObject *parent = nullptr);
     // Replaces the rows (JobView::now_table()), keeping the sort.
-    void setRows(std::vector<mpe::live::NowRow> rows);
-    const mpe::live::NowRow &row(int i) const { return m_rows[static_cast<size_t>(i)]; }
+    void setRows(std::vector<mpe::live_stream::NowRow> rows);
+    const mpe::live_stream::NowRow &row(int i) const { return m_rows[static_cast<size_t>(i)]; }
 
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;
@@ -88,9 +88,9 @@ public:
 
 private:
     // Sorts rows by the model's sort column and order.
-    void sortRows(std::vector<mpe::live::NowRow> &rows) const;
+    void sortRows(std::vector<mpe::live_stream::NowRow> &rows) const;
 
-    std::vector<mpe::live::NowRow> m_rows;
+    std::vector<mpe::live_stream::NowRow> m_rows;
     int m_sortColumn = Seconds;
     Qt::SortOrder m_order = Qt::DescendingOrder;
 };
@@ -101,33 +101,33 @@ class TrafficMatrix
 {
 public:
     TrafficMatrix() = default;
-    TrafficMatrix(std::vector<mpe::live::PairTraffic> pairs, int ranks);
+    TrafficMatrix(std::vector<mpe::live_stream::PairTraffic> pairs, int ranks);
     int ranks() const { return m_ranks; }
-    const std::vector<mpe::live::PairTraffic> &pairs() const { return m_pairs; }
+    const std::vector<mpe::live_stream::PairTraffic> &pairs() const { return m_pairs; }
     uint64_t maxBytes() const { return m_maxBytes; }
     // The pair from → to, or null when it sent nothing.
-    const mpe::live::PairTraffic *at(int from, int to) const;
+    const mpe::live_stream::PairTraffic *at(int from, int to) const;
     // A cell's colour: white for nothing, then pale to dark blue on a log scale of bytes.
     QColor color(uint64_t bytes) const;
 
 private:
-    std::vector<mpe::live::PairTraffic> m_pairs; // sorted by (from, to)
+    std::vector<mpe::live_stream::PairTraffic> m_pairs; // sorted by (from, to)
     int m_ranks = 0;
     uint64_t m_maxBytes = 0;
 };
 
 // The number of rows of a live timeline or matrix: the world size, or more if a rank beyond it sent.
-int liveRankCount(const mpe::live::JobView &job);
+int liveRankCount(const mpe::live_stream::JobView &job);
 // Describes a rank's call for a person: "MPI_Recv at ring.c:12 main, peer 1, tag 7, for 3.20 s".
-QString describeNow(const mpe::live::NowRow &row);
+QString describeNow(const mpe::live_stream::NowRow &row);
 // The diagnosis as text: each deadlock's cycle with each rank's call, call site and peer, then
 // each rank holding others; a line saying there is none otherwise.
-QString diagnosisText(const mpe::live::Diagnosis &d, double stuckSeconds);
+QString diagnosisText(const mpe::live_stream::Diagnosis &d, double stuckSeconds);
 // The status line: ranks seen, what was lost or rejected, whether the job ended.
-QString liveStatusText(const mpe::live::JobView &job);
+QString liveStatusText(const mpe::live_stream::JobView &job);
 // The summary `upshot --live --export` prints (one line of JSON; see main.cpp):
 // {"ranks_seen", "world_size", "ended", "frames_lost", "events_dropped", "rejected",
 //  "deadlocks": [[ranks of each cycle]], "stuck": [{"holder", "waiting": [ranks]}]}.
-QJsonObject liveSummary(const mpe::live::JobView &job, double stuckSeconds);
+QJsonObject liveSummary(const mpe::live_stream::JobView &job, double stuckSeconds);
 
 } // namespace upshot

@@ -11,7 +11,7 @@
 namespace upshot {
 
 LiveSession::LiveSession(QObject *parent)
-    : QObject(parent), m_job(std::make_shared<mpe::live::JobView>(kLiveKeepSeconds, kLiveTrafficSeconds))
+    : QObject(parent), m_job(std::make_shared<mpe::live_stream::JobView>(kLiveKeepSeconds, kLiveTrafficSeconds))
 {
     m_timer.setInterval(kPollMs);
     connect(&m_timer, &QTimer::timeout, this, &LiveSession::poll);
@@ -22,12 +22,12 @@ LiveSession::~LiveSession() = default;
 bool LiveSession::attach(const QString &path, QString *error)
 {
     detach();
-    auto file = mpe::live::read_live_file(path.toStdString());
+    auto file = mpe::live_stream::read_live_file(path.toStdString());
     if (!file.ok()) {
         *error = QString::fromStdString(file.status().to_string()); // names the file
         return false;
     }
-    auto subscriber = std::make_unique<mpe::live::Subscriber>();
+    auto subscriber = std::make_unique<mpe::live_stream::Subscriber>();
     const mpe::Status connected = subscriber->connect(*file);
     if (!connected.ok()) {
         *error = tr("cannot subscribe to %1: %2")
@@ -51,15 +51,15 @@ void LiveSession::detach()
 void LiveSession::ingest(std::string_view message)
 {
     ++m_messages;
-    auto kind = mpe::live::peek_kind(message.data(), message.size());
-    if (kind.ok() && *kind == mpe::live::MessageKind::kRankFrame) {
-        auto frame = mpe::live::decode_frame(message.data(), message.size());
+    auto kind = mpe::live_stream::peek_kind(message.data(), message.size());
+    if (kind.ok() && *kind == mpe::live_stream::MessageKind::kRankFrame) {
+        auto frame = mpe::live_stream::decode_frame(message.data(), message.size());
         if (frame.ok()) {
             m_job->add(std::move(*frame));
             return;
         }
-    } else if (kind.ok() && *kind == mpe::live::MessageKind::kJobEnd) {
-        auto end = mpe::live::decode_job_end(message.data(), message.size());
+    } else if (kind.ok() && *kind == mpe::live_stream::MessageKind::kJobEnd) {
+        auto end = mpe::live_stream::decode_job_end(message.data(), message.size());
         if (end.ok()) {
             m_job->end(*end);
             return;
@@ -85,7 +85,7 @@ void LiveSession::poll()
     // frames. `mpe run` deletes the .live file when the job is over, so a file gone and a stream
     // quiet for 3 s end the view too (exit status unknown, as mpe top does).
     if (n == 0 && !m_job->ended() && m_quiet.isValid() && m_quiet.elapsed() > 3000 && !QFileInfo::exists(m_path))
-        m_job->end(mpe::live::JobEnd { -1, "" });
+        m_job->end(mpe::live_stream::JobEnd { -1, "" });
     else if (n == 0)
         return;
     emit updated();

@@ -1,5 +1,5 @@
 // upshot's connection to a running job: reads its .live file, subscribes to the relay and decodes
-// what arrives into a mpe::live::JobView, on the GUI thread in short bounded polls.
+// what arrives into a mpe::live_stream::JobView, on the GUI thread in short bounded polls.
 #pragma once
 
 #include <QElapsedTimer>
@@ -13,7 +13,7 @@
 #include "livemodel.h"
 #include "mpe/live_view.h"
 
-namespace mpe::live {
+namespace mpe::live_stream {
 class Subscriber;
 }
 
@@ -45,7 +45,7 @@ public:
     // Takes what has arrived (what the timer does).
     void poll();
 
-    std::shared_ptr<const mpe::live::JobView> job() const { return m_job; }
+    std::shared_ptr<const mpe::live_stream::JobView> job() const { return m_job; }
     QString path() const { return m_path; }
     QString endpoint() const { return m_endpoint; }
     bool attached() const { return m_subscriber != nullptr; }
@@ -58,8 +58,8 @@ signals:
     void jobEnded();
 
 private:
-    std::shared_ptr<mpe::live::JobView> m_job;
-    std::unique_ptr<mpe::live::Subscriber> m_subscriber;
+    std::shared_ptr<mpe::live_stream::JobView> m_job;
+    std::unique_ptr<mpe::live_stream::Subscriber> m_subscriber;
     QTimer m_timer;
     QString m_path, m_endpoint;
     QElapsedTimer m_quiet; // since the last message

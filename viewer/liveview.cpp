@@ -44,8 +44,8 @@ QString relativeSeconds(double s)
 
 } // namespace
 
-void paintLiveTimeline(
-    QPainter &p, const mpe::live::JobView &job, const LiveTimeWindow &window, QSize size, LiveTimelineStats *stats)
+void paintLiveTimeline(QPainter &p, const mpe::live_stream::JobView &job, const LiveTimeWindow &window, QSize size,
+    LiveTimelineStats *stats)
 {
     LiveTimelineStats local;
     LiveTimelineStats &st = stats ? *stats : local;
@@ -66,7 +66,7 @@ void paintLiveTimeline(
     p.setClipRect(plot);
     const double rh = L.rowHeight();
     const double gap = rh >= 6 ? 1 : 0;
-    for (const mpe::live::LiveState &s : job.states()) {
+    for (const mpe::live_stream::LiveState &s : job.states()) {
         if (s.rank < 0 || s.rank >= L.ranks) continue;
         const double a = static_cast<double>(s.start_ns), b = static_cast<double>(s.end_ns);
         if (b < t0 || a > t1) continue;
@@ -82,7 +82,7 @@ void paintLiveTimeline(
     constexpr double kArrowBucket = 6;
     const uint64_t buckets = static_cast<uint64_t>(plot.width() / kArrowBucket) + 2;
     std::unordered_set<uint64_t> drawn;
-    for (const mpe::live::Arrow &a : job.arrows()) {
+    for (const mpe::live_stream::Arrow &a : job.arrows()) {
         if (a.from < 0 || a.from >= L.ranks || a.to < 0 || a.to >= L.ranks) continue;
         const double ts = static_cast<double>(a.send_ns);
         const double tr = a.recv_ns ? static_cast<double>(a.recv_ns) : ts;
@@ -167,7 +167,7 @@ void paintTrafficMatrix(QPainter &p, const TrafficMatrix &m, QSize size)
     }
     const QRectF grid(L.kMargin, L.kMargin, c * m.ranks(), c * m.ranks());
     p.fillRect(grid, Qt::white);
-    for (const mpe::live::PairTraffic &t : m.pairs()) {
+    for (const mpe::live_stream::PairTraffic &t : m.pairs()) {
         // At least a pixel, so that one pair among thousands of ranks still shows.
         QRectF r = L.cellRect(t.from, t.to);
         r.setSize(r.size().expandedTo(QSizeF(1, 1)));
@@ -199,7 +199,7 @@ LiveTimelineWidget::LiveTimelineWidget(QWidget *parent) : QWidget(parent)
     setAttribute(Qt::WA_OpaquePaintEvent);
 }
 
-void LiveTimelineWidget::setJob(std::shared_ptr<const mpe::live::JobView> job)
+void LiveTimelineWidget::setJob(std::shared_ptr<const mpe::live_stream::JobView> job)
 {
     m_job = std::move(job);
     update();
@@ -236,7 +236,7 @@ double LiveTimelineWidget::oldestNs() const
 {
     double oldest = nowNs();
     if (!m_job) return oldest;
-    for (const mpe::live::LiveState &s : m_job->states())
+    for (const mpe::live_stream::LiveState &s : m_job->states())
         oldest = std::min(oldest, static_cast<double>(s.start_ns));
     if (!m_job->arrows().empty()) oldest = std::min(oldest, static_cast<double>(m_job->arrows().front().send_ns));
     return oldest;
@@ -299,7 +299,7 @@ bool TrafficMatrixWidget::event(QEvent *e)
     if (e->type() != QEvent::ToolTip) return QWidget::event(e);
     auto *help = static_cast<QHelpEvent *>(e);
     const auto [from, to] = TrafficMatrixLayout { size(), m_matrix.ranks() }.cellAt(help->pos());
-    const mpe::live::PairTraffic *t = from >= 0 ? m_matrix.at(from, to) : nullptr;
+    const mpe::live_stream::PairTraffic *t = from >= 0 ? m_matrix.at(from, to) : nullptr;
     if (from < 0)
         QToolTip::hideText();
     else
@@ -440,7 +440,7 @@ LiveView::LiveView(QWidget *parent) : QWidget(parent)
     refresh();
 }
 
-void LiveView::setJob(std::shared_ptr<const mpe::live::JobView> job)
+void LiveView::setJob(std::shared_ptr<const mpe::live_stream::JobView> job)
 {
     m_job = std::move(job);
     m_timeline->setJob(m_job);
@@ -488,7 +488,7 @@ void LiveView::refresh()
     }
     const double stuck = stuckSeconds();
     m_nowModel->setRows(m_job->now_table(stuck));
-    const mpe::live::Diagnosis d = m_job->diagnose(stuck);
+    const mpe::live_stream::Diagnosis d = m_job->diagnose(stuck);
     const QString text = diagnosisText(d, stuck);
     // Rewritten only when it changed, so that a selection in it survives the refreshes.
     if (text != m_diagnosis->toPlainText()) {

@@ -1,5 +1,5 @@
 // upshot's live mode: the timeline that follows now, the traffic matrix, the now table, the
-// hang diagnosis and the status line, all read from one mpe::live::JobView. The painters only
+// hang diagnosis and the status line, all read from one mpe::live_stream::JobView. The painters only
 // paint; what they show is decided by LiveTimeWindow, TrafficMatrix and the job view.
 #pragma once
 
@@ -46,7 +46,7 @@ struct LiveTimelineStats
 };
 
 // Paints the window of the job's kept states and arrows, one row per rank, into size.
-void paintLiveTimeline(QPainter &p, const mpe::live::JobView &job, const LiveTimeWindow &window, QSize size,
+void paintLiveTimeline(QPainter &p, const mpe::live_stream::JobView &job, const LiveTimeWindow &window, QSize size,
     LiveTimelineStats *stats = nullptr);
 
 // The layout of the traffic matrix: senders down, receivers across, square cells.
@@ -71,7 +71,7 @@ class LiveTimelineWidget : public QWidget
     Q_OBJECT
 public:
     explicit LiveTimelineWidget(QWidget *parent = nullptr);
-    void setJob(std::shared_ptr<const mpe::live::JobView> job);
+    void setJob(std::shared_ptr<const mpe::live_stream::JobView> job);
     const LiveTimeWindow &timeWindow() const { return m_window; }
     void setSpanSeconds(double seconds);
     void setPaused(bool paused);
@@ -92,7 +92,7 @@ protected:
 private:
     double oldestNs() const;
 
-    std::shared_ptr<const mpe::live::JobView> m_job;
+    std::shared_ptr<const mpe::live_stream::JobView> m_job;
     LiveTimeWindow m_window;
     double m_dragX = -1;
 };
@@ -121,7 +121,7 @@ class LiveView : public QWidget
     Q_OBJECT
 public:
     explicit LiveView(QWidget *parent = nullptr);
-    void setJob(std::shared_ptr<const mpe::live::JobView> job);
+    void setJob(std::shared_ptr<const mpe::live_stream::JobView> job);
     // Where the data comes from, for the status line ("run.live via tcp://...").
     void setSource(const QString &text);
     // Reads the job view again: the table, the diagnosis, the matrix, the status, the timeline.
@@ -153,7 +153,7 @@ signals:
 private:
     void updateEndBar();
 
-    std::shared_ptr<const mpe::live::JobView> m_job;
+    std::shared_ptr<const mpe::live_stream::JobView> m_job;
     QString m_source;
     QString m_mergedLog; // offered once it exists
     LiveTimelineWidget *m_timeline;

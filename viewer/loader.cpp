@@ -13,11 +13,11 @@
 
 namespace upshot {
 
-mpe::StatusOr<std::shared_ptr<TraceModel>> openTrace(const mpe::log::LogFile &file, const OpenSteps &steps)
+mpe::StatusOr<std::shared_ptr<TraceModel>> openTrace(const mpe::format::LogFile &file, const OpenSteps &steps)
 {
     // The analyses' pass 1 rides on the model's pass: no decode of their own.
     std::unique_ptr<mpe::analysis::EndpointCollector> endpoints;
-    std::vector<mpe::log::ChunkConsumer> alsoFeed;
+    std::vector<mpe::format::ChunkConsumer> alsoFeed;
     if (steps.waits || steps.rebuiltQueue) {
         mpe::analysis::CollectSettings settings;
         settings.collectives = steps.waits;
@@ -91,7 +91,7 @@ void TraceLoader::load(const QString &path)
         // An OTF2 archive is converted into a scratch .mpelog that lives as long as `opened`.
         auto opened = mpe::interop::OpenedLog::open(path.toStdString());
         if (!opened.ok()) return finish(opened.status());
-        const mpe::log::LogFile *file = &(*opened)->file();
+        const mpe::format::LogFile *file = &(*opened)->file();
         std::shared_ptr<TraceModel> preview = buildPreview(*file);
         post([self, preview, path, generation] {
             if (self && self->m_generation == generation) emit self->previewReady(preview, path);

@@ -33,7 +33,7 @@ struct OpenSteps
 // Builds file's model (tracebuilder.h) and, from the same pass, the steps' analyses, delivered to
 // the steps' callbacks. Returns the model. Errors: the model's (an analysis's error goes to its
 // callback, and leaves the model usable).
-mpe::StatusOr<std::shared_ptr<TraceModel>> openTrace(const mpe::log::LogFile &file, const OpenSteps &steps);
+mpe::StatusOr<std::shared_ptr<TraceModel>> openTrace(const mpe::format::LogFile &file, const OpenSteps &steps);
 
 class TraceLoader : public QObject
 {

@@ -150,7 +150,7 @@ int runBench(const QString &path, QSize size)
         std::fprintf(stderr, "upshot: cannot open %s: %s\n", qPrintable(path), opened.status().to_string().c_str());
         return 1;
     }
-    const mpe::log::LogFile *file = &(*opened)->file();
+    const mpe::format::LogFile *file = &(*opened)->file();
     const double rssOpen = rssMiB(); // the log's definitions and index
     QElapsedTimer timer;
     timer.start();

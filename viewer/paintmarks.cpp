@@ -7,7 +7,7 @@
 
 namespace upshot {
 
-using mpe::log::RecordKind;
+using mpe::format::RecordKind;
 
 // Per row: the Pcontrol strips along its bottom, then its event markers, at most one per 3
 // pixels: triangles when sparse, ticks when dense.

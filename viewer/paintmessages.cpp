@@ -206,7 +206,7 @@ void paintRma(QPainter &p, const TraceModel &model, const ViewState &v, const Fr
     constexpr size_t kMaxRma = 20000;
     const auto &X = model.rmaTransfers();
     const size_t end
-        = static_cast<size_t>(std::upper_bound(X.begin(), X.end(), t1, [](double t, const mpe::log::RmaTransfer &x) {
+        = static_cast<size_t>(std::upper_bound(X.begin(), X.end(), t1, [](double t, const mpe::format::RmaTransfer &x) {
               return t < static_cast<double>(x.start);
           }) - X.begin());
     const size_t stride = std::max<size_t>(1, end / kMaxRma);
@@ -214,7 +214,7 @@ void paintRma(QPainter &p, const TraceModel &model, const ViewState &v, const Fr
     p.setRenderHint(QPainter::Antialiasing, false);
     p.setBrush(rmaArrowColor());
     for (size_t i = 0; i < end; i += stride) {
-        const mpe::log::RmaTransfer &x = X[i];
+        const mpe::format::RmaTransfer &x = X[i];
         if (x.complete < 0 || static_cast<double>(x.complete) < t0) continue;
         const int ro = model.rowOfTimeline(x.origin_timeline), rt = model.rowOf(static_cast<uint32_t>(x.target), 0);
         if (rt < 0) continue;

@@ -4,6 +4,7 @@
 #include "countertracks.h"
 #include "mpe/chunk_pass.h"
 #include "mpe/interop.h"
+#include "mpe/message_matcher.h"
 
 #include <QFileInfo>
 
@@ -19,11 +20,11 @@
 
 namespace upshot {
 
-using mpe::log::Event;
-using mpe::log::IndexEntry;
-using mpe::log::LogFile;
-using mpe::log::Record;
-using mpe::log::RecordKind;
+using mpe::format::Event;
+using mpe::format::IndexEntry;
+using mpe::format::LogFile;
+using mpe::format::Record;
+using mpe::format::RecordKind;
 
 namespace {
 
@@ -54,12 +55,12 @@ size_t rowOf(const std::vector<std::pair<uint32_t, uint32_t>> &timelines, uint32
 
 } // namespace
 
-// Fills a TraceModel from decoded chunks, mirroring mpe::log::load_trace() record by record
+// Fills a TraceModel from decoded chunks, mirroring mpe::format::load_trace() record by record
 // (see log_reader.cpp), but packing states into 12-byte PackedStates per lane as they come.
 //
 // Invariant: after finish(), the model holds exactly load_trace()'s states (same start, end,
 // category, depth and call site), events, matched messages, t_begin and t_end. Memory while building: the
-// packed lanes, the events, and one 24-byte entry per message end until the ends are matched,
+// packed lanes, the events, and one 16-byte entry per message end until the ends are matched,
 // queue by queue (each queue is freed once matched).
 class ModelBuilder
 {
@@ -72,7 +73,7 @@ public:
             m_model.m_rows[r].rank = m_timelines[r].first;
             m_model.m_rows[r].thread = m_timelines[r].second;
         }
-        for (const mpe::log::CallSite &site : file.callsites())
+        for (const mpe::format::CallSite &site : file.callsites())
             m_model.m_sites.push_back({ site.id, QString::fromStdString(site.text), site.frames });
     }
 
@@ -123,30 +124,27 @@ public:
                 addState(T, depth, start, end - start, b.m_model.ensureCategory(cat, true), site);
             }
             void event(const Event &ev) { events.push_back(ev); }
-            void message_end(bool send, const mpe::log::MessageKey &key, int64_t t, uint64_t bytes)
+            void message_end(bool send, const mpe::format::MessageKey &key, int64_t t, uint64_t bytes)
             {
-                auto &q = b.m_queues[key];
                 if (!send) {
-                    q.second.push_back(MsgEnd { t, tl, 0 }); // a message's size is its send's
+                    b.m_matcher.add_recv(key, MsgEnd { t, tl, 0 }); // a message's size is its send's
                     return;
                 }
-                q.first.push_back(MsgEnd { t, tl, static_cast<uint32_t>(std::min<uint64_t>(bytes, kBigBytes)) });
-                if (bytes >= kBigBytes) b.m_bigBytes[{ key, tl, t }].push_back(bytes);
+                uint32_t packed = static_cast<uint32_t>(bytes);
+                if (bytes >= kBigBytes) {
+                    packed = kBigBytes | static_cast<uint32_t>(b.m_bigBytes.size());
+                    b.m_bigBytes.push_back(bytes);
+                }
+                b.m_matcher.add_send(key, MsgEnd { t, tl, packed });
             }
-            void cancel_send(const mpe::log::MessageKey &key)
-            {
-                auto &q = b.m_queues[key].first;
-                if (q.empty()) return;
-                if (q.back().bytes == kBigBytes) b.m_bigBytes[{ key, q.back().timeline, q.back().time }].pop_back();
-                q.pop_back();
-            }
+            void cancel_send(const mpe::format::MessageKey &key) { b.m_matcher.cancel_latest_send(key); }
             void span(int64_t t, int64_t end)
             {
                 ++b.m_model.m_records;
                 b.extendSpan(t, end);
             }
         } sink { *this, m_build[tl], m_model.m_rows[tl].events, tl };
-        mpe::log::interpret_records(m_file, e, recs, count, &m_build[tl].userStates, sink);
+        mpe::format::interpret_records(m_file, e, recs, count, &m_build[tl].userStates, sink);
     }
 
     void finish()
@@ -162,7 +160,7 @@ public:
         }
         // After the causality repair, as load_trace() matches them.
         const auto &rows = m_model.m_rows;
-        m_model.m_rma = mpe::log::match_rma(
+        m_model.m_rma = mpe::format::match_rma(
             m_file, static_cast<uint32_t>(rows.size()), [&](uint32_t r) { return rows[r].rank; },
             [&](uint32_t r) -> const std::vector<Event> & { return rows[r].events; });
         m_model.m_tBegin = m_tBegin;
@@ -187,7 +185,7 @@ private:
         };
         std::vector<Share> shares;
         double owed = 0;
-        for (const mpe::log::CategoryTime &slot : e.summary) {
+        for (const mpe::format::CategoryTime &slot : e.summary) {
             if (slot.cat == 0xFFFFFFFFu || slot.count == 0 || span <= 0) continue;
             const double n = std::min<double>(kPreviewSlices - owed,
                 kPreviewSlices * static_cast<double>(file.duration_ns(e.rank, slot.ticks)) / static_cast<double>(span));
@@ -218,17 +216,18 @@ private:
     struct TimelineBuild
     {
         std::vector<Lane> lanes; // by depth
-        mpe::log::UserStates userStates;
+        mpe::format::UserStates userStates;
     };
-    // A message end waiting to be matched: 16 bytes (a send's size of 4 GiB - 1 or more is
-    // kBigBytes here and kept in m_bigBytes, by queue, timeline and time, in logged order).
+    // A message end waiting to be matched: 16 bytes. A send's size of 2 GiB or more is kept in
+    // m_bigBytes, and bytes is kBigBytes | its index there.
     struct MsgEnd
     {
         int64_t time;
         uint32_t timeline;
         uint32_t bytes;
     };
-    static constexpr uint32_t kBigBytes = 0xFFFFFFFFu;
+    static_assert(sizeof(MsgEnd) == 16);
+    static constexpr uint32_t kBigBytes = 0x80000000u;
 
     // Depths beyond this come only from damaged logs; they are drawn in the deepest lane.
     static constexpr uint32_t kMaxDepth = 255;
@@ -265,58 +264,41 @@ private:
         m_any = true;
     }
 
-    // Pairs the k-th send with the k-th receive of each (communicator, source, destination, tag)
-    // in time order (MPI's non-overtaking rule), as load_trace() does. The queues are small heap
-    // blocks and the messages one large mapping: the pages of freed queues go back to the system
-    // as the messages fill (malloc_trim every 64 MiB), as far as the heap's fragmentation allows
-    // (most of them at 16,384 ranks, few at 100,000).
+    // The matcher's queues are small heap blocks and the messages one large mapping: the pages
+    // of freed queues go back to the system as the messages fill (malloc_trim every 64 MiB of
+    // ends), as far as the heap's fragmentation allows (most of them at 16,384 ranks, few at 100,000).
     void matchMessages()
     {
-        size_t total = 0;
-        for (const auto &[key, q] : m_queues)
-            total += std::min(q.first.size(), q.second.size());
-        m_model.m_messages.reserve(total);
-        auto byTime = [](const MsgEnd &a, const MsgEnd &b) { return a.time < b.time; };
+        m_model.m_messages.reserve(m_matcher.pairs());
         size_t freed = 0;
-        for (auto &[key, q] : m_queues) {
-            // Stable: ends at equal times stay in logged order.
-            std::stable_sort(q.first.begin(), q.first.end(), byTime);
-            std::stable_sort(q.second.begin(), q.second.end(), byTime);
-            const size_t n = std::min(q.first.size(), q.second.size());
-            for (size_t k = 0; k < n; ++k) {
-                const MsgEnd &s = q.first[k], &r = q.second[k];
-                uint64_t bytes = s.bytes;
-                if (bytes == kBigBytes) {
-                    auto &big = m_bigBytes[{ key, s.timeline, s.time }];
-                    bytes = big.front(); // stable sorts keep equal times in logged order
-                    big.erase(big.begin());
-                }
+        m_matcher.match(
+            [&](const mpe::format::MessageKey &key, const MsgEnd &s, const MsgEnd &r) {
+                const uint64_t bytes = s.bytes & kBigBytes ? m_bigBytes[s.bytes & ~kBigBytes] : s.bytes;
                 m_model.m_messages.push_back(
                     Message { s.time, r.time, s.timeline, r.timeline, std::get<3>(key), bytes });
                 if (r.time < s.time) ++m_backward;
-            }
-            freed += (q.first.capacity() + q.second.capacity()) * sizeof(MsgEnd);
-            std::vector<MsgEnd>().swap(q.first);
-            std::vector<MsgEnd>().swap(q.second);
-            if (freed >= (size_t { 64 } << 20)) {
-                releaseFreedMemory();
-                freed = 0;
-            }
-        }
-        m_queues.clear();
-        m_bigBytes.clear();
+                freed += 2 * sizeof(MsgEnd);
+            },
+            [&](const mpe::format::MessageKey &, size_t sendsLeft, size_t recvsLeft) {
+                freed += (sendsLeft + recvsLeft) * sizeof(MsgEnd);
+                if (freed >= (size_t { 64 } << 20)) {
+                    releaseFreedMemory();
+                    freed = 0;
+                }
+            });
+        std::vector<uint64_t>().swap(m_bigBytes);
     }
 
     // Clock sync left receives ending before their sends: shift each rank's times as
-    // load_trace() does (mpe::log::causality_shifts) and recompute the span from states and events.
+    // load_trace() does (mpe::format::causality_shifts) and recompute the span from states and events.
     void repairCausality()
     {
         std::map<std::pair<int32_t, int32_t>, int64_t> need;
         auto rankOf = [&](uint32_t tl) { return m_model.m_rows[tl].rank; };
         for (const Message &m : m_model.m_messages)
-            mpe::log::add_causality_constraint(&need, static_cast<int32_t>(rankOf(m.send_timeline)),
+            mpe::format::add_causality_constraint(&need, static_cast<int32_t>(rankOf(m.send_timeline)),
                 static_cast<int32_t>(rankOf(m.recv_timeline)), m.send_time, m.recv_time);
-        const std::vector<int64_t> shift = mpe::log::causality_shifts(need, m_file.definitions().world_size);
+        const std::vector<int64_t> shift = mpe::format::causality_shifts(need, m_file.definitions().world_size);
         for (Message &m : m_model.m_messages) {
             m.send_time += shift[rankOf(m.send_timeline)];
             m.recv_time += shift[rankOf(m.recv_timeline)];
@@ -406,8 +388,8 @@ private:
     TraceModel &m_model;
     std::vector<std::pair<uint32_t, uint32_t>> m_timelines;
     std::vector<TimelineBuild> m_build;
-    std::map<mpe::log::MessageKey, std::pair<std::vector<MsgEnd>, std::vector<MsgEnd>>> m_queues;
-    std::map<std::tuple<mpe::log::MessageKey, uint32_t, int64_t>, std::vector<uint64_t>> m_bigBytes;
+    mpe::format::MessageMatcher<MsgEnd> m_matcher;
+    std::vector<uint64_t> m_bigBytes; // sizes of 2 GiB or more, in logged order
     uint64_t m_backward = 0;
     int64_t m_tBegin = 0, m_tEnd = 0;
     bool m_any = false;
@@ -425,7 +407,7 @@ std::shared_ptr<TraceModel> buildPreview(const LogFile &file)
 constexpr int kBinsAtLoadRows = 256;
 
 mpe::StatusOr<std::shared_ptr<TraceModel>> buildModel(const LogFile &file, const BuildProgress &progress, int threads,
-    const std::vector<mpe::log::ChunkConsumer> &alsoFeed)
+    const std::vector<mpe::format::ChunkConsumer> &alsoFeed)
 {
     auto model = std::make_shared<TraceModel>(file.definitions());
     ModelBuilder builder(file, *model);
@@ -433,12 +415,12 @@ mpe::StatusOr<std::shared_ptr<TraceModel>> buildModel(const LogFile &file, const
     // The one decode of the file: the model, the counter samples and what the caller adds (the
     // analyses' endpoints) take each chunk in turn.
     CounterSampleCollector counterSamples(file);
-    std::vector<mpe::log::ChunkConsumer> consumers { [&](const mpe::log::Chunk &c) {
+    std::vector<mpe::format::ChunkConsumer> consumers { [&](const mpe::format::Chunk &c) {
         builder.addChunk(c.index, c.records, c.count);
     } };
     if (counterSamples.wanted()) consumers.push_back(counterSamples.consumer());
     consumers.insert(consumers.end(), alsoFeed.begin(), alsoFeed.end());
-    mpe::log::ChunkPassOptions pass;
+    mpe::format::ChunkPassOptions pass;
     pass.decoders = threads;
     pass.what = "load";
     int reported = -1;
@@ -448,7 +430,7 @@ mpe::StatusOr<std::shared_ptr<TraceModel>> buildModel(const LogFile &file, const
         reported = percent;
         return !progress || progress(percent);
     };
-    if (mpe::Status s = mpe::log::run_chunk_pass(file, consumers, pass); !s.ok()) {
+    if (mpe::Status s = mpe::format::run_chunk_pass(file, consumers, pass); !s.ok()) {
         if (s.code() == mpe::StatusCode::kCancelled) return mpe::Status(mpe::StatusCode::kInvalidArgument, "cancelled");
         return s;
     }

@@ -20,19 +20,19 @@ namespace upshot {
 // categories by depth-0 time (the index's summary) in proportion to their time, interleaved,
 // the dominant category first; slices beyond their total stay empty. No messages or events.
 // Cost: O(chunks).
-std::shared_ptr<TraceModel> buildPreview(const mpe::log::LogFile &file);
+std::shared_ptr<TraceModel> buildPreview(const mpe::format::LogFile &file);
 
 // Called with a percentage (0..100) from the building thread; return false to cancel.
 using BuildProgress = std::function<bool(int percent)>;
 
-// The full model: what mpe::log::load_trace() decodes (same states, events, matched messages and
+// The full model: what mpe::format::load_trace() decodes (same states, events, matched messages and
 // causality repair), without its 24-byte states and 48-byte messages in between, with the
 // counter tracks of its kCounter records. Chunks are decoded once (mpe/chunk_pass.h), on
 // `threads` worker threads (0 = one per core), and handed in index order to the model, the
 // counter samples and `alsoFeed` (the analyses' endpoints), on the calling thread. Errors: a
 // damaged chunk's (corrupt, truncated, io-error); a cancelled build ends with invalid-argument,
 // "cancelled".
-mpe::StatusOr<std::shared_ptr<TraceModel>> buildModel(const mpe::log::LogFile &file, const BuildProgress &progress = {},
-    int threads = 0, const std::vector<mpe::log::ChunkConsumer> &alsoFeed = {});
+mpe::StatusOr<std::shared_ptr<TraceModel>> buildModel(const mpe::format::LogFile &file,
+    const BuildProgress &progress = {}, int threads = 0, const std::vector<mpe::format::ChunkConsumer> &alsoFeed = {});
 
 } // namespace upshot

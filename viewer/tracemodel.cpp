@@ -10,16 +10,16 @@
 
 namespace upshot {
 
-using mpe::log::Event;
-using mpe::log::RecordKind;
-using mpe::log::State;
+using mpe::format::Event;
+using mpe::format::RecordKind;
+using mpe::format::State;
 
 static QColor fallbackColor(uint32_t id)
 {
     return QColor::fromHsv(static_cast<int>((id * 137u) % 360u), 140, 220);
 }
 
-TraceModel::TraceModel(const mpe::log::Definitions &defs)
+TraceModel::TraceModel(const mpe::format::Definitions &defs)
     : m_catIndex(0x10000, -1), m_worldSize(static_cast<int>(defs.world_size)),
       m_program(QString::fromStdString(defs.program))
 {
@@ -29,11 +29,12 @@ TraceModel::TraceModel(const mpe::log::Definitions &defs)
         info.id = c.id;
         info.name = QString::fromStdString(c.name);
         info.color = QColor::fromRgb(static_cast<QRgb>(c.color));
-        info.isState = c.kind == mpe::log::CategoryKind::kState;
+        info.isState = c.kind == mpe::format::CategoryKind::kState;
+        info.routine = c.routine;
         m_catIndex[c.id] = static_cast<int32_t>(m_categories.size());
         m_categories.push_back(info);
         // A user state is started and ended by two event ids; both name the state.
-        if (c.kind == mpe::log::CategoryKind::kState && c.id >= mpe::log::kUserCategoryBase && c.end_id != c.id
+        if (c.kind == mpe::format::CategoryKind::kState && c.id >= mpe::format::kUserCategoryBase && c.end_id != c.id
             && c.end_id < 0x10000 && m_catIndex[c.end_id] < 0)
             m_catIndex[c.end_id] = m_catIndex[c.id];
     }
@@ -90,7 +91,7 @@ int TraceModel::depth(int row, size_t i) const
     return static_cast<int>(std::upper_bound(L.begin(), L.end(), i) - L.begin()) - 1;
 }
 
-mpe::log::State TraceModel::state(int row, size_t i) const
+mpe::format::State TraceModel::state(int row, size_t i) const
 {
     const int64_t s = startNs(row, i);
     return State { s, s + durationNs(row, i), m_categories[category(row, i)].id, static_cast<uint32_t>(depth(row, i)),
@@ -133,7 +134,10 @@ void TraceModel::finishRows()
         row.ticks.reserve(row.events.size());
         for (const Event &e : row.events) {
             int c = -1;
-            if (e.kind == RecordKind::kMarker) row.markers.push_back({ static_cast<double>(e.time), e.a, e.b != 0 });
+            if (e.kind == RecordKind::kMarker) {
+                const auto m = mpe::format::as<mpe::format::MarkerRecord>(e);
+                row.markers.push_back({ static_cast<double>(e.time), m.level, m.logging_on });
+            }
             if (e.kind == RecordKind::kUserEvent || e.kind == RecordKind::kCollective) {
                 c = ensureCategory(e.cat, false);
                 if (e.kind == RecordKind::kUserEvent) ++m_categories[c].count;

@@ -38,6 +38,7 @@ struct CategoryInfo
     QString name;
     QColor color;
     bool isState = true;
+    mpe::format::RoutineInfo routine; // what an MPI routine does (mpe/routine.h); unknown for the application's
     bool visible = true;
     bool searchable = true;
     uint64_t count = 0; // states (or events) of the category
@@ -72,7 +73,7 @@ struct Highlight
     bool active() const { return !categories.empty(); }
 };
 
-// A call site of the run (mpe::log::LogFile::callsites()): the stack a call was made from.
+// A call site of the run (mpe::format::LogFile::callsites()): the stack a call was made from.
 struct CallSiteInfo
 {
     uint32_t id = 0; // 1, 2, ...: index + 1 in the model's table
@@ -104,7 +105,7 @@ struct Histogram
 };
 
 // A state as the model holds it: 12 bytes (Tracy holds a zone in 22; the decoded
-// mpe::log::State takes 24). The start is a signed 48-bit count of ns (±78 hours); the duration
+// mpe::format::State takes 24). The start is a signed 48-bit count of ns (±78 hours); the duration
 // is 32-bit ns, and a state of 4.29 s or more (or a negative one, from a damaged log) keeps its
 // exact duration in its row's side table. The depth is the lane the state sits in.
 struct PackedState
@@ -149,7 +150,7 @@ class TraceModel
 {
 public:
     // An empty model with the categories of defs; ModelBuilder (tracebuilder.h) fills it.
-    explicit TraceModel(const mpe::log::Definitions &defs);
+    explicit TraceModel(const mpe::format::Definitions &defs);
 
     // Rows: one per timeline (rank, thread), ordered by rank then thread.
     int rowCount() const { return static_cast<int>(m_rows.size()); }
@@ -182,7 +183,7 @@ public:
     };
     const std::vector<Communicator> &communicators() const { return m_comms; }
     // True for the categories of MPI functions (the rest are the application's).
-    bool isMpiCategory(int c) const { return m_categories[c].id < mpe::log::kUserCategoryBase; }
+    bool isMpiCategory(int c) const { return m_categories[c].id < mpe::format::kUserCategoryBase; }
     // Every row's depth-0 category sampled at fixed bins over the run (summary.h), built on
     // first use (O(records + rows x bins)); the summary band and rank groups draw from it.
     std::shared_ptr<const RankBins> rankBins() const;
@@ -198,7 +199,7 @@ public:
     }
     size_t stateCount(int row) const { return m_rows[row].states.size(); }
     // The state as the log reader would give it (category id, depth), for descriptions and tests.
-    mpe::log::State state(int row, size_t i) const;
+    mpe::format::State state(int row, size_t i) const;
     int64_t startNs(int row, size_t i) const { return m_rows[row].states[i].start(); }
     int64_t durationNs(int row, size_t i) const
     {
@@ -265,14 +266,14 @@ public:
     std::pair<size_t, size_t> visibleStates(int row, int depth, double t0, double t1) const;
     // Events of a row overlapping [t0, t1].
     std::pair<size_t, size_t> visibleEvents(int row, double t0, double t1) const;
-    const std::vector<mpe::log::Event> &events(int row) const { return m_rows[row].events; }
+    const std::vector<mpe::format::Event> &events(int row) const { return m_rows[row].events; }
     // What painting an event marker needs, 16 bytes, same index as events(row): thinning dense
     // markers strides through these instead of the 40-byte events (fewer cache and TLB misses).
     struct EventTick
     {
         int64_t time;
         int32_t category; // category index for user events and collectives, else -1
-        mpe::log::RecordKind kind;
+        mpe::format::RecordKind kind;
     };
     const std::vector<EventTick> &eventTicks(int row) const { return m_rows[row].ticks; }
     // Messages that may cross [t0, t1]: a range of messages by send time (filter recv yourself).
@@ -295,8 +296,8 @@ public:
     std::pair<size_t, size_t> candidateSamples(double t0, double t1) const;
     // One-sided transfers (mpe/rma.h), by start time; each names its origin timeline (= row) and
     // its target's world rank, drawn to that rank's first row at the completing synchronisation.
-    const std::vector<mpe::log::RmaTransfer> &rmaTransfers() const { return m_rma.transfers; }
-    const std::vector<mpe::log::RmaWindow> &rmaWindows() const { return m_rma.windows; }
+    const std::vector<mpe::format::RmaTransfer> &rmaTransfers() const { return m_rma.transfers; }
+    const std::vector<mpe::format::RmaWindow> &rmaWindows() const { return m_rma.windows; }
     // MPI_Pcontrol markers of a row: (time, level, logging on after the call).
     struct Marker
     {
@@ -387,7 +388,7 @@ private:
         std::vector<uint32_t> sites; // call site per state (same index); empty when none is known
         std::vector<size_t> lanes { 0 }; // lane start offsets, plus the end
         std::vector<std::pair<size_t, int64_t>> longDurations; // (state index, ns), by index
-        std::vector<mpe::log::Event> events; // by time
+        std::vector<mpe::format::Event> events; // by time
         std::vector<Marker> markers;
         std::vector<EventTick> ticks;
         std::vector<Block> blocks[kBlockLevels]; // per level, lane after lane
@@ -408,7 +409,7 @@ private:
 
     std::vector<Row> m_rows;
     std::vector<Message> m_messages; // by send time
-    mpe::log::RmaModel m_rma;
+    mpe::format::RmaModel m_rma;
     std::vector<ArrowSample> m_arrowSample;
     size_t m_arrowSampleStride = 1;
     std::vector<CategoryInfo> m_categories;

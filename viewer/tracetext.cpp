@@ -8,9 +8,10 @@
 
 namespace upshot {
 
-using mpe::log::Event;
-using mpe::log::RecordKind;
-using mpe::log::State;
+using mpe::format::as;
+using mpe::format::Event;
+using mpe::format::RecordKind;
+using mpe::format::State;
 
 QString formatDuration(double ns, int precision)
 {
@@ -100,38 +101,52 @@ QString TraceModel::describeEvent(int row, size_t i) const
     const QString at = formatDuration(static_cast<double>(e.time), 6);
     const QString name = m_categories[categoryIndex(e.cat)].name;
     switch (e.kind) {
-    case RecordKind::kMarker:
+    case RecordKind::kMarker: {
+        const auto m = as<mpe::format::MarkerRecord>(e);
         return QStringLiteral("MPI_Pcontrol(%1) on %2 at %3, logging %4")
-            .arg(e.a)
-            .arg(rowLabel(row), at, e.b ? "on" : "off");
+            .arg(m.level)
+            .arg(rowLabel(row), at, m.logging_on ? "on" : "off");
+    }
     case RecordKind::kUserEvent:
-        return QStringLiteral("event %1 on %2 at %3, data %4").arg(name, rowLabel(row), at).arg(e.c)
+        return QStringLiteral("event %1 on %2 at %3, data %4")
+                   .arg(name, rowLabel(row), at)
+                   .arg(as<mpe::format::UserEventRecord>(e).data)
             + (e.site != 0 ? QLatin1Char('\n') + describeCallSite(e.site) : QString());
-    case RecordKind::kCollective:
-        return QStringLiteral("%1 on %2 at %3, root %4, %5 bytes").arg(name, rowLabel(row), at).arg(e.a).arg(e.c);
-    case RecordKind::kCommCreate:
+    case RecordKind::kCollective: {
+        const auto c = as<mpe::format::CollectiveRecord>(e);
+        return QStringLiteral("%1 on %2 at %3, root %4, %5 bytes").arg(name, rowLabel(row), at).arg(c.root).arg(c.sent);
+    }
+    case RecordKind::kCommCreate: {
+        const auto c = as<mpe::format::CommCreateRecord>(e);
         return QStringLiteral("communicator %1 created (size %2) on %3 at %4")
-            .arg(e.comm)
-            .arg(e.a)
+            .arg(c.comm)
+            .arg(c.size)
             .arg(rowLabel(row), at);
-    case RecordKind::kWinCreate:
+    }
+    case RecordKind::kWinCreate: {
+        const auto w = as<mpe::format::WinCreateRecord>(e);
         return QStringLiteral("window %1 created by %2 (%3 bytes here) on %4 at %5")
-            .arg(e.a)
+            .arg(w.window)
             .arg(name)
-            .arg(e.c)
+            .arg(w.size)
             .arg(rowLabel(row), at);
-    case RecordKind::kSend:
+    }
+    case RecordKind::kSend: {
+        const auto s = as<mpe::format::SendRecord>(e);
         return QStringLiteral("unmatched send to %1, tag %2, %3 bytes on %4 at %5")
-            .arg(e.a)
-            .arg(e.b)
-            .arg(e.c)
+            .arg(s.dest)
+            .arg(s.tag)
+            .arg(s.bytes)
             .arg(rowLabel(row), at);
-    case RecordKind::kRecv:
+    }
+    case RecordKind::kRecv: {
+        const auto v = as<mpe::format::RecvRecord>(e);
         return QStringLiteral("unmatched receive from %1, tag %2, %3 bytes on %4 at %5")
-            .arg(e.a)
-            .arg(e.b)
-            .arg(e.c)
+            .arg(v.source)
+            .arg(v.tag)
+            .arg(v.bytes)
             .arg(rowLabel(row), at);
+    }
     default:
         return QStringLiteral("event kind %1 on %2 at %3").arg(static_cast<int>(e.kind)).arg(rowLabel(row), at);
     }

@@ -2,6 +2,7 @@
 // fitted to a time range, and the opening picture of a run.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "countertracks.h"
 #include "renderer.h"
@@ -58,25 +59,34 @@ ViewState fittedView(const TraceModel &model, double t0, double t1, QSize size, 
     return v;
 }
 
-// The first state of category cat among the first (or last) few of row's depth-0 lane, or none.
-static std::optional<size_t> stateNearEnd(const TraceModel &model, int row, int cat, bool fromStart)
+// The first state whose category is one of cats (by category index) among the first (or last) few
+// of row's depth-0 lane, or none.
+static std::optional<size_t> stateNearEnd(
+    const TraceModel &model, int row, const std::vector<bool> &cats, bool fromStart)
 {
-    if (cat < 0 || model.laneCount(row) == 0) return std::nullopt;
+    if (model.laneCount(row) == 0) return std::nullopt;
     auto [b, e] = model.lane(row, 0);
     for (size_t k = 0; k < 8 && k < e - b; ++k) {
         const size_t i = fromStart ? b + k : e - 1 - k;
-        if (model.category(row, i) == cat) return i;
+        if (cats[static_cast<size_t>(model.category(row, i))]) return i;
     }
     return std::nullopt;
 }
 
 std::pair<double, double> openingRange(const TraceModel &model, QString *note)
 {
-    const int init = model.findCategory(QStringLiteral("MPI_Init")),
-              fin = model.findCategory(QStringLiteral("MPI_Finalize"));
+    // The routines that start and end MPI, by their class in the routine table (which the log
+    // carries), not by their names: MPI_Init_thread starts MPI as MPI_Init does.
+    std::vector<bool> init(static_cast<size_t>(model.categoryCount())), fin(init.size());
+    bool anyClass = false;
+    for (int c = 0; c < model.categoryCount(); ++c) {
+        init[static_cast<size_t>(c)] = model.categoryInfo(c).routine.starts_mpi();
+        fin[static_cast<size_t>(c)] = model.categoryInfo(c).routine.ends_mpi();
+        anyClass = anyClass || init[static_cast<size_t>(c)] || fin[static_cast<size_t>(c)];
+    }
     double initEnd = model.tBegin(), finStart = model.tEnd();
     bool anyInit = false, anyFin = false;
-    for (int r = 0; r < model.rowCount(); ++r) {
+    for (int r = 0; anyClass && r < model.rowCount(); ++r) {
         if (auto i = stateNearEnd(model, r, init, true)) initEnd = std::max(initEnd, model.end(r, *i)), anyInit = true;
         if (auto i = stateNearEnd(model, r, fin, false))
             finStart = std::min(finStart, model.start(r, *i)), anyFin = true;

@@ -13,7 +13,7 @@ namespace upshot {
 
 namespace {
 
-using mpe::waits::Pattern;
+using mpe::analysis::waits::Pattern;
 
 // Where a state is: its index in the row and its lane.
 struct Found
@@ -105,10 +105,10 @@ QColor waitColor(int pattern)
 QString waitPatternName(int pattern)
 {
     if (pattern < 0 || pattern >= kWaitPatterns) return {};
-    return QString::fromUtf8(mpe::waits::pattern_name(static_cast<Pattern>(pattern)));
+    return QString::fromUtf8(mpe::analysis::waits::pattern_name(static_cast<Pattern>(pattern)));
 }
 
-WaitStates::WaitStates(const TraceModel &model, const mpe::waits::Report &report)
+WaitStates::WaitStates(const TraceModel &model, const mpe::analysis::waits::Report &report)
     : m_rows(static_cast<size_t>(model.rowCount())), m_mpiNs(static_cast<double>(report.mpi_ns))
 {
     for (int p = 0; p < kWaitPatterns; ++p) {
@@ -161,7 +161,7 @@ WaitStates::WaitStates(const TraceModel &model, const mpe::waits::Report &report
         S = std::move(sorted);
         for (size_t i = 0; i < S.size(); ++i) {
             const uint32_t k = from[r][order[i]];
-            const mpe::waits::Instance &in = I[k];
+            const mpe::analysis::waits::Instance &in = I[k];
             const Found f
                 = waiting.find(static_cast<int>(r), in.state_start, in.state_end, in.start + (in.end - in.start) / 2);
             S[i].state = f.index;
@@ -177,7 +177,7 @@ WaitStates::WaitStates(const TraceModel &model, const mpe::waits::Report &report
         [](const Ref &a, const Ref &b) { return a.row != b.row ? a.row < b.row : a.key < b.key; });
     StateFinder culprits(model);
     for (const Ref &x : refs) {
-        const mpe::waits::Instance &in = I[x.inst];
+        const mpe::analysis::waits::Instance &in = I[x.inst];
         m_rows[x.waiter].spans[x.span].culpritState
             = culprits.find(x.row, in.culprit_state_start, in.culprit_state_end, in.culprit_time).index;
     }
@@ -193,7 +193,7 @@ WaitStates::WaitStates(const TraceModel &model, const mpe::waits::Report &report
     MessageFinder messages(model);
     for (const Ref &x : refs) {
         WaitSpan &s = m_rows[x.waiter].spans[x.span];
-        const mpe::waits::Instance &in = I[x.inst];
+        const mpe::analysis::waits::Instance &in = I[x.inst];
         const int row = static_cast<int>(x.waiter);
         s.message = s.pattern == static_cast<uint8_t>(Pattern::kLateSender)
             ? messages.find(s.culpritRow, row, in.send_time, in.recv_time)
@@ -425,9 +425,9 @@ namespace {
 
 // Options of the overlay's analysis: every instance, no pair totals (the overlay draws culprits
 // per instance).
-mpe::waits::Options overlayOptions()
+mpe::analysis::waits::Options overlayOptions()
 {
-    mpe::waits::Options options;
+    mpe::analysis::waits::Options options;
     options.keep_instances = true;
     options.keep_blame = false;
     return options;
@@ -452,17 +452,17 @@ mpe::StatusOr<std::shared_ptr<const WaitStates>> layOut(const TraceModel &model,
 } // namespace
 
 mpe::StatusOr<std::shared_ptr<const WaitStates>> analyzeWaits(
-    const mpe::log::LogFile &file, const TraceModel &model, std::function<bool()> keepGoing)
+    const mpe::format::LogFile &file, const TraceModel &model, std::function<bool()> keepGoing)
 {
-    mpe::waits::Options options = overlayOptions();
+    mpe::analysis::waits::Options options = overlayOptions();
     options.keep_going = std::move(keepGoing);
-    return layOut(model, [&] { return mpe::waits::analyze(file, options); });
+    return layOut(model, [&] { return mpe::analysis::waits::analyze(file, options); });
 }
 
 mpe::StatusOr<std::shared_ptr<const WaitStates>> analyzeWaits(
-    const mpe::log::LogFile &file, const TraceModel &model, mpe::analysis::Collected &collected)
+    const mpe::format::LogFile &file, const TraceModel &model, mpe::analysis::Collected &collected)
 {
-    return layOut(model, [&] { return mpe::waits::analyze(file, collected, overlayOptions()); });
+    return layOut(model, [&] { return mpe::analysis::waits::analyze(file, collected, overlayOptions()); });
 }
 
 } // namespace upshot

@@ -1,4 +1,4 @@
-// Wait states on the timeline: the instances of mpe::waits::analyze() laid out per row for the
+// Wait states on the timeline: the instances of mpe::analysis::waits::analyze() laid out per row for the
 // overlay, the "Wait states" dock (totals over the visible window) and Find.
 //
 // Design.
@@ -42,11 +42,11 @@
 
 namespace upshot {
 
-inline constexpr int kWaitPatterns = mpe::waits::kPatternCount;
+inline constexpr int kWaitPatterns = mpe::analysis::waits::kPatternCount;
 
-// The overlay colour of pattern p (mpe::waits::Pattern as int), one per pattern.
+// The overlay colour of pattern p (mpe::analysis::waits::Pattern as int), one per pattern.
 QColor waitColor(int pattern);
-// "Late Sender", ... (mpe::waits::pattern_name()).
+// "Late Sender", ... (mpe::analysis::waits::pattern_name()).
 QString waitPatternName(int pattern);
 
 // One waiting interval on a row (48 bytes).
@@ -99,7 +99,7 @@ public:
     static constexpr size_t kBlock = 64;
 
     // Lays report's instances (analyzed with Options::keep_instances) over model's rows.
-    WaitStates(const TraceModel &model, const mpe::waits::Report &report);
+    WaitStates(const TraceModel &model, const mpe::analysis::waits::Report &report);
 
     int rowCount() const { return static_cast<int>(m_rows.size()); }
     const std::vector<WaitSpan> &spans(int row) const { return m_rows[static_cast<size_t>(row)].spans; }
@@ -167,14 +167,14 @@ private:
     uint64_t m_unplaced = 0;
 };
 
-// Runs mpe::waits::analyze() over file (the log model was built from) and lays the instances
+// Runs mpe::analysis::waits::analyze() over file (the log model was built from) and lays the instances
 // out; keepGoing, asked between chunks, can stop it (kCancelled). Errors: the analysis's
 // (corrupt, truncated, io-error), out-of-memory.
 mpe::StatusOr<std::shared_ptr<const WaitStates>> analyzeWaits(
-    const mpe::log::LogFile &file, const TraceModel &model, std::function<bool()> keepGoing = {});
+    const mpe::format::LogFile &file, const TraceModel &model, std::function<bool()> keepGoing = {});
 // The same from endpoints collected in the pass that built the model (mpe/endpoint_collector.h),
 // which stay for the rebuilt queue. Errors: the analysis's, out-of-memory.
 mpe::StatusOr<std::shared_ptr<const WaitStates>> analyzeWaits(
-    const mpe::log::LogFile &file, const TraceModel &model, mpe::analysis::Collected &collected);
+    const mpe::format::LogFile &file, const TraceModel &model, mpe::analysis::Collected &collected);
 
 } // namespace upshot

@@ -6,6 +6,7 @@
 #include "mpe/diff.h"
 #include "mpe/endpoint_collector.h"
 #include "mpe/frame.h"
+#include "mpe/records.h"
 #include "mpe/waits.h"
 
 namespace mpe::analysis::diff {
@@ -64,7 +65,7 @@ Site& site_of(Run* run, const std::string& routine, const std::vector<Frame>& fr
 // The run's site and routine of a state, by run-wide site id and category: a cache per site id
 // (a site is nearly always one routine) in front of the maps, since this runs once per record.
 struct RunBuilder::Impl {
-  Impl(const log::LogFile& f, std::string path) : file(f) {
+  Impl(const format::LogFile& f, std::string path) : file(f) {
     run.kind = Kind::kLog;
     run.path = std::move(path);
     run.program = file.definitions().program;
@@ -75,13 +76,13 @@ struct RunBuilder::Impl {
     last.assign(run.ranks, INT64_MIN);
     where.resize(file.callsites().size() + 1);
     where[0].location = "?";
-    for (const log::CallSite& cs : file.callsites())
+    for (const format::CallSite& cs : file.callsites())
       if (cs.id > 0 && cs.id < where.size()) where[cs.id] = where_of(cs.frames);
-    routine_of.assign(log::kUserCategoryBase, nullptr);
+    routine_of.assign(format::kUserCategoryBase, nullptr);
     cache.assign(where.size(), {UINT32_MAX, nullptr});
   }
 
-  const log::LogFile& file;
+  const format::LogFile& file;
   Run run;
   std::vector<int64_t> first, last;                    // per rank: its first and last record
   std::vector<Where> where;                            // by run-wide call site id
@@ -94,7 +95,7 @@ struct RunBuilder::Impl {
   // (-1: no marker yet) and its last record, carried from one of its chunks to the next (a log's
   // chunks may interleave timelines: the synthesizer's do).
   struct Timeline {
-    log::UserStates user_states;
+    format::UserStates user_states;
     int32_t level = -1;
     int64_t since = 0, last = INT64_MIN;
   };
@@ -142,7 +143,7 @@ struct RunBuilder::Impl {
   void state(int64_t start, int64_t end, uint32_t cat, uint32_t depth, uint32_t site_id) {
     if (!in_range) return;
     const double t = static_cast<double>(end - start);
-    if (cat < log::kUserCategoryBase) {
+    if (cat < format::kUserCategoryBase) {
       if (depth == 0) run.mpi_per_rank[rank] += t;
       last_site = site(site_id, cat);
       last_routine = routine(cat);
@@ -157,26 +158,29 @@ struct RunBuilder::Impl {
   void bytes(uint64_t b) {
     if (last_site) last_site->m.bytes += b, last_routine->bytes += b;
   }
-  void event(const log::Event& e) {
+  void event(const format::Event& e) {
     if (!in_range) return;
-    if (e.kind == log::RecordKind::kCollective) bytes(e.c + (e.b > 0 ? static_cast<uint64_t>(e.b) : 0));
-    if (e.kind == log::RecordKind::kMarker) {
+    if (e.kind == format::RecordKind::kCollective) {
+      const auto c = format::as<format::CollectiveRecord>(e);
+      bytes(c.sent + (c.received > 0 ? static_cast<uint64_t>(c.received) : 0));
+    }
+    if (e.kind == format::RecordKind::kMarker) {
       close_level(rank, *tl, e.time);
-      tl->level = e.a;
+      tl->level = format::as<format::MarkerRecord>(e).level;
       tl->since = e.time;
     }
   }
-  void message_end(bool, const log::MessageKey&, int64_t, uint64_t b) {
+  void message_end(bool, const format::MessageKey&, int64_t, uint64_t b) {
     if (in_range) bytes(b);
   }
-  void cancel_send(const log::MessageKey&) {}
+  void cancel_send(const format::MessageKey&) {}
   void span(int64_t t, int64_t end) {
     chunk_first = std::min(chunk_first, t);
     chunk_last = std::max(chunk_last, std::max(t, end));
   }
 
-  void consume(const log::Chunk& c) {
-    const log::IndexEntry& e = c.entry;
+  void consume(const format::Chunk& c) {
+    const format::IndexEntry& e = c.entry;
     tl = &timelines[{e.rank, e.thread}];
     rank = e.rank;
     in_range = e.rank < run.ranks;
@@ -184,7 +188,7 @@ struct RunBuilder::Impl {
     chunk_last = INT64_MIN;
     last_site = nullptr;
     last_routine = nullptr;
-    log::interpret_records(file, e, c.records, c.count, &tl->user_states, *this);
+    format::interpret_records(file, e, c.records, c.count, &tl->user_states, *this);
     if (in_range && chunk_first <= chunk_last) {
       first[rank] = std::min(first[rank], chunk_first);
       last[rank] = std::max(last[rank], chunk_last);
@@ -208,42 +212,42 @@ struct RunBuilder::Impl {
   }
 };
 
-RunBuilder::RunBuilder(const log::LogFile& file, std::string path)
+RunBuilder::RunBuilder(const format::LogFile& file, std::string path)
     : impl_(std::make_unique<Impl>(file, std::move(path))) {}
 RunBuilder::~RunBuilder() = default;
-void RunBuilder::consume(const log::Chunk& chunk) { impl_->consume(chunk); }
+void RunBuilder::consume(const format::Chunk& chunk) { impl_->consume(chunk); }
 Run RunBuilder::finish() { return impl_->finish(); }
 
-StatusOr<Run> run_from_log(const log::LogFile& file, const std::string& path, const LogOptions& options) {
+StatusOr<Run> run_from_log(const format::LogFile& file, const std::string& path, const LogOptions& options) {
   // One decode of each chunk, for the tables and for the wait-state analysis's pass 1.
   RunBuilder builder(file, path);
   CollectSettings collect;
   collect.eager_limit = options.eager_limit;
   EndpointCollector collector(file, collect);
-  log::ChunkPassOptions pass;
+  format::ChunkPassOptions pass;
   pass.decoders = options.decoders;
-  MPE_RETURN_IF_ERROR(log::run_chunk_pass(file, {builder.consumer(), collector.consumer()}, pass));
+  MPE_RETURN_IF_ERROR(format::run_chunk_pass(file, {builder.consumer(), collector.consumer()}, pass));
   Run run = builder.finish();
 
-  waits::Options wo;
+  analysis::waits::Options wo;
   wo.keep_blame = false;
   wo.eager_limit = options.eager_limit;
-  auto report = waits::analyze(file, *collector.finish(), wo);
+  auto report = analysis::waits::analyze(file, *collector.finish(), wo);
   if (!report.ok()) return report.status();
   std::vector<Where> where(file.callsites().size() + 1);
   where[0].location = "?";
-  for (const log::CallSite& cs : file.callsites())
+  for (const format::CallSite& cs : file.callsites())
     if (cs.id > 0 && cs.id < where.size()) where[cs.id] = where_of(cs.frames);
-  for (int i = 0; i < waits::kPatternCount; ++i) {
-    const auto p = static_cast<waits::Pattern>(i);
-    const waits::PatternTotal& t = report->patterns[static_cast<size_t>(i)];
-    run.patterns[waits::pattern_key(p)] = static_cast<double>(t.ns);
-    run.pattern_count[waits::pattern_key(p)] = t.instances;
+  for (int i = 0; i < analysis::waits::kPatternCount; ++i) {
+    const auto p = static_cast<analysis::waits::Pattern>(i);
+    const analysis::waits::PatternTotal& t = report->patterns[static_cast<size_t>(i)];
+    run.patterns[analysis::waits::pattern_key(p)] = static_cast<double>(t.ns);
+    run.pattern_count[analysis::waits::pattern_key(p)] = t.instances;
     for (const auto& [key, total] : t.per_site) {
       const Where& w = key.first < where.size() ? where[key.first] : where[0];
       const std::string routine = file.category_name(key.second);
       SiteWait sw;
-      sw.pattern = waits::pattern_key(p);
+      sw.pattern = analysis::waits::pattern_key(p);
       sw.site_key = key_of(routine, w);
       sw.ns = static_cast<double>(total.ns);
       sw.instances = total.instances;

@@ -16,26 +16,27 @@ namespace mpe::analysis {
 
 namespace {
 
-using log::Record;
-using log::RecordKind;
-using log::RequestWhat;
+using format::Record;
+using format::RecordKind;
+using format::RequestWhat;
 
 // A collective routine's kind, by its shape (mpe/routine.h). Persistent (_init) collectives are left
 // out: their instances are the MPI_Start calls, which the log does not tie to them.
-CollKind coll_kind(const log::RoutineInfo& routine) {
-  if (routine.family != log::RoutineFamily::kCollective || routine.mode == log::RoutineMode::kPersistentInit)
+CollKind coll_kind(const format::RoutineInfo& routine) {
+  if (routine.family != format::RoutineFamily::kCollective ||
+      routine.mode == format::RoutineMode::kPersistentInit)
     return CollKind::kNone;
   switch (routine.shape) {
-    case log::CollectiveShape::kBarrier:
+    case format::CollectiveShape::kBarrier:
       return CollKind::kBarrier;
-    case log::CollectiveShape::kAllToAll:
+    case format::CollectiveShape::kAllToAll:
       return CollKind::kNxN;
-    case log::CollectiveShape::kOneToAll:
+    case format::CollectiveShape::kOneToAll:
       return CollKind::kBroadcast;
-    case log::CollectiveShape::kAllToOne:
+    case format::CollectiveShape::kAllToOne:
       return CollKind::kReduce;
-    case log::CollectiveShape::kNone:
-    case log::CollectiveShape::kOther:
+    case format::CollectiveShape::kNone:
+    case format::CollectiveShape::kOther:
       break;
   }
   return CollKind::kNone;
@@ -50,17 +51,18 @@ struct Traits {
   bool nonblocking_coll = false;
 };
 
-std::vector<Traits> category_traits(const log::LogFile& file) {
-  std::vector<Traits> traits(log::kUserCategoryBase);
-  for (const log::Category& c : file.definitions().categories) {
-    if (c.id >= log::kUserCategoryBase) continue;
+std::vector<Traits> category_traits(const format::LogFile& file) {
+  std::vector<Traits> traits(format::kUserCategoryBase);
+  for (const format::Category& c : file.definitions().categories) {
+    if (c.id >= format::kUserCategoryBase) continue;
     Traits& t = traits[c.id];
-    const log::RoutineInfo& r = c.routine;  // the log's class of the routine, never its name
-    const bool blocking_send = r.family == log::RoutineFamily::kSend && r.blocking();
-    t.blocking_send = blocking_send && r.send_mode == log::SendMode::kStandard;
-    t.synchronous_send = blocking_send && r.send_mode == log::SendMode::kSynchronous;
+    const format::RoutineInfo& r = c.routine;  // the log's class of the routine, never its name
+    const bool blocking_send = r.family == format::RoutineFamily::kSend && r.blocking();
+    t.blocking_send = blocking_send && r.send_mode == format::SendMode::kStandard;
+    t.synchronous_send = blocking_send && r.send_mode == format::SendMode::kSynchronous;
     t.blocking_receive =
-        (r.family == log::RoutineFamily::kRecv || r.family == log::RoutineFamily::kSendrecv) && r.blocking();
+        (r.family == format::RoutineFamily::kRecv || r.family == format::RoutineFamily::kSendrecv) &&
+        r.blocking();
     t.coll = coll_kind(r);
     t.nonblocking_coll = t.coll != CollKind::kNone && r.nonblocking();
   }
@@ -78,10 +80,11 @@ bool contains(const Call& c, int64_t t) { return c.start <= t && t <= c.end + 1;
 class TimelineScan {
  public:
   struct Shared {  // what every timeline's scan adds to
-    const log::LogFile& file;
+    const format::LogFile& file;
     const std::vector<Traits>& traits;
     const ScanOptions& options;
     Endpoints& out;
+    EndpointMatcher& matcher;
     ScanTotals& totals;
     std::unordered_map<uint64_t, uint32_t> coll_count;  // (communicator, rank) -> collectives so far
   };
@@ -91,8 +94,7 @@ class TimelineScan {
         rm_(shared.file.definitions().ranks[rank]),
         rank_(rank),
         thread_(static_cast<uint16_t>(thread)),
-        has_sites_(shared.file.version() >= log::kFirstCallsiteVersion),
-        first_send_(shared.out.sends.size()) {}
+        has_sites_(shared.file.version() >= format::kFirstCallsiteVersion) {}
 
   // Endpoints whose call never came (a log cut short) keep a zero-length call at their time.
   ~TimelineScan() {
@@ -117,7 +119,7 @@ class TimelineScan {
   }
 
   bool world(uint32_t comm, int32_t r, int32_t* out, uint64_t* gid) const {
-    return log::world_rank(rm_, comm, r, out, gid);
+    return format::world_rank(rm_, comm, r, out, gid);
   }
 
   void attach(Need what, size_t index, int64_t t) {
@@ -160,15 +162,15 @@ class TimelineScan {
   }
 
   void one(const Record& r) {
-    const RecordKind kind = log::kind_of(r);
-    if (kind == RecordKind::kState && r.cat >= log::kUserCategoryBase) return;
+    const RecordKind kind = format::kind_of(r);
+    if (kind == RecordKind::kState && r.cat >= format::kUserCategoryBase) return;
     if (kind == RecordKind::kUserEvent || kind == RecordKind::kMarker || kind == RecordKind::kCommCreate)
       return;
     const int64_t t = g_.file.to_ns(rank_, r.time);
     switch (kind) {
       case RecordKind::kState: {
-        const log::StateRecord st = log::as<log::StateRecord>(r);
-        const int64_t end = log::saturating_add(t, g_.file.duration_ns(rank_, st.duration));
+        const format::StateRecord st = format::as<format::StateRecord>(r);
+        const int64_t end = format::saturating_add(t, g_.file.duration_ns(rank_, st.duration));
         last_ = Call{t, end, has_sites_ ? g_.file.callsite(rank_, st.site) : 0, st.cat, thread_};
         have_last_ = true;
         if (st.depth == 0) {
@@ -187,35 +189,31 @@ class TimelineScan {
         return;
       }
       case RecordKind::kSend: {
-        const log::SendRecord s = log::as<log::SendRecord>(r);
+        const format::SendRecord s = format::as<format::SendRecord>(r);
         int32_t peer;
         uint64_t gid;
         if (!world(s.comm, s.dest, &peer, &gid)) return;
         const Traits& fn = traits(s.cat);
         g_.out.sends.push_back(SendEnd{
-            log::MessageKey{gid, static_cast<int32_t>(rank_), peer, s.tag}, t,
+            format::MessageKey{gid, static_cast<int32_t>(rank_), peer, s.tag}, t,
             fn.synchronous_send || (fn.blocking_send && s.bytes > g_.options.eager_limit), false,
             static_cast<uint32_t>(std::min<uint64_t>(s.bytes, UINT32_MAX)), Call{t, t, 0, s.cat, thread_}});
-        g_.out.by_key[g_.out.sends.back().key].sends.push_back(
-            static_cast<uint32_t>(g_.out.sends.size() - 1));
+        g_.matcher.add_send(g_.out.sends.back().key, static_cast<uint32_t>(g_.out.sends.size() - 1));
         attach(Need::kSend, g_.out.sends.size() - 1, t);
         return;
       }
       case RecordKind::kSendCancel: {
-        const log::SendCancelRecord c = log::as<log::SendCancelRecord>(r);
+        const format::SendCancelRecord c = format::as<format::SendCancelRecord>(r);
         int32_t peer;
         uint64_t gid;
         if (!world(c.comm, c.dest, &peer, &gid)) return;
-        const log::MessageKey key{gid, static_cast<int32_t>(rank_), peer, c.tag};
-        for (size_t k = g_.out.sends.size(); k-- > first_send_;)
-          if (!g_.out.sends[k].cancelled && g_.out.sends[k].key == key) {
-            g_.out.sends[k].cancelled = true;
-            break;
-          }
+        if (const auto send = g_.matcher.cancel_latest_send(
+                format::MessageKey{gid, static_cast<int32_t>(rank_), peer, c.tag}))
+          g_.out.sends[*send].cancelled = true;
         return;
       }
       case RecordKind::kRecv: {
-        const log::RecvRecord v = log::as<log::RecvRecord>(r);
+        const format::RecvRecord v = format::as<format::RecvRecord>(r);
         int32_t peer;
         uint64_t gid;
         const Post post = pending_post_;
@@ -223,14 +221,15 @@ class TimelineScan {
         if (!world(v.comm, v.source, &peer, &gid)) return;
         // A nonblocking receive was posted at its kRequestPost (whose serial the kRequestDone just
         // before this record gave); a blocking one at the entry of its call (see assign).
-        g_.out.recvs.push_back(RecvEnd{log::MessageKey{gid, peer, static_cast<int32_t>(rank_), v.tag}, t,
+        g_.out.recvs.push_back(RecvEnd{format::MessageKey{gid, peer, static_cast<int32_t>(rank_), v.tag}, t,
                                        kNoSend, post.site, post.time, Call{t, t, 0, v.cat, thread_},
                                        post.cat});
+        g_.matcher.add_recv(g_.out.recvs.back().key, static_cast<uint32_t>(g_.out.recvs.size() - 1));
         attach(Need::kRecv, g_.out.recvs.size() - 1, t);
         return;
       }
       case RecordKind::kRequestPost: {
-        const log::RequestPostRecord q = log::as<log::RequestPostRecord>(r);
+        const format::RequestPostRecord q = format::as<format::RequestPostRecord>(r);
         if (q.what == RequestWhat::kRecv)  // liblog writes the posting call's state just before
           posts_[q.serial] =
               Post{t, have_last_ && last_.cat == q.cat && contains(last_, t) ? last_.site : 0, q.cat};
@@ -241,7 +240,7 @@ class TimelineScan {
         return;
       }
       case RecordKind::kRequestDone: {
-        const log::RequestDoneRecord q = log::as<log::RequestDoneRecord>(r);
+        const format::RequestDoneRecord q = format::as<format::RequestDoneRecord>(r);
         const RequestWhat what = q.what;
         const uint32_t serial = q.serial;
         if (what == RequestWhat::kRecv) {
@@ -262,10 +261,10 @@ class TimelineScan {
       case RecordKind::kCollective: {
         last_coll_ = SIZE_MAX;
         if (!g_.options.collectives) return;
-        const log::CollectiveRecord c = log::as<log::CollectiveRecord>(r);
+        const format::CollectiveRecord c = format::as<format::CollectiveRecord>(r);
         const Traits& fn = traits(c.cat);
         if (fn.coll == CollKind::kNone || c.comm >= rm_.comms.size()) return;
-        const log::CommDef& comm = rm_.comms[c.comm];
+        const format::CommDef& comm = rm_.comms[c.comm];
         if (comm.index != c.comm || comm.inter) return;  // intercommunicators: roots mean otherwise
         int32_t root = -1;
         if (c.root >= 0 && static_cast<size_t>(c.root) < comm.members.size())
@@ -285,12 +284,11 @@ class TimelineScan {
   }
 
   Shared& g_;
-  const log::RankMeta& rm_;
+  const format::RankMeta& rm_;
   uint32_t rank_;
   uint16_t thread_;
   bool has_sites_;
-  size_t first_send_;  // this timeline's sends start here
-  Call last_;          // the latest MPI call
+  Call last_;  // the latest MPI call
   bool have_last_ = false;
   std::vector<Pending> pending_;
   struct Post {  // a receive's posting: when, and the call that posted it
@@ -304,34 +302,17 @@ class TimelineScan {
   std::unordered_map<uint32_t, size_t> coll_request_;  // collective request serial -> colls index
 };
 
-// Pass 2 for messages: pairs the k-th send of each key with its k-th receive, and gives each
-// receive its send's index. Logged order is time order on a thread, so this is the reader's
-// matching without a sort; it differs only where one rank sends (or receives) on one key from
-// several threads, which MPI leaves unordered anyway.
 }  // namespace
 
-void match_messages(Endpoints& e, uint64_t* unmatched) {
-  for (RecvEnd& r : e.recvs) {
-    auto it = e.by_key.find(r.key);
-    if (it == e.by_key.end()) {
-      ++*unmatched;
-      continue;
-    }
-    KeyQueue& q = it->second;
-    while (q.taken < q.sends.size() && e.sends[q.sends[q.taken]].cancelled) ++q.taken;
-    if (q.taken == q.sends.size()) {
-      ++*unmatched;
-      continue;
-    }
-    r.send = q.sends[q.taken++];
-  }
-  for (auto& [key, q] : e.by_key)
-    for (size_t k = q.taken; k < q.sends.size(); ++k) *unmatched += !e.sends[q.sends[k]].cancelled;
-  e.by_key.clear();
+void match_messages(Endpoints& e, EndpointMatcher& matcher, uint64_t* unmatched) {
+  matcher.match([&](const format::MessageKey&, uint32_t send, uint32_t recv) { e.recvs[recv].send = send; },
+                [&](const format::MessageKey&, size_t sends_left, size_t recvs_left) {
+                  *unmatched += sends_left + recvs_left;
+                });
 }
 
 struct EndpointCollector::Impl {
-  Impl(const log::LogFile& f, const CollectSettings& settings)
+  Impl(const format::LogFile& f, const CollectSettings& settings)
       : file(f), traits(category_traits(f)), out(std::make_shared<Collected>()) {
     options.eager_limit = settings.eager_limit;
     options.collectives = settings.collectives;
@@ -339,22 +320,23 @@ struct EndpointCollector::Impl {
     out->totals.mpi_per_rank.assign(f.definitions().world_size, 0);
   }
 
-  const log::LogFile& file;
+  const format::LogFile& file;
   ScanOptions options;
   const std::vector<Traits> traits;
   std::shared_ptr<Collected> out;
-  TimelineScan::Shared shared{file, traits, options, out->endpoints, out->totals, {}};
+  EndpointMatcher matcher{EndpointTime{&out->endpoints}};
+  TimelineScan::Shared shared{file, traits, options, out->endpoints, matcher, out->totals, {}};
   // The timeline being scanned: the chunks of one timeline are consecutive in the index.
   std::unique_ptr<TimelineScan> scan;
   uint32_t rank = UINT32_MAX, thread = UINT32_MAX;
 };
 
-EndpointCollector::EndpointCollector(const log::LogFile& file, const CollectSettings& settings)
+EndpointCollector::EndpointCollector(const format::LogFile& file, const CollectSettings& settings)
     : impl_(std::make_unique<Impl>(file, settings)) {}
 
 EndpointCollector::~EndpointCollector() = default;
 
-void EndpointCollector::consume(const log::Chunk& chunk) {
+void EndpointCollector::consume(const format::Chunk& chunk) {
   Impl& m = *impl_;
   if (chunk.entry.rank != m.rank || chunk.entry.thread != m.thread) {
     m.scan.reset();  // settles the previous timeline's pending endpoints first
@@ -370,7 +352,7 @@ std::shared_ptr<Collected> EndpointCollector::finish() {
   Impl& m = *impl_;
   m.scan.reset();
   std::shared_ptr<Collected> c = std::move(m.out);
-  match_messages(c->endpoints, &c->unmatched);
+  match_messages(c->endpoints, m.matcher, &c->unmatched);
   c->shift = causality_shifts(c->endpoints, m.file.definitions().world_size);
   return c;
 }
@@ -391,14 +373,14 @@ std::vector<MatchedMessage> matched_messages(const Collected& c) {
   return out;
 }
 
-StatusOr<std::shared_ptr<Collected>> collect(const log::LogFile& file, const ScanOptions& options) {
+StatusOr<std::shared_ptr<Collected>> collect(const format::LogFile& file, const ScanOptions& options) {
   EndpointCollector collector(file, CollectSettings{options.eager_limit, options.collectives});
   // One decoder thread ahead of the scan: decoding is about half the work.
-  log::ChunkPassOptions pass;
+  format::ChunkPassOptions pass;
   pass.decoders = 1;
   pass.what = options.what;
   if (options.keep_going) pass.keep_going = [&](size_t) { return options.keep_going(); };
-  MPE_RETURN_IF_ERROR(log::run_chunk_pass(file, {collector.consumer()}, pass));
+  MPE_RETURN_IF_ERROR(format::run_chunk_pass(file, {collector.consumer()}, pass));
   return collector.finish();
 }
 
@@ -406,10 +388,10 @@ std::vector<int64_t> causality_shifts(const Endpoints& e, uint32_t nranks) {
   std::map<std::pair<int32_t, int32_t>, int64_t> need;
   for (const RecvEnd& r : e.recvs)
     if (r.send != kNoSend && r.time < e.sends[r.send].time)
-      log::add_causality_constraint(&need, std::get<1>(r.key), std::get<2>(r.key), e.sends[r.send].time,
-                                    r.time);
+      format::add_causality_constraint(&need, std::get<1>(r.key), std::get<2>(r.key), e.sends[r.send].time,
+                                       r.time);
   std::vector<int64_t> shift =
-      need.empty() ? std::vector<int64_t>(nranks, 0) : log::causality_shifts(need, nranks);
+      need.empty() ? std::vector<int64_t>(nranks, 0) : format::causality_shifts(need, nranks);
   shift.resize(nranks, 0);
   return shift;
 }

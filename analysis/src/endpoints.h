@@ -1,8 +1,7 @@
 // The communication endpoints of a logfile, what the analyses over messages share: pass 1
 // streams the chunks timeline by timeline (a second thread decodes the next ones) and keeps
 // each message end with the MPI call around it and, for a receive, when and where it was posted;
-// matching then pairs the k-th send of each (communicator, source, destination, tag) with its
-// k-th receive, MPI's non-overtaking rule, as the reader does; the reader's causality shifts make
+// the reader's matcher (mpe/message_matcher.h) then pairs them; the reader's causality shifts make
 // every matched message arrive after it left. The wait states (waits.cpp) and the rebuilt
 // unexpected queue (umq.cpp) are built on them.
 #pragma once
@@ -17,6 +16,7 @@
 
 #include "mpe/endpoint_collector.h"
 #include "mpe/log_reader.h"
+#include "mpe/message_matcher.h"
 #include "mpe/status.h"
 
 namespace mpe::analysis {
@@ -33,18 +33,18 @@ struct Call {
 };
 
 struct SendEnd {
-  log::MessageKey key;
+  format::MessageKey key;
   int64_t time;             // the send record's time: the send call's entry
   bool waits_for_receiver;  // synchronous, or a blocking send above the eager limit
-  bool cancelled;
-  uint32_t bytes;  // the message's size, saturated at 2^32-1 (fits the padding: still 64 bytes)
+  bool cancelled;           // withdrawn by a kSendCancel: never matched
+  uint32_t bytes;           // the message's size, saturated at 2^32-1 (fits the padding: still 64 bytes)
   Call call;
 };
 
 inline constexpr uint32_t kNoSend = UINT32_MAX;
 
 struct RecvEnd {
-  log::MessageKey key;
+  format::MessageKey key;
   int64_t time;        // completion
   uint32_t send;       // the matched send's index, kNoSend before matching or without one
   uint32_t post_site;  // the posting call's run-wide call site (MPI_Recv's, MPI_Irecv's), 0 unknown
@@ -68,29 +68,23 @@ struct CollEnd {
   bool complete;  // false for a nonblocking collective whose completion the log does not give
 };
 
-struct KeyHash {
-  size_t operator()(const log::MessageKey& k) const {
-    uint64_t h = std::get<0>(k) * 0x9E3779B97F4A7C15ull;
-    h ^= (uint64_t{static_cast<uint32_t>(std::get<1>(k))} << 32 | static_cast<uint32_t>(std::get<2>(k))) *
-         0xC2B2AE3D27D4EB4Full;
-    return h ^ (uint64_t{static_cast<uint32_t>(std::get<3>(k))} * 0x165667B19E3779F9ull) ^ (h >> 29);
-  }
-};
-
-// A message key's sends (indices into Endpoints::sends, in logged order) and how many of them
-// receives have taken.
-struct KeyQueue {
-  std::vector<uint32_t> sends;
-  size_t taken = 0;
-};
-
-// What pass 1 keeps. Deques: they grow without copying, so the peak is the endpoints themselves.
+// What pass 1 keeps. Deques: they grow without copying, so the peak is the endpoints themselves
+// (and 4 bytes per message end in the matcher until matching).
 struct Endpoints {
   std::deque<SendEnd> sends;
   std::deque<RecvEnd> recvs;  // in logged order: those one call completed are adjacent
   std::deque<CollEnd> colls;
-  std::unordered_map<log::MessageKey, KeyQueue, KeyHash> by_key;
 };
+
+// The matcher of the endpoints: each end is its index in Endpoints::sends or ::recvs, whose
+// time it reads there.
+struct EndpointTime {
+  const Endpoints* e;
+  int64_t operator()(uint32_t i, format::MessageSide side) const {
+    return side == format::MessageSide::kSend ? e->sends[i].time : e->recvs[i].time;
+  }
+};
+using EndpointMatcher = format::MessageMatcher<uint32_t, EndpointTime>;
 
 struct ScanOptions {
   // A standard-mode blocking send of more bytes than this is taken to use a rendezvous.
@@ -108,17 +102,17 @@ struct ScanTotals {
   std::vector<int64_t> mpi_per_rank;
 };
 
-// Pairs the k-th send of each key with its k-th receive (cancelled sends skipped), sets each
-// receive's send, counts the ends left without a partner in *unmatched, and frees by_key.
-void match_messages(Endpoints& e, uint64_t* unmatched);
+// Matches the ends pass 1 gave `matcher`: sets each receive's send and counts the ends left
+// without a partner in *unmatched.
+void match_messages(Endpoints& e, EndpointMatcher& matcher, uint64_t* unmatched);
 
 // The reader's per-rank causality shifts (ns, >= 0) for the matched messages: no receive
 // completes before its send began. nranks entries, all 0 when clock sync sufficed.
 std::vector<int64_t> causality_shifts(const Endpoints& e, uint32_t nranks);
 
 // What an EndpointCollector (mpe/endpoint_collector.h) hands the analyses: pass 1's endpoints,
-// matched, its totals, and the reader's causality shifts. waits::analyze() reads it (and sorts the
-// collectives); umq::rebuild() consumes it.
+// matched, its totals, and the reader's causality shifts. analysis::waits::analyze() reads it (and sorts the
+// collectives); analysis::umq::rebuild() consumes it.
 struct Collected {
   Endpoints endpoints;
   ScanTotals totals;
@@ -127,9 +121,9 @@ struct Collected {
   bool collectives = true;     // whether the collectives were kept
 };
 
-// Pass 1 on a pass of its own (an EndpointCollector over log::run_chunk_pass), then matching and
+// Pass 1 on a pass of its own (an EndpointCollector over format::run_chunk_pass), then matching and
 // the causality shifts. Errors: the reader's (corrupt, truncated, io-error), kCancelled.
-StatusOr<std::shared_ptr<Collected>> collect(const log::LogFile& file, const ScanOptions& options);
+StatusOr<std::shared_ptr<Collected>> collect(const format::LogFile& file, const ScanOptions& options);
 
 inline Call shifted(Call c, int64_t by) {
   c.start += by;

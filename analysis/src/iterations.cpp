@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "mpe/records.h"
+
 namespace mpe::analysis {
 
 namespace {
@@ -54,7 +56,8 @@ using RankStats = std::unordered_map<uint64_t, Occurrences>;
 // after the rank's last chunk. A log written rank by rank (liblog's) holds one sink at a time; one
 // whose chunks interleave ranks (the synthesizer's) holds one per rank.
 template <class MakeSink, class RankDone>
-Status stream_main_threads(const log::LogFile& file, uint32_t ranks, MakeSink make_sink, RankDone rank_done) {
+Status stream_main_threads(const format::LogFile& file, uint32_t ranks, MakeSink make_sink,
+                           RankDone rank_done) {
   const auto& index = file.index();
   std::vector<uint32_t> main_thread(ranks, UINT32_MAX);
   std::vector<size_t> last_chunk(ranks, SIZE_MAX);
@@ -63,20 +66,20 @@ Status stream_main_threads(const log::LogFile& file, uint32_t ranks, MakeSink ma
       main_thread[index[i].rank] = std::min(main_thread[index[i].rank], index[i].thread);
   for (size_t i = 0; i < index.size(); ++i)
     if (index[i].rank < ranks && index[i].thread == main_thread[index[i].rank]) last_chunk[index[i].rank] = i;
-  std::vector<log::Record> recs;
-  log::LogFile::ChunkScratch scratch;
+  std::vector<format::Record> recs;
+  format::LogFile::ChunkScratch scratch;
   struct Open {
     std::optional<decltype(make_sink(0u))> sink;
-    log::UserStates user_states;
+    format::UserStates user_states;
   };
   std::vector<Open> open(ranks);
   for (size_t i = 0; i < index.size(); ++i) {
-    const log::IndexEntry& e = index[i];
+    const format::IndexEntry& e = index[i];
     if (e.rank >= ranks || e.thread != main_thread[e.rank]) continue;
     Open& o = open[e.rank];
     if (!o.sink) o.sink.emplace(make_sink(e.rank));
     MPE_RETURN_IF_ERROR(file.read_chunk(i, &scratch, &recs));
-    log::interpret_records(file, e, recs.data(), recs.size(), &o.user_states, *o.sink);
+    format::interpret_records(file, e, recs.data(), recs.size(), &o.user_states, *o.sink);
     if (i == last_chunk[e.rank]) {
       MPE_RETURN_IF_ERROR(rank_done(e.rank, *o.sink));
       o = Open();
@@ -88,7 +91,7 @@ Status stream_main_threads(const log::LogFile& file, uint32_t ranks, MakeSink ma
 // Pass 1: every marker, outermost user state and outermost MPI call of a rank, counted; and which
 // call sites are collectives over all ranks (the kCollective record follows its call's state).
 struct StatsSink {
-  const log::RankMeta* meta;
+  const format::RankMeta* meta;
   uint32_t ranks;
   RankStats* stats;
   std::map<uint64_t, uint32_t>* collective_comm;  // call key -> communicator (per-rank index)
@@ -98,7 +101,7 @@ struct StatsSink {
 
   void state(int64_t start, int64_t end, uint32_t cat, uint32_t depth, uint32_t site) {
     if (depth != 0) return;
-    if (cat >= log::kUserCategoryBase) {
+    if (cat >= format::kUserCategoryBase) {
       (*stats)[key_of(What::kUserState, cat, 0)].add(start, end - start);
       return;
     }
@@ -107,17 +110,19 @@ struct StatsSink {
     call_cat = cat;
     (*stats)[call_key].add(start, end - start);
   }
-  void event(const log::Event& e) {
-    if (e.kind == log::RecordKind::kMarker && e.a != 0) (*stats)[key_of(What::kMarker, 0, 0)].add(e.time, 0);
-    if (e.kind == log::RecordKind::kCollective && e.time == call_start && e.cat == call_cat &&
-        e.comm < meta->comms.size()) {
-      const log::CommDef& c = meta->comms[e.comm];
-      if (c.index == e.comm && !c.inter && c.members.size() == ranks)
-        collective_comm->emplace(call_key, e.comm);
+  void event(const format::Event& e) {
+    if (e.kind == format::RecordKind::kMarker && format::as<format::MarkerRecord>(e).level != 0)
+      (*stats)[key_of(What::kMarker, 0, 0)].add(e.time, 0);
+    if (e.kind != format::RecordKind::kCollective) return;
+    const auto coll = format::as<format::CollectiveRecord>(e);
+    if (e.time == call_start && coll.cat == call_cat && coll.comm < meta->comms.size()) {
+      const format::CommDef& c = meta->comms[coll.comm];
+      if (c.index == coll.comm && !c.inter && c.members.size() == ranks)
+        collective_comm->emplace(call_key, coll.comm);
     }
   }
-  void message_end(bool, const log::MessageKey&, int64_t, uint64_t) {}
-  void cancel_send(const log::MessageKey&) {}
+  void message_end(bool, const format::MessageKey&, int64_t, uint64_t) {}
+  void cancel_send(const format::MessageKey&) {}
   void span(int64_t, int64_t) {}
 };
 
@@ -227,7 +232,7 @@ struct TimesSink {
 
   void state(int64_t start, int64_t end, uint32_t cat, uint32_t depth, uint32_t site) {
     if (depth != 0) return;
-    if (cat >= log::kUserCategoryBase) {
+    if (cat >= format::kUserCategoryBase) {
       if (basis == What::kUserState && cat == user_cat) opens.push_back(start), closes.push_back(end);
       return;
     }
@@ -243,11 +248,12 @@ struct TimesSink {
     const auto it = sites->find(key);
     return it != sites->end() && it->second.first >= loop_first && it->second.first < loop_last;
   }
-  void event(const log::Event& e) {
-    if (basis == What::kMarker && e.kind == log::RecordKind::kMarker) markers.emplace_back(e.time, e.a);
+  void event(const format::Event& e) {
+    if (basis == What::kMarker && e.kind == format::RecordKind::kMarker)
+      markers.emplace_back(e.time, format::as<format::MarkerRecord>(e).level);
   }
-  void message_end(bool, const log::MessageKey&, int64_t, uint64_t) {}
-  void cancel_send(const log::MessageKey&) {}
+  void message_end(bool, const format::MessageKey&, int64_t, uint64_t) {}
+  void cancel_send(const format::MessageKey&) {}
   void span(int64_t t, int64_t end) { last = std::max(last, std::max(t, end)); }
 
   // Iteration k's span on this rank.
@@ -264,7 +270,7 @@ struct TimesSink {
   }
 };
 
-std::string call_name(const log::LogFile& file, uint64_t key) {
+std::string call_name(const format::LogFile& file, uint64_t key) {
   const std::string site = file.callsite_text(site_of(key));
   return file.category_name(cat_of(key)) + (site.empty() ? "" : " at " + site);
 }
@@ -283,9 +289,9 @@ int64_t Iterations::end(size_t k) const {
   return t;
 }
 
-StatusOr<Iterations> find_iterations(const log::LogFile& file) {
+StatusOr<Iterations> find_iterations(const format::LogFile& file) {
   Iterations out;
-  const log::Definitions& defs = file.definitions();
+  const format::Definitions& defs = file.definitions();
   out.ranks = defs.world_size ? defs.world_size : static_cast<uint32_t>(defs.ranks.size());
   const uint32_t ranks = std::min<uint32_t>(out.ranks, static_cast<uint32_t>(defs.ranks.size()));
   if (ranks == 0 || ranks != out.ranks) return out;

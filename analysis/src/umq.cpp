@@ -10,7 +10,7 @@
 
 #include "endpoints.h"
 
-namespace mpe::umq {
+namespace mpe::analysis::umq {
 
 namespace {
 
@@ -85,16 +85,16 @@ class Groups {
 
 // "MPI_COMM_WORLD", "MPI_COMM_SELF", "comm#2 (size 3)": liblog's per-rank indices 0 and 1 are
 // the builtin communicators.
-std::string describe(const log::CommDef* c) {
+std::string describe(const format::CommDef* c) {
   if (!c) return "?";
   if (c->index == 0) return "MPI_COMM_WORLD";
   if (c->index == 1 && c->members.size() == 1) return "MPI_COMM_SELF";
   return "comm#" + std::to_string(c->index) + " (size " + std::to_string(c->members.size()) + ")";
 }
 
-const log::CommDef* find_comm(const log::LogFile& file, int32_t rank, uint64_t gid) {
+const format::CommDef* find_comm(const format::LogFile& file, int32_t rank, uint64_t gid) {
   if (rank < 0 || static_cast<size_t>(rank) >= file.definitions().ranks.size()) return nullptr;
-  for (const log::CommDef& c : file.definitions().ranks[static_cast<size_t>(rank)].comms)
+  for (const format::CommDef& c : file.definitions().ranks[static_cast<size_t>(rank)].comms)
     if (c.global_id == gid) return &c;
   return nullptr;
 }
@@ -106,7 +106,7 @@ const log::CommDef* find_comm(const log::LogFile& file, int32_t rank, uint64_t g
 class CommRanks {
  public:
   // The rank of world rank w in comm, -1 when it is no member.
-  int32_t of(const log::CommDef& comm, int32_t w) {
+  int32_t of(const format::CommDef& comm, int32_t w) {
     auto [it, fresh] = by_comm_.try_emplace(comm.global_id);
     Inverse& inv = it->second;
     if (fresh) {
@@ -154,7 +154,7 @@ class QueuedSenders {
   }
   // The sender with the most messages queued as its rank in comm, and how many; ties go to the
   // lowest rank in comm. (-1, 0) when none is a member.
-  std::pair<int, uint32_t> top(const log::CommDef& comm, CommRanks& ranks) {
+  std::pair<int, uint32_t> top(const format::CommDef& comm, CommRanks& ranks) {
     int peer = -1;
     uint32_t most = 0;
     size_t kept = 0;
@@ -184,9 +184,9 @@ class QueuedSenders {
 // One rank's call sites over the threshold, keyed as libumq keys them: (call site, routine).
 class SiteTable {
  public:
-  SiteTable(const log::LogFile& file, std::vector<SiteRecord>* out) : file_(file), out_(out) {}
+  SiteTable(const format::LogFile& file, std::vector<SiteRecord>* out) : file_(file), out_(out) {}
 
-  void add(uint32_t site, uint16_t cat, const log::CommDef* comm, uint64_t length, int peer,
+  void add(uint32_t site, uint16_t cat, const format::CommDef* comm, uint64_t length, int peer,
            uint64_t queued) {
     const uint64_t key = uint64_t{site} << 16 | cat;
     auto [it, fresh] = index_.try_emplace(key, out_->size());
@@ -210,7 +210,7 @@ class SiteTable {
   }
 
  private:
-  const log::LogFile& file_;
+  const format::LogFile& file_;
   std::vector<SiteRecord>* out_;
   std::unordered_map<uint64_t, size_t> index_;
 };
@@ -237,7 +237,7 @@ VariableInfo rebuilt_variable(const std::string& path, uint64_t threshold) {
   return VariableInfo{"rebuilt from " + std::string(base_name(path)), true, threshold};
 }
 
-StatusOr<Rebuilt> rebuild(const log::LogFile& file, const Options& options) {
+StatusOr<Rebuilt> rebuild(const format::LogFile& file, const Options& options) {
   analysis::ScanOptions scan;
   scan.collectives = false;
   scan.keep_going = options.keep_going;
@@ -247,7 +247,8 @@ StatusOr<Rebuilt> rebuild(const log::LogFile& file, const Options& options) {
   return rebuild(file, std::move(**collected), options);
 }
 
-StatusOr<Rebuilt> rebuild(const log::LogFile& file, analysis::Collected&& collected, const Options& options) {
+StatusOr<Rebuilt> rebuild(const format::LogFile& file, analysis::Collected&& collected,
+                          const Options& options) {
   Rebuilt out;
   const uint32_t nranks = file.definitions().world_size;
   out.ranks = nranks;
@@ -328,7 +329,7 @@ StatusOr<Rebuilt> rebuild(const log::LogFile& file, analysis::Collected&& collec
   for (uint32_t g = 0; g < groups.size(); ++g) {
     const int32_t me = groups.rank(g);
     if (me < 0 || static_cast<uint32_t>(me) >= nranks) continue;
-    const log::CommDef* comm = find_comm(file, me, groups.gid(g));
+    const format::CommDef* comm = find_comm(file, me, groups.gid(g));
     size_t a = astart[g];
     uint64_t length = 0;
     for (size_t q = qstart[g]; q < qstart[g + 1]; ++q) {
@@ -368,4 +369,4 @@ StatusOr<Rebuilt> rebuild(const log::LogFile& file, analysis::Collected&& collec
   return out;
 }
 
-}  // namespace mpe::umq
+}  // namespace mpe::analysis::umq

@@ -10,7 +10,7 @@
 
 #include "endpoints.h"
 
-namespace mpe::waits {
+namespace mpe::analysis::waits {
 
 namespace {
 
@@ -107,7 +107,7 @@ std::vector<int64_t> blame_by_culprit(const Report& report) {
   return out;
 }
 
-StatusOr<Report> analyze(const log::LogFile& file, const Options& options) {
+StatusOr<Report> analyze(const format::LogFile& file, const Options& options) {
   analysis::ScanOptions scan;
   scan.eager_limit = options.eager_limit;
   scan.keep_going = options.keep_going;
@@ -117,7 +117,8 @@ StatusOr<Report> analyze(const log::LogFile& file, const Options& options) {
   return analyze(file, **collected, options);
 }
 
-StatusOr<Report> analyze(const log::LogFile& file, analysis::Collected& collected, const Options& options) {
+StatusOr<Report> analyze(const format::LogFile& file, analysis::Collected& collected,
+                         const Options& options) {
   Report report;
   const uint32_t nranks = file.definitions().world_size;
   report.ranks = nranks;
@@ -234,4 +235,4 @@ StatusOr<Report> analyze(const log::LogFile& file, analysis::Collected& collecte
   return report;
 }
 
-}  // namespace mpe::waits
+}  // namespace mpe::analysis::waits

@@ -183,6 +183,7 @@ bool readable_type(MPI_Datatype t, PvarValueKind* kind, int* width) {
 
 // Why we cannot read v, or "" when we can.
 std::string unreadable_reason(const PvarInfo& v, PvarValueKind* kind, int* width) {
+  if (!v.unsafe.empty()) return v.unsafe;
   if (!v.known_class) return "a class the MPI standard does not define";
   if (v.bind != MPI_T_BIND_NO_OBJECT && v.bind != MPI_T_BIND_MPI_COMM)
     return std::string("bound to a ") + bind_name(v.bind) + ", not a communicator";
@@ -294,10 +295,32 @@ int watch(const std::string& name, std::string* why) {
   return add_watched(v, kind, width, why);
 }
 
+namespace {
+
+// Says once per process (whichever tools ask for every variable) which variables are not bound
+// because binding them would harm the program, and why: one line.
+void say_unsafe_skipped(const std::vector<PvarInfo>& vars) {
+  static std::atomic<bool> said{false};
+  std::string names, why;
+  int n = 0;
+  for (const PvarInfo& v : vars)
+    if (!v.unsafe.empty()) {
+      names += (n++ ? ", " : "") + v.name;
+      if (why.find(v.unsafe) == std::string::npos) why += (why.empty() ? "" : "; ") + v.unsafe;
+    }
+  if (n == 0 || said.exchange(true)) return;
+  config::warn("MPI_T: " + std::to_string(n) + " performance variable" + (n > 1 ? "s" : "") + " not read (" +
+               names + "): " + why);
+}
+
+}  // namespace
+
 std::vector<int> watch_all() {
   std::vector<int> ids;
   if (!g.t_initialized) return ids;
-  for (const PvarInfo& v : performance_variables(MPI_T_PVAR_SESSION_NULL)) {
+  const std::vector<PvarInfo> vars = performance_variables(MPI_T_PVAR_SESSION_NULL);
+  say_unsafe_skipped(vars);
+  for (const PvarInfo& v : vars) {
     PvarValueKind kind;
     int width = 0;
     if (!unreadable_reason(v, &kind, &width).empty()) continue;

@@ -214,16 +214,71 @@ std::string cvar_value(int index, MPI_Datatype type, MPI_T_enum enumtype, int* c
   return text;
 }
 
+// Variables whose component MPI_T shows not to be in use: those of the categories starting with
+// `category_prefix` while the category `in_use_when` is not registered. The one list of such
+// cases: MPI_T cannot say that a component was opened but never initialised, only which
+// components' categories are still registered, so each case names the component whose presence
+// means the variables' component runs.
+struct InUseRule {
+  const char* category_prefix;
+  const char* in_use_when;
+  const char* why;
+};
+constexpr InUseRule kInUseRules[] = {
+    // Open MPI: the MTLs (psm2, ofi, ...) are the transports of the cm PML alone, initialised only
+    // when cm is the PML selected, yet their variables stay registered when ob1 wins (binding
+    // psm2's then segfaults in psm2_mq_get_stats). Open MPI deregisters the PMLs it did not
+    // select, so the category ompi_pml_cm is registered exactly when cm runs.
+    {"ompi_mtl_", "ompi_pml_cm",
+     "Open MPI's MTL components run only under its cm PML, which this run does not use (binding them "
+     "crashes inside Open MPI)"},
+};
+
 }  // namespace
+
+std::vector<std::string> unsafe_reasons() {
+  int npvars = 0, ncats = 0;
+  if (PMPI_T_pvar_get_num(&npvars) != MPI_SUCCESS || npvars <= 0) return {};
+  std::vector<std::string> out(static_cast<size_t>(npvars));
+  if (PMPI_T_category_get_num(&ncats) != MPI_SUCCESS) return out;
+  // Category names (empty for a deregistered one) and their variable counts.
+  std::vector<std::string> names(static_cast<size_t>(ncats));
+  std::vector<int> counts(static_cast<size_t>(ncats), 0);
+  for (int c = 0; c < ncats; ++c) {
+    char name[256], desc[8];
+    int name_len = sizeof name, desc_len = sizeof desc, ncvars = 0, nsub = 0;
+    if (PMPI_T_category_get_info(c, name, &name_len, desc, &desc_len, &ncvars, &counts[c], &nsub) ==
+        MPI_SUCCESS)
+      names[c] = name;
+  }
+  auto registered = [&](const char* category) {
+    for (const std::string& n : names)
+      if (n == category) return true;
+    return false;
+  };
+  for (const InUseRule& rule : kInUseRules) {
+    if (registered(rule.in_use_when)) continue;
+    for (int c = 0; c < ncats; ++c) {
+      if (names[c].rfind(rule.category_prefix, 0) != 0 || counts[c] <= 0) continue;
+      std::vector<int> indices(static_cast<size_t>(counts[c]));
+      if (PMPI_T_category_get_pvars(c, counts[c], indices.data()) != MPI_SUCCESS) continue;
+      for (const int i : indices)
+        if (i >= 0 && i < npvars) out[i] = rule.why;
+    }
+  }
+  return out;
+}
 
 std::vector<PvarInfo> performance_variables(MPI_T_pvar_session session) {
   std::vector<PvarInfo> out;
   int num = 0;
   if (PMPI_T_pvar_get_num(&num) != MPI_SUCCESS) return out;
+  const std::vector<std::string> unsafe = unsafe_reasons();
   for (int i = 0; i < num; ++i) {
     PvarInfo v;
     if (!pvar_info(i, &v)) continue;  // e.g. Open MPI: an unloaded component's variable
-    if (v.bind == MPI_T_BIND_NO_OBJECT && session != MPI_T_PVAR_SESSION_NULL) {
+    if (static_cast<size_t>(i) < unsafe.size()) v.unsafe = unsafe[i];
+    if (v.bind == MPI_T_BIND_NO_OBJECT && session != MPI_T_PVAR_SESSION_NULL && v.unsafe.empty()) {
       MPI_T_pvar_handle h;
       int count = -1;
       if (PMPI_T_pvar_handle_alloc(session, i, nullptr, &h, &count) == MPI_SUCCESS) {
@@ -271,7 +326,10 @@ bool find_pvar(const std::string& name, PvarInfo* out) {
                              &bind, &readonly, &continuous, &atomic) != MPI_SUCCESS ||
         name != buf)
       continue;
-    return pvar_info(i, out);
+    if (!pvar_info(i, out)) return false;
+    const std::vector<std::string> unsafe = unsafe_reasons();
+    if (static_cast<size_t>(i) < unsafe.size()) out->unsafe = unsafe[i];
+    return true;
   }
   return false;
 }

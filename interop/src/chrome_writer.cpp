@@ -1,7 +1,8 @@
 // .mpelog -> Chrome/Perfetto JSON (the "Trace Event Format"), streamed: one chunk at a time.
 // Message arrows need no matching pass: a send and a receive get the same flow id when they
 // have the same key (communicator, source, destination, tag) and the same ordinal within it,
-// which is how the reader matches them (MPI's non-overtaking rule). A cancelled send takes no
+// which is the pairing MessageMatcher makes (mpe/message_matcher.h) for a thread's ends in logged
+// order, computed here without holding the ends, to stream a log of any size. A cancelled send takes no
 // ordinal: its cancel comes later on its timeline and cancels the latest send of its key, so the
 // latest send of each key is held back until the next one on that key, or the timeline's end.
 // Memory: one chunk, one counter per key, one held send per key of a timeline, one user-state
@@ -15,23 +16,24 @@
 
 #include "mpe/interop.h"
 #include "mpe/log_reader.h"
+#include "mpe/records.h"
 
 namespace mpe::interop {
 
 namespace {
 
-using log::RecordKind;
+using format::RecordKind;
 using Json = nlohmann::ordered_json;  // keeps the keys in the order written
 
 // Microseconds, the format's unit; a double keeps every ns exactly below 2^53 ns (104 days).
 double micros(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
 // A flow id both ends compute alone; below 2^53 so JavaScript keeps it exact.
-uint64_t flow_id(const log::MessageKey& k, uint64_t ordinal) {
+uint64_t flow_id(const format::MessageKey& k, uint64_t ordinal) {
   const uint64_t words[5] = {std::get<0>(k), static_cast<uint64_t>(static_cast<uint32_t>(std::get<1>(k))),
                              static_cast<uint64_t>(static_cast<uint32_t>(std::get<2>(k))),
                              static_cast<uint64_t>(static_cast<uint32_t>(std::get<3>(k))), ordinal};
-  const uint64_t h = log::hash64(words, sizeof words) & ((uint64_t{1} << 53) - 1);
+  const uint64_t h = format::hash64(words, sizeof words) & ((uint64_t{1} << 53) - 1);
   return h ? h : 1;
 }
 
@@ -56,27 +58,27 @@ class EventStream {
   bool first_ = true;
 };
 
-// Writes what the reader makes of a chunk's records (log::interpret_records) as it comes.
+// Writes what the reader makes of a chunk's records (format::interpret_records) as it comes.
 // Slices and flows, nearly every event of a log, reuse one object each: their keys are made
 // once and only the values change, which keeps the allocator out of the loop (~3x faster).
 struct ChromeSink {
-  const log::LogFile& log;
+  const format::LogFile& log;
   EventStream& events;
   ChromeCounts counts;
-  std::map<log::MessageKey, uint64_t> sends, recvs;  // next ordinal per key, at each end
+  std::map<format::MessageKey, uint64_t> sends, recvs;  // next ordinal per key, at each end
   struct FlowEnd {
-    log::MessageKey key;
+    format::MessageKey key;
     uint64_t ordinal;
     int64_t time;
     uint64_t bytes;
   };
-  std::map<log::MessageKey, FlowEnd> held_sends;  // the timeline's latest send per key, unwritten
-  uint32_t rank = 0, thread = 0;                  // of the chunk being written
+  std::map<format::MessageKey, FlowEnd> held_sends;  // the timeline's latest send per key, unwritten
+  uint32_t rank = 0, thread = 0;                     // of the chunk being written
   Json slice = {{"ph", "X"}, {"pid", 0}, {"tid", 0}, {"ts", 0.0}, {"dur", 0.0}, {"name", ""}, {"cat", ""}};
   Json flow_start = flow("s");
   Json flow_end = flow("f");
 
-  std::map<log::MessageKey, uint64_t>& sends_or_recvs(bool send) { return send ? sends : recvs; }
+  std::map<format::MessageKey, uint64_t>& sends_or_recvs(bool send) { return send ? sends : recvs; }
   void write_flow(bool send, const FlowEnd& end) {
     Json& f = send ? flow_start : flow_end;
     f["id"] = flow_id(end.key, end.ordinal);
@@ -116,11 +118,11 @@ struct ChromeSink {
     slice["ts"] = micros(start);
     slice["dur"] = micros(end - start);
     slice["name"].get_ref<std::string&>() = log.category_name(cat);
-    slice["cat"].get_ref<std::string&>() = cat < log::kUserCategoryBase ? "MPI" : "user";
+    slice["cat"].get_ref<std::string&>() = cat < format::kUserCategoryBase ? "MPI" : "user";
     events.write(slice);
     ++counts.slices;
   }
-  void message_end(bool send, const log::MessageKey& key, int64_t t, uint64_t bytes) {
+  void message_end(bool send, const format::MessageKey& key, int64_t t, uint64_t bytes) {
     const FlowEnd end{key, sends_or_recvs(send)[key]++, t, bytes};
     if (!send) return write_flow(false, end);
     auto [held, fresh] = held_sends.try_emplace(key, end);
@@ -129,7 +131,7 @@ struct ChromeSink {
     held->second = end;
   }
   // Drops the latest send of key when it is still held; its ordinal goes to the next send.
-  void cancel_send(const log::MessageKey& key) {
+  void cancel_send(const format::MessageKey& key) {
     auto held = held_sends.find(key);
     if (held == held_sends.end()) return;  // written already (a second cancel in a row): it stays
     held_sends.erase(held);
@@ -140,28 +142,30 @@ struct ChromeSink {
     for (const auto& [key, end] : held_sends) write_flow(true, end);
     held_sends.clear();
   }
-  void event(const log::Event& e) {
+  void event(const format::Event& e) {
     switch (e.kind) {
       case RecordKind::kCollective: {
-        const auto c = e.view<log::CollectiveRecord>();
+        const auto c = format::as<format::CollectiveRecord>(e);
         instant(
             e.time, log.category_name(c.cat), "collective",
             {{"root", c.root}, {"bytes_sent", c.sent}, {"bytes_received", c.received > 0 ? c.received : 0}});
         break;
       }
       case RecordKind::kMarker: {
-        const auto m = e.view<log::MarkerRecord>();
-        instant(e.time, "MPI_Pcontrol", "marker", {{"level", m.level}, {"logging", e.b != 0}});
+        const auto m = format::as<format::MarkerRecord>(e);
+        instant(e.time, "MPI_Pcontrol", "marker", {{"level", m.level}, {"logging", m.logging_on}});
         break;
       }
       case RecordKind::kCommCreate: {
-        const auto c = e.view<log::CommCreateRecord>();
+        const auto c = format::as<format::CommCreateRecord>(e);
         instant(e.time, "communicator created", "comm", {{"index", c.comm}, {"size", c.size}});
         break;
       }
-      case RecordKind::kUserEvent:  // one that neither begins nor ends a user state
-        instant(e.time, log.category_name(e.cat), "user", {{"data", e.view<log::UserEventRecord>().data}});
+      case RecordKind::kUserEvent: {  // one that neither begins nor ends a user state
+        const auto u = format::as<format::UserEventRecord>(e);
+        instant(e.time, log.category_name(u.id), "user", {{"data", u.data}});
         break;
+      }
       default:  // a send or receive on an unknown communicator: no arrow
         break;
     }
@@ -172,10 +176,10 @@ struct ChromeSink {
 }  // namespace
 
 Status mpelog_to_chrome(const std::string& log_path, const std::string& out_json, ChromeCounts* counts_out) {
-  auto file = log::LogFile::open(log_path);
+  auto file = format::LogFile::open(log_path);
   if (!file.ok()) return Status(file.status().code(), log_path + ": " + file.status().message());
-  const log::LogFile& log = *file;
-  const log::Definitions& d = log.definitions();
+  const format::LogFile& log = *file;
+  const format::Definitions& d = log.definitions();
   AtomicOutput out(out_json);
   std::vector<char> buffer(1 << 20);  // declared before the file: it outlives the fclose
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(out.tmp_path().c_str(), "w"), std::fclose);
@@ -214,16 +218,16 @@ Status mpelog_to_chrome(const std::string& log_path, const std::string& out_json
 
   ChromeSink sink{log, events, {}, {}, {}};
   // One user-state pairing per thread: chunks of different threads may interleave in the index.
-  std::map<std::pair<uint32_t, uint32_t>, log::UserStates> user_states;
+  std::map<std::pair<uint32_t, uint32_t>, format::UserStates> user_states;
   Progress progress("writing Chrome JSON", log.index().size());
   for (size_t i = 0; i < log.index().size(); ++i) {
-    const log::IndexEntry& e = log.index()[i];
+    const format::IndexEntry& e = log.index()[i];
     auto recs = log.read_chunk(i);
     if (!recs.ok()) return recs.status();
     if (e.rank != sink.rank || e.thread != sink.thread) sink.flush_sends();  // the timeline ended
     sink.rank = e.rank;
     sink.thread = e.thread;
-    log::interpret_records(log, e, recs->data(), recs->size(), &user_states[{e.rank, e.thread}], sink);
+    format::interpret_records(log, e, recs->data(), recs->size(), &user_states[{e.rank, e.thread}], sink);
     progress.advance();
   }
   sink.flush_sends();

@@ -49,7 +49,7 @@ StatusOr<std::shared_ptr<OpenedLog>> OpenedLog::open(const std::string& path) {
   }
   auto converted = open_as_mpelog(path, scratch);
   if (!converted.ok()) return converted.status();
-  auto file = log::LogFile::open(*converted);
+  auto file = format::LogFile::open(*converted);
   if (!file.ok()) {
     std::error_code ec;
     if (!scratch.empty()) std::filesystem::remove(scratch, ec);

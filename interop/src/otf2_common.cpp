@@ -68,36 +68,36 @@ Status otf2_error(const std::string& what, OTF2_ErrorCode code) {
                 msg);
 }
 
-std::optional<OTF2_CollectiveOp> collective_op(const log::RoutineInfo& routine) {
-  if (routine.family != log::RoutineFamily::kCollective) return std::nullopt;
+std::optional<OTF2_CollectiveOp> collective_op(const format::RoutineInfo& routine) {
+  if (routine.family != format::RoutineFamily::kCollective) return std::nullopt;
   for (const auto& c : kCollectives)
     if (routine.cls == c.cls) return c.op;
   return std::nullopt;
 }
 
 std::optional<OTF2_CollectiveOp> collective_op(const std::string& mpi_name) {
-  return collective_op(log::routine_by_name(mpi_name));
+  return collective_op(format::routine_by_name(mpi_name));
 }
 
-OTF2_RegionRole region_role(const log::RoutineInfo& routine) {
+OTF2_RegionRole region_role(const format::RoutineInfo& routine) {
   switch (routine.family) {
-    case log::RoutineFamily::kCollective:
+    case format::RoutineFamily::kCollective:
       switch (routine.shape) {
-        case log::CollectiveShape::kBarrier:
+        case format::CollectiveShape::kBarrier:
           return OTF2_REGION_ROLE_BARRIER;
-        case log::CollectiveShape::kOneToAll:
+        case format::CollectiveShape::kOneToAll:
           return OTF2_REGION_ROLE_COLL_ONE2ALL;
-        case log::CollectiveShape::kAllToOne:
+        case format::CollectiveShape::kAllToOne:
           return OTF2_REGION_ROLE_COLL_ALL2ONE;
-        case log::CollectiveShape::kAllToAll:
+        case format::CollectiveShape::kAllToAll:
           return OTF2_REGION_ROLE_COLL_ALL2ALL;
         default:
           return OTF2_REGION_ROLE_COLL_OTHER;
       }
-    case log::RoutineFamily::kSend:
-    case log::RoutineFamily::kRecv:
-    case log::RoutineFamily::kSendrecv:
-    case log::RoutineFamily::kProbe:
+    case format::RoutineFamily::kSend:
+    case format::RoutineFamily::kRecv:
+    case format::RoutineFamily::kSendrecv:
+    case format::RoutineFamily::kProbe:
       return OTF2_REGION_ROLE_POINT2POINT;
     default:
       return OTF2_REGION_ROLE_FUNCTION;
@@ -106,7 +106,7 @@ OTF2_RegionRole region_role(const log::RoutineInfo& routine) {
 
 OTF2_RegionRole region_role(const std::string& name, bool is_mpi) {
   if (!is_mpi) return OTF2_REGION_ROLE_FUNCTION;
-  return region_role(log::routine_by_name(name));
+  return region_role(format::routine_by_name(name));
 }
 
 const char* collective_name(OTF2_CollectiveOp op) {
@@ -134,12 +134,12 @@ const char* collective_name(OTF2_CollectiveOp op) {
   return "MPI_collective";
 }
 
-OTF2_RmaAtomicType rma_atomic_type(log::RmaKind kind) {
+OTF2_RmaAtomicType rma_atomic_type(format::RmaKind kind) {
   switch (kind) {
-    case log::RmaKind::kCompareAndSwap:
+    case format::RmaKind::kCompareAndSwap:
       return OTF2_RMA_ATOMIC_TYPE_COMPARE_AND_SWAP;
-    case log::RmaKind::kGetAccumulate:
-    case log::RmaKind::kFetchAndOp:
+    case format::RmaKind::kGetAccumulate:
+    case format::RmaKind::kFetchAndOp:
       return OTF2_RMA_ATOMIC_TYPE_FETCH_AND_ACCUMULATE;
     default:
       return OTF2_RMA_ATOMIC_TYPE_ACCUMULATE;

@@ -21,10 +21,10 @@ Status otf2_error(const std::string& what, OTF2_ErrorCode code);
 
 // The collective operation of a routine (MPI_Allreduce, MPI_Ibcast, MPI_Bcast_init,
 // MPI_Neighbor_alltoall_c...), if it is one.
-std::optional<OTF2_CollectiveOp> collective_op(const log::RoutineInfo& routine);
+std::optional<OTF2_CollectiveOp> collective_op(const format::RoutineInfo& routine);
 // The region role of a routine: barrier, one-to-all/all-to-one/all-to-all/other collective,
 // point-to-point, or function.
-OTF2_RegionRole region_role(const log::RoutineInfo& routine);
+OTF2_RegionRole region_role(const format::RoutineInfo& routine);
 // The same for a name only (a foreign archive's region), mapped through the routine table;
 // `is_mpi` false is a user function.
 std::optional<OTF2_CollectiveOp> collective_op(const std::string& mpi_name);
@@ -34,7 +34,7 @@ const char* collective_name(OTF2_CollectiveOp op);
 // The OTF2 atomic type of an accumulating RMA operation (Accumulate, Get_accumulate,
 // Fetch_and_op, Compare_and_swap), and back the MPI function a reader assumes for an atomic type
 // when no enclosing call names it.
-OTF2_RmaAtomicType rma_atomic_type(log::RmaKind kind);
+OTF2_RmaAtomicType rma_atomic_type(format::RmaKind kind);
 const char* rma_atomic_function(OTF2_RmaAtomicType type);
 
 // A location's id, numbered as Score-P numbers them: the master thread of rank r is location r,

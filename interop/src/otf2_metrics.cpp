@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "mpe/pvar_class.h"
+#include "mpe/records.h"
 
 namespace mpe::interop::detail {
 
@@ -34,14 +35,14 @@ PvarValueKind value_kind(OTF2_Type t) {
 }
 
 // "[MPI_T level, MPI_UNSIGNED, per communicator] description": what our writer puts first.
-std::string describe(const log::CounterDef& d) {
+std::string describe(const format::CounterDef& d) {
   std::string s = std::string(kPrefix) + pvar_class_name(d.cls) + ", " + d.datatype;
   if (d.per_comm) s += std::string(", ") + kPerComm;
   return s + "] " + d.description;
 }
 
 // Restores what describe() wrote into def; false when the description is another tool's.
-bool parse_description(const std::string& text, log::CounterDef* def) {
+bool parse_description(const std::string& text, format::CounterDef* def) {
   if (text.rfind(kPrefix, 0) != 0) return false;
   const size_t end = text.find("] ");
   if (end == std::string::npos) return false;
@@ -70,7 +71,7 @@ bool parse_description(const std::string& text, log::CounterDef* def) {
 void MetricExport::strings(const std::function<OTF2_StringRef(const std::string&)>& ref) {
   strings_.clear();
   if (empty()) return;
-  for (const log::Counter& c : counters_.all())
+  for (const format::Counter& c : counters_.all())
     strings_.push_back(Strings{ref(c.def.name), ref(describe(c.def)), ref("#")});
   comm_name_ = ref("MPI_T communicator");
   comm_desc_ = ref("the communicator whose MPI_T handle a metric sample was read from");
@@ -85,7 +86,7 @@ OTF2_ErrorCode MetricExport::write_definitions(OTF2_GlobalDefWriter* w) const {
   if (e == OTF2_SUCCESS)
     e = OTF2_GlobalDefWriter_WriteAttribute(w, kPeerAttribute, peer_name_, peer_desc_, OTF2_TYPE_INT32);
   for (size_t k = 0; k < counters_.all().size() && e == OTF2_SUCCESS; ++k) {
-    const log::CounterDef& d = counters_.all()[k].def;
+    const format::CounterDef& d = counters_.all()[k].def;
     const OTF2_MetricMemberRef ref = static_cast<OTF2_MetricMemberRef>(k);
     const OTF2_MetricMode mode =
         d.semantics == PvarSemantics::kDelta ? OTF2_METRIC_RELATIVE_LAST : OTF2_METRIC_ABSOLUTE_POINT;
@@ -100,9 +101,9 @@ OTF2_ErrorCode MetricExport::write_definitions(OTF2_GlobalDefWriter* w) const {
 }
 
 OTF2_ErrorCode MetricExport::write_event(OTF2_EvtWriter* w, uint64_t t, uint32_t rank,
-                                         const log::CounterRecord& r, OTF2_CommRef comm) const {
+                                         const format::CounterRecord& r, OTF2_CommRef comm) const {
   const uint32_t id = counters_.id(rank, r.counter);
-  const log::Counter* c = counters_.counter(id);
+  const format::Counter* c = counters_.counter(id);
   if (!c) return OTF2_SUCCESS;  // a record without its definition: nothing to name it by
   const OTF2_Type type = otf2_type(c->def.kind);
   OTF2_MetricValue value;
@@ -141,14 +142,14 @@ void MetricImport::metric_class(OTF2_MetricRef self, uint8_t n, const OTF2_Metri
   classes_[self].assign(members, members + n);
 }
 
-void MetricImport::records(uint32_t rank, log::RankMeta* rm, uint64_t loc, uint64_t ticks,
+void MetricImport::records(uint32_t rank, format::RankMeta* rm, uint64_t loc, uint64_t ticks,
                            OTF2_MetricRef metric, uint8_t n, const OTF2_Type* types,
                            const OTF2_MetricValue* values, OTF2_AttributeList* attributes,
                            const std::function<uint32_t(OTF2_CommRef)>& comm_index,
-                           std::vector<log::Record>* out) {
+                           std::vector<format::Record>* out) {
   const auto cls = classes_.find(metric);
   if (cls == classes_.end()) return;  // a metric instance or an undefined class: not read
-  uint32_t comm = log::kUnknownComm;
+  uint32_t comm = format::kUnknownComm;
   int32_t peer = -1;
   OTF2_CommRef c;
   if (attributes && OTF2_AttributeList_GetCommRef(attributes, kCommAttribute, &c) == OTF2_SUCCESS)
@@ -159,7 +160,7 @@ void MetricImport::records(uint32_t rank, log::RankMeta* rm, uint64_t loc, uint6
     if (m == members_.end()) continue;
     auto [it, fresh] = local_.try_emplace({rank, m->first}, static_cast<uint16_t>(rm->counters.size()));
     if (fresh) {
-      log::CounterDef def = m->second.def;
+      format::CounterDef def = m->second.def;
       def.id = it->second;
       rm->counters.push_back(std::move(def));
     }
@@ -187,8 +188,9 @@ void MetricImport::records(uint32_t rank, log::RankMeta* rm, uint64_t loc, uint6
       last = raw;
       raw = delta;
     }
-    out->push_back(log::make_record(log::RecordKind::kCounter, ticks, it->second,
-                                    comm == log::kUnknownComm ? -1 : peer, 0, comm, raw));
+    out->push_back(
+        format::CounterRecord{ticks, it->second, comm, comm == format::kUnknownComm ? -1 : peer, 0, raw}
+            .to_record());
   }
 }
 

@@ -37,7 +37,7 @@ inline constexpr OTF2_AttributeRef kPeerAttribute = 1;  // OTF2_TYPE_INT32: its 
 
 class MetricExport {
  public:
-  explicit MetricExport(const log::LogFile& log) : log_(log), counters_(log) {}
+  explicit MetricExport(const format::LogFile& log) : log_(log), counters_(log) {}
   bool empty() const { return counters_.all().empty(); }
   // Registers the definitions' strings (ref(s) returns the string's ref); call before write.
   void strings(const std::function<OTF2_StringRef(const std::string&)>& ref);
@@ -45,15 +45,15 @@ class MetricExport {
   OTF2_ErrorCode write_definitions(OTF2_GlobalDefWriter* w) const;
   // A kCounter record of `rank` as a Metric event at time t; comm: the OTF2 communicator of the
   // record's, OTF2_UNDEFINED_COMM for a process-wide variable.
-  OTF2_ErrorCode write_event(OTF2_EvtWriter* w, uint64_t t, uint32_t rank, const log::CounterRecord& r,
+  OTF2_ErrorCode write_event(OTF2_EvtWriter* w, uint64_t t, uint32_t rank, const format::CounterRecord& r,
                              OTF2_CommRef comm) const;
 
  private:
   struct Strings {
     OTF2_StringRef name, description, unit;
   };
-  const log::LogFile& log_;
-  log::Counters counters_;
+  const format::LogFile& log_;
+  format::Counters counters_;
   std::vector<Strings> strings_;  // by run-wide id - 1
   OTF2_StringRef comm_name_ = 0, comm_desc_ = 0, peer_name_ = 0, peer_desc_ = 0;
 };
@@ -66,15 +66,15 @@ class MetricImport {
   void metric_class(OTF2_MetricRef self, uint8_t n, const OTF2_MetricMemberRef* members);
   // The records of one Metric event of location `loc` on `rank` (one per member), defining the
   // rank's counters on first use in rm. comm_index maps an OTF2 communicator to the rank's index.
-  void records(uint32_t rank, log::RankMeta* rm, uint64_t loc, uint64_t ticks, OTF2_MetricRef metric,
+  void records(uint32_t rank, format::RankMeta* rm, uint64_t loc, uint64_t ticks, OTF2_MetricRef metric,
                uint8_t n, const OTF2_Type* types, const OTF2_MetricValue* values,
                OTF2_AttributeList* attributes, const std::function<uint32_t(OTF2_CommRef)>& comm_index,
-               std::vector<log::Record>* out);
+               std::vector<format::Record>* out);
 
  private:
   struct Member {
     std::string name;
-    log::CounterDef def;       // id unset: per rank
+    format::CounterDef def;    // id unset: per rank
     bool accumulated = false;  // values since the start: made deltas per location
   };
   std::map<OTF2_MetricMemberRef, Member> members_;

@@ -7,11 +7,19 @@
 #include <cstring>
 #include <filesystem>
 
+#include "mpe/records.h"
+#include "mpe/routine.h"
+
 namespace mpe::interop::otf2_in {
 
 namespace {
 
 LocationReader* self(void* u) { return static_cast<LocationReader*>(u); }
+
+// A collective's root as a record holds it: -1 for none (OTF2_UNDEFINED_UINT32).
+int32_t root_of(uint32_t root) { return root == OTF2_UNDEFINED_UINT32 ? -1 : static_cast<int32_t>(root); }
+// Bytes received as a collective record holds them, saturated at 2^31-1.
+int32_t saturated(uint64_t bytes) { return static_cast<int32_t>(std::min<uint64_t>(bytes, INT32_MAX)); }
 
 // "MPI_Iallreduce" for OTF2_COLLECTIVE_OP_ALLREDUCE.
 std::string nonblocking_name(OTF2_CollectiveOp op) {
@@ -58,21 +66,22 @@ OTF2_CallbackCode ev_isend(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void
                            uint32_t receiver, OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t id) {
   auto* L = self(u);
   const uint16_t cat = L->message(RecordKind::kSend, time, receiver, c, tag, len);
-  L->request(RecordKind::kRequestPost, time, cat, L->post(id), log::RequestWhat::kSend);
+  L->request(RecordKind::kRequestPost, time, cat, L->post(id), format::RequestWhat::kSend);
   return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
 }
 OTF2_CallbackCode ev_isend_complete(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u,
                                     OTF2_AttributeList*, uint64_t id) {
   auto* L = self(u);
   if (const uint32_t serial = L->done(id))
-    L->request(RecordKind::kRequestDone, time, L->enclosing_cat("MPI_Wait"), serial, log::RequestWhat::kSend);
+    L->request(RecordKind::kRequestDone, time, L->enclosing_cat("MPI_Wait"), serial,
+               format::RequestWhat::kSend);
   return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
 }
 OTF2_CallbackCode ev_irecv_request(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u,
                                    OTF2_AttributeList*, uint64_t id) {
   auto* L = self(u);
   L->request(RecordKind::kRequestPost, time, L->enclosing_cat("MPI_Irecv"), L->post(id),
-             log::RequestWhat::kRecv);
+             format::RequestWhat::kRecv);
   return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
 }
 OTF2_CallbackCode ev_request_cancelled(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u,
@@ -81,7 +90,7 @@ OTF2_CallbackCode ev_request_cancelled(OTF2_LocationRef, OTF2_TimeStamp time, ui
   L->open_collectives.erase(id);
   if (const uint32_t serial = L->done(id))
     L->request(RecordKind::kRequestDone, time, L->enclosing_cat("MPI_Wait"), serial,
-               log::RequestWhat::kCancelled);
+               format::RequestWhat::kCancelled);
   return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
 }
 OTF2_CallbackCode ev_recv(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u, OTF2_AttributeList*,
@@ -95,7 +104,8 @@ OTF2_CallbackCode ev_irecv(OTF2_LocationRef l, OTF2_TimeStamp time, uint64_t p, 
                            uint64_t id) {
   auto* L = self(u);
   if (const uint32_t serial = L->done(id))
-    L->request(RecordKind::kRequestDone, time, L->enclosing_cat("MPI_Wait"), serial, log::RequestWhat::kRecv);
+    L->request(RecordKind::kRequestDone, time, L->enclosing_cat("MPI_Wait"), serial,
+               format::RequestWhat::kRecv);
   return ev_recv(l, time, p, u, a, sender, c, tag, len);
 }
 OTF2_CallbackCode ev_coll_begin(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u,
@@ -112,9 +122,9 @@ OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, v
   const uint64_t t = L->ticks(time);
   const uint64_t begin = L->in_collective ? L->collective_begin : t;
   L->in_collective = false;
-  L->put(log::make_record(RecordKind::kCollective, begin, L->enclosing_cat(detail::collective_name(op)),
-                          root == OTF2_UNDEFINED_UINT32 ? -1 : static_cast<int32_t>(root),
-                          static_cast<int32_t>(std::min<uint64_t>(received, INT32_MAX)), L->comm(c), sent));
+  L->put(format::CollectiveRecord{begin, L->enclosing_cat(detail::collective_name(op)), root_of(root),
+                                  L->comm(c), sent, saturated(received)}
+             .to_record());
   return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
 }
 // A nonblocking collective's start, inside its call (MPI_Iallreduce...): its collective record,
@@ -124,8 +134,8 @@ OTF2_CallbackCode ev_nbc_request(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t
   auto* L = self(u);
   const uint16_t cat = L->stack.empty() ? kNoCategory : static_cast<uint16_t>(L->stack.back().cat);
   L->open_collectives[id] = L->records.size();
-  L->put(log::make_record(RecordKind::kCollective, L->ticks(time), cat, -1, 0, log::kUnknownComm, 0));
-  L->request(RecordKind::kRequestPost, time, cat, L->post(id), log::RequestWhat::kCollective);
+  L->put(format::CollectiveRecord{L->ticks(time), cat, -1, format::kUnknownComm, 0, 0}.to_record());
+  L->request(RecordKind::kRequestPost, time, cat, L->post(id), format::RequestWhat::kCollective);
   return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
 }
 // Its completion, in the Wait/Test that completed it: what the collective was, and the request's
@@ -139,26 +149,28 @@ OTF2_CallbackCode ev_nbc_complete(OTF2_LocationRef, OTF2_TimeStamp time, uint64_
   const auto open = L->open_collectives.find(id);
   if (open != L->open_collectives.end()) {
     Record& r = L->records[open->second];
+    format::CollectiveRecord coll = format::as<format::CollectiveRecord>(r);
     // Its call was not a collective's region (another producer's trace): name it by the operation.
-    if (!L->collective_category(r.cat))
-      r.cat = static_cast<uint16_t>(L->m->category(nonblocking_name(op), true));
-    r.a = root == OTF2_UNDEFINED_UINT32 ? -1 : static_cast<int32_t>(root);
-    r.b = static_cast<int32_t>(std::min<uint64_t>(received, INT32_MAX));
-    r.comm = L->comm(c);
-    r.c = sent;
+    if (!L->collective_category(coll.cat))
+      coll.cat = static_cast<uint16_t>(L->m->category(nonblocking_name(op), true));
+    coll.root = root_of(root);
+    coll.received = saturated(received);
+    coll.comm = L->comm(c);
+    coll.sent = sent;
+    r = coll.to_record();
     L->open_collectives.erase(open);
   }
   L->request(RecordKind::kRequestDone, time, L->enclosing_cat("MPI_Wait"), serial,
-             log::RequestWhat::kCollective);
+             format::RequestWhat::kCollective);
   return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
 }
 OTF2_CallbackCode ev_comm_create(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t, void* u,
                                  OTF2_AttributeList*, OTF2_CommRef c) {
   auto* L = self(u);
   const auto size = L->m->comm_size.find(c);
-  L->put(log::make_record(RecordKind::kCommCreate, L->ticks(time), 0,
-                          size == L->m->comm_size.end() ? 0 : static_cast<int32_t>(size->second), 0,
-                          L->comm(c), 0));
+  L->put(format::CommCreateRecord{L->ticks(time), 0, L->comm(c),
+                                  size == L->m->comm_size.end() ? 0 : static_cast<int32_t>(size->second)}
+             .to_record());
   return L->error.ok() ? OTF2_CALLBACK_SUCCESS : OTF2_CALLBACK_INTERRUPT;
 }
 
@@ -227,14 +239,18 @@ OTF2_CallbackCode on_marker(void* u, OTF2_TimeStamp time, OTF2_TimeStamp, OTF2_M
     return OTF2_CALLBACK_SUCCESS;  // run- or group-wide markers have no timeline here
   const uint64_t t = time > M->g->offset ? time - M->g->offset : 0;
   Record r;
-  if (def->second.first == "MPI" && def->second.second == "MPI_Pcontrol") {
+  // A foreign archive names the routine only: its class comes from the routine table.
+  const std::string& name = def->second.second;
+  if (def->second.first == "MPI" &&
+      format::routine_by_name(name).family == format::RoutineFamily::kPcontrol) {
     const auto level = static_cast<int32_t>(number_after(text, "level="));
-    r = log::make_record(RecordKind::kMarker, t, static_cast<uint16_t>(M->m->category("MPI_Pcontrol", true)),
-                         level, level != 0 ? 1 : 0);
+    r = format::MarkerRecord{t, static_cast<uint16_t>(M->m->category(name, true)), level, level != 0}
+            .to_record();
   } else {
-    const uint32_t cat = M->m->category(def->second.second, false, log::CategoryKind::kEvent);
-    r = log::make_record(RecordKind::kUserEvent, t, static_cast<uint16_t>(cat), 0, 0, 0,
-                         static_cast<uint64_t>(number_after(text, "data=")));
+    const uint32_t cat = M->m->category(name, false, format::CategoryKind::kEvent);
+    r = format::UserEventRecord{t, static_cast<uint16_t>(cat), 0,
+                                static_cast<uint64_t>(number_after(text, "data="))}
+            .to_record();
   }
   M->of_location[location].push_back(r);
   return OTF2_CALLBACK_SUCCESS;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "mpe/log_writer.h"
+#include "mpe/records.h"
 #include "mpe/rma.h"
 #include "otf2_read_model.h"
 
@@ -23,7 +24,7 @@ namespace mpe::interop::otf2_in {
 struct LocationReader {
   const Globals* g = nullptr;
   Model* m = nullptr;
-  log::LogWriter* out = nullptr;
+  format::LogWriter* out = nullptr;
   uint32_t rank = 0, thread = 0;
   std::vector<Record> records;
   struct Open {
@@ -56,7 +57,7 @@ struct LocationReader {
   uint32_t comm(OTF2_CommRef c) const {
     const auto& index = m->comm_index[rank];
     auto it = index.find(c);
-    return it == index.end() ? log::kUnknownComm : it->second;
+    return it == index.end() ? format::kUnknownComm : it->second;
   }
   uint16_t enclosing_cat(const char* fallback) {
     if (!stack.empty()) return static_cast<uint16_t>(stack.back().cat);
@@ -76,7 +77,7 @@ struct LocationReader {
       if (n < kChunkRecords) return;
     }
     std::string chunk;
-    log::encode_events(records.data(), static_cast<uint32_t>(n), rank, thread, 1, &chunk);
+    format::encode_events(records.data(), static_cast<uint32_t>(n), rank, thread, 1, &chunk);
     error = out->add_events_chunk(chunk);
     records.erase(records.begin(), records.begin() + static_cast<std::ptrdiff_t>(n));
     for (auto it = open_collectives.begin(); it != open_collectives.end();)
@@ -95,8 +96,10 @@ struct LocationReader {
     serial_of.erase(it);
     return serial;
   }
-  void request(RecordKind kind, OTF2_TimeStamp time, uint16_t cat, uint32_t serial, log::RequestWhat what) {
-    put(log::make_record(kind, ticks(time), cat, static_cast<int32_t>(serial), static_cast<int32_t>(what)));
+  // A request's kRequestPost or kRequestDone (`kind`).
+  void request(RecordKind kind, OTF2_TimeStamp time, uint16_t cat, uint32_t serial,
+               format::RequestWhat what) {
+    put(format::RequestRecord{ticks(time), cat, serial, what}.to_record(kind));
   }
   bool collective_category(uint32_t cat) {
     if (cat == kNoCategory) return false;
@@ -111,10 +114,10 @@ struct LocationReader {
     if (!stack.empty()) {
       const uint32_t cat = stack.back().cat;
       auto [it, fresh] = is_rma_op.try_emplace(cat, false);
-      log::RmaKind kind;
+      format::RmaKind kind;
       if (fresh)
         for (const auto& c : m->categories)
-          if (c.id == cat) it->second = log::rma_kind_of(c.routine, &kind);
+          if (c.id == cat) it->second = format::rma_kind_of(c.routine, &kind);
       if (it->second) return static_cast<uint16_t>(cat);
     }
     return static_cast<uint16_t>(m->category(fallback, true));
@@ -126,17 +129,19 @@ struct LocationReader {
     if (w == m->window.end()) return false;
     if (windows_created.insert(win).second) {
       const auto c = g->rma_wins.find(win);
-      put(log::make_record(RecordKind::kWinCreate, ticks(time), cat, static_cast<int32_t>(w->second.first),
-                           w->second.second, comm(c->second), 0));
+      put(format::WinCreateRecord{ticks(time), cat, static_cast<uint32_t>(w->second.first),
+                                  static_cast<uint32_t>(w->second.second), comm(c->second), 0}
+              .to_record());
     }
     return true;
   }
   void rma_op(OTF2_TimeStamp time, uint32_t win, uint32_t remote, const char* fallback, uint64_t sent,
               uint64_t received, uint64_t matching) {
     if (!window_created(win, time, static_cast<uint16_t>(m->category("MPI_Win_create", true)))) return;
-    put(log::make_record(RecordKind::kRmaOp, ticks(time), rma_cat(fallback), static_cast<int32_t>(remote),
-                         static_cast<int32_t>(std::min<uint64_t>(received, INT32_MAX)), m->window[win].first,
-                         sent));
+    put(format::RmaOpRecord{ticks(time), rma_cat(fallback), static_cast<int32_t>(remote),
+                            static_cast<uint32_t>(m->window[win].first), sent,
+                            static_cast<int32_t>(std::min<uint64_t>(received, INT32_MAX))}
+            .to_record());
     rma_open[matching] = {win, remote};
   }
   // An operation's completion: a kRmaComplete for its target (the operations to that target
@@ -144,23 +149,27 @@ struct LocationReader {
   void rma_complete(OTF2_TimeStamp time, uint64_t matching) {
     const auto it = rma_open.find(matching);
     if (it == rma_open.end()) return;
-    put(log::make_record(RecordKind::kRmaComplete, ticks(time), enclosing_cat("MPI_Win_flush"),
-                         static_cast<int32_t>(it->second.second), 0, m->window[it->second.first].first, 0));
+    put(format::RmaCompleteRecord{ticks(time), enclosing_cat("MPI_Win_flush"),
+                                  static_cast<int32_t>(it->second.second),
+                                  static_cast<uint32_t>(m->window[it->second.first].first)}
+            .to_record());
     rma_open.erase(it);
   }
   void leave(uint64_t t) {
     const Open f = stack.back();
     stack.pop_back();
-    put(log::make_record(RecordKind::kState, f.enter, static_cast<uint16_t>(f.cat),
-                         static_cast<int32_t>(stack.size()), static_cast<int32_t>(f.site), 0,
-                         t >= f.enter ? t - f.enter : 0));
+    put(format::StateRecord{f.enter, static_cast<uint16_t>(f.cat), static_cast<uint32_t>(stack.size()),
+                            f.site, t >= f.enter ? t - f.enter : 0}
+            .to_record());
   }
   // Returns the message record's category.
   uint16_t message(RecordKind kind, OTF2_TimeStamp time, uint32_t peer, OTF2_CommRef c, uint32_t tag,
                    uint64_t len) {
     const uint16_t cat = enclosing_cat(kind == RecordKind::kSend ? "MPI_Send" : "MPI_Recv");
-    put(log::make_record(kind, ticks(time), cat, static_cast<int32_t>(peer), static_cast<int32_t>(tag),
-                         comm(c), len));
+    const auto p = static_cast<int32_t>(peer);
+    const auto g = static_cast<int32_t>(tag);
+    put(kind == RecordKind::kSend ? format::SendRecord{ticks(time), cat, p, g, comm(c), len}.to_record()
+                                  : format::RecvRecord{ticks(time), cat, p, g, comm(c), len}.to_record());
     return cat;
   }
 };

@@ -174,7 +174,7 @@ uint32_t local_site(Model* m, uint32_t rank, uint32_t site) {
   if (site == 0) return 0;
   auto& ids = m->local_sites[rank];
   auto [it, fresh] = ids.try_emplace(site, static_cast<uint32_t>(ids.size() + 1));
-  if (fresh) m->defs.ranks[rank].callsites.push_back(log::CallSiteDef{it->second, m->sites[site - 1]});
+  if (fresh) m->defs.ranks[rank].callsites.push_back(format::CallSiteDef{it->second, m->sites[site - 1]});
   return it->second;
 }
 
@@ -206,8 +206,9 @@ Status build_model(const Globals& g, const std::string& program, Model* m) {
     const std::string desc = g.str(rd.description);
     const int64_t color =
         desc.rfind("color #", 0) == 0 && desc.size() == 13 ? std::strtoll(desc.c_str() + 7, nullptr, 16) : -1;
-    m->cat_of_region[ref] = m->category(name.empty() ? "region " + std::to_string(ref) : name,
-                                        is_mpi_region(name, rd.paradigm), log::CategoryKind::kState, color);
+    m->cat_of_region[ref] =
+        m->category(name.empty() ? "region " + std::to_string(ref) : name, is_mpi_region(name, rd.paradigm),
+                    format::CategoryKind::kState, color);
   }
 
   // Communicators: group members of a COMM_GROUP are positions in the COMM_LOCATIONS group.
@@ -236,15 +237,15 @@ Status build_model(const Globals& g, const std::string& program, Model* m) {
   }
   m->local_sites.resize(nranks);
 
-  log::Definitions& d = m->defs;
+  format::Definitions& d = m->defs;
   d.world_size = nranks;
   d.program = program;
   d.clock = "otf2";
   d.ticks_per_second = static_cast<double>(g.resolution);
   d.ranks.resize(nranks);
-  const log::MemberList world = log::MemberInterner().world(nranks);  // one copy for every rank
+  const format::MemberList world = format::MemberInterner().world(nranks);  // one copy for every rank
   for (uint32_t r = 0; r < nranks; ++r) {
-    log::RankMeta& rm = d.ranks[r];
+    format::RankMeta& rm = d.ranks[r];
     rm.rank = r;
     rm.world_size = nranks;
     const auto lg = g.location_groups.find(groups[r]);
@@ -254,9 +255,9 @@ Status build_model(const Globals& g, const std::string& program, Model* m) {
     }
     rm.ticks_per_second = static_cast<double>(g.resolution);
     for (uint32_t t = 0; t < m->locations_of_rank[r].size(); ++t)
-      rm.threads.push_back(log::ThreadDef{t, static_cast<int64_t>(m->locations_of_rank[r][t])});
-    rm.comms.push_back(log::CommDef{0, 0, false, world});
-    rm.comms.push_back(log::CommDef{1, (1ull << 62) | r, false, {static_cast<int32_t>(r)}});
+      rm.threads.push_back(format::ThreadDef{t, static_cast<int64_t>(m->locations_of_rank[r][t])});
+    rm.comms.push_back(format::CommDef{0, 0, false, world});
+    rm.comms.push_back(format::CommDef{1, (1ull << 62) | r, false, {static_cast<int32_t>(r)}});
   }
   m->comm_index.assign(nranks, {});
   for (const auto& c : g.comms) {
@@ -265,11 +266,11 @@ Status build_model(const Globals& g, const std::string& program, Model* m) {
     std::vector<int32_t> ranks;
     if (gd != g.groups.end() && !self)
       for (uint64_t pos : gd->second.members) ranks.push_back(world_rank(pos));
-    const log::MemberList members(std::move(ranks));  // one copy shared by every rank's definition
+    const format::MemberList members(std::move(ranks));  // one copy shared by every rank's definition
     m->comm_size[c.ref] = self ? 1 : static_cast<uint32_t>(members.size());
     // Each rank is given the communicator when it is a member (every rank for MPI_COMM_SELF, and
     // for a communicator whose group the archive does not define), with the next index of its own.
-    auto give = [&](uint32_t r, log::CommDef def) {
+    auto give = [&](uint32_t r, format::CommDef def) {
       auto& comms = d.ranks[r].comms;
       def.index = static_cast<uint32_t>(comms.size());
       m->comm_index[r][c.ref] = def.index;
@@ -277,8 +278,8 @@ Status build_model(const Globals& g, const std::string& program, Model* m) {
     };
     if (self || members.empty()) {
       for (uint32_t r = 0; r < nranks; ++r)
-        give(r, self ? log::CommDef{0, (1ull << 62) | r, false, {static_cast<int32_t>(r)}}
-                     : log::CommDef{0, (1ull << 61) | c.ref, false, members});
+        give(r, self ? format::CommDef{0, (1ull << 62) | r, false, {static_cast<int32_t>(r)}}
+                     : format::CommDef{0, (1ull << 61) | c.ref, false, members});
     } else {
       for (int32_t r : members)
         if (r >= 0 && static_cast<uint32_t>(r) < nranks)

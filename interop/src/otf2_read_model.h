@@ -19,8 +19,8 @@
 
 namespace mpe::interop::otf2_in {
 
-using log::Record;
-using log::RecordKind;
+using format::Record;
+using format::RecordKind;
 
 constexpr uint32_t kChunkRecords = 32768;
 // A nonblocking collective's record is written at its request (where liblog writes it) but its
@@ -98,8 +98,8 @@ struct Model {
   std::vector<std::vector<uint64_t>> locations_of_rank;
   std::map<uint32_t, uint32_t> cat_of_region;
   std::map<std::string, uint32_t> cat_of_name;
-  std::vector<log::Category> categories;
-  uint32_t next_mpi = 0, next_user = log::kUserCategoryBase;
+  std::vector<format::Category> categories;
+  uint32_t next_mpi = 0, next_user = format::kUserCategoryBase;
   // Per rank: OTF2 comm -> the rank's index, for the communicators the rank belongs to (giving
   // every rank every communicator would grow with ranks x communicators: 162 M definitions, 13 GB,
   // for a 100,000-rank archive with one communicator per node).
@@ -108,7 +108,7 @@ struct Model {
   // One-sided windows: OTF2 window -> (window index, the same on every rank; ordinal among the
   // windows of its communicator, in definition order): what liblog's kWinCreate records carry.
   std::map<uint32_t, std::pair<uint32_t, int32_t>> window;
-  log::Definitions defs;
+  format::Definitions defs;
   // Call sites: each calling context's, unified over the archive by callsite_key(); per rank, the
   // local ids its records carry (RankMeta::callsites), numbered as first used.
   struct FrameWhere {
@@ -121,24 +121,24 @@ struct Model {
   std::map<uint32_t, uint32_t> site_of_context;           // calling context -> archive-wide site
   std::vector<std::map<uint32_t, uint32_t>> local_sites;  // [rank] archive-wide site -> local id
 
-  uint32_t category(const std::string& name, bool mpi, log::CategoryKind kind = log::CategoryKind::kState,
-                    int64_t color = -1) {
+  uint32_t category(const std::string& name, bool mpi,
+                    format::CategoryKind kind = format::CategoryKind::kState, int64_t color = -1) {
     auto it = cat_of_name.find(name);
     if (it != cat_of_name.end()) return it->second;
     uint32_t id;
-    if (mpi && next_mpi < log::kUserCategoryBase)
+    if (mpi && next_mpi < format::kUserCategoryBase)
       id = next_mpi++;
     else if (next_user < 0xFFFF)
       id = next_user++;
     else
       return 0xFFFF;  // beyond 32767 user regions: one "cat65535" state
-    log::Category c;
+    format::Category c;
     c.id = id;
     c.kind = kind;
     // An archive has only the region's name: its class comes from the routine table.
-    if (mpi && kind == log::CategoryKind::kState) c.routine = log::routine_by_name(name);
+    if (mpi && kind == format::CategoryKind::kState) c.routine = format::routine_by_name(name);
     c.color = color >= 0 ? static_cast<uint32_t>(color)
-              : mpi      ? log::default_mpi_color(c.routine)
+              : mpi      ? format::default_mpi_color(c.routine)
                          : 0x4CAF50 ^ ((id * 0x9E3779B1u) & 0x3F3F3F);
     c.name = name;
     categories.push_back(c);

@@ -17,7 +17,7 @@ namespace mpe::interop {
 
 namespace {
 
-using log::Record;
+using format::Record;
 using otf2_in::Globals;
 using otf2_in::LocationReader;
 using otf2_in::Markers;
@@ -94,7 +94,7 @@ Status otf2_to_mpelog(const std::string& otf2_path, const std::string& out_path)
   set_event_callbacks(G.events);
 
   AtomicOutput out(out_path);
-  log::LogWriter writer;
+  format::LogWriter writer;
   MPE_RETURN_IF_ERROR(writer.open(out.tmp_path()));
   Progress progress("reading OTF2", total_events);
   for (uint32_t r = 0; r < m.locations_of_rank.size(); ++r)

@@ -17,7 +17,7 @@ using detail::kStateContext;
 using detail::location_ref;
 using detail::LocationSummary;
 using detail::ProcessContexts;
-using log::RecordKind;
+using format::RecordKind;
 
 namespace {
 
@@ -43,8 +43,8 @@ class Strings {
   std::vector<std::string> order_;
 };
 
-std::string color_description(const log::LogFile& log, uint32_t cat) {
-  const log::Category* c = log.category(cat);
+std::string color_description(const format::LogFile& log, uint32_t cat) {
+  const format::Category* c = log.category(cat);
   if (!c) return "";
   char buf[32];
   std::snprintf(buf, sizeof buf, "color #%06x", c->color & 0xFFFFFF);
@@ -101,8 +101,8 @@ Status Otf2Export::write_global_definitions(const std::vector<std::string>& summ
   std::sort(locs.begin(), locs.end(), [](const LocationSummary& a, const LocationSummary& b) {
     return a.rank != b.rank ? a.rank < b.rank : a.thread < b.thread;
   });
-  const log::LogFile& log = impl_->log;
-  const log::Definitions& d = log.definitions();
+  const format::LogFile& log = impl_->log;
+  const format::Definitions& d = log.definitions();
   uint64_t trace_end = 0;
   for (const auto& l : locs) trace_end = std::max(trace_end, l.last_time);
   impl_->region_cats.assign(cats.begin(), cats.end());
@@ -198,9 +198,9 @@ Status Otf2Export::write_global_definitions(const std::vector<std::string>& summ
   for (size_t k = 0; k < impl_->region_cats.size() && e == OTF2_SUCCESS; ++k) {
     const uint32_t c = impl_->region_cats[k];
     const std::string name = log.category_name(c);
-    const bool mpi = c < log::kUserCategoryBase;
+    const bool mpi = c < format::kUserCategoryBase;
     OTF2_RegionRole role = OTF2_REGION_ROLE_FUNCTION;
-    if (mpi) role = detail::region_role(log::routine_of(log, c));
+    if (mpi) role = detail::region_role(format::routine_of(log, c));
     // The colour rides in the description, so that a round trip keeps the user's colours.
     e = OTF2_GlobalDefWriter_WriteRegion(w, static_cast<OTF2_RegionRef>(k), str.ref(name), str.ref(name),
                                          str.ref(color_description(log, c)), role,

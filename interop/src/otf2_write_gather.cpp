@@ -1,4 +1,4 @@
-// A location's records as the reader interprets them (log::interpret_records): its states, the
+// A location's records as the reader interprets them (format::interpret_records): its states, the
 // points between them, and which request record belongs to which message or collective.
 #include <algorithm>
 
@@ -8,31 +8,31 @@ namespace mpe::interop::detail {
 
 namespace {
 
-using log::RecordKind;
+using format::RecordKind;
 
 // Takes what interpret_records() makes of the records. The writer wants what was logged, not the
 // reader's model: an MPI call's end from its raw ticks (so that a receive completing at the
 // call's exit lands exactly on the Leave, not a rounding nanosecond after it), the message ends
 // with their communicator-local peers, and the request and counter records.
 struct LocationSink {
-  const log::LogFile& log;
+  const format::LogFile& log;
   uint32_t rank;
   LocationRecords* out;
 
-  void call(int64_t t, const log::StateRecord& st, uint32_t site) {
+  void call(int64_t t, const format::StateRecord& st, uint32_t site) {
     out->states.push_back(Interval{t, log.to_ns(rank, st.time + st.duration), st.cat, st.depth, site});
   }
   void state(int64_t start, int64_t end, uint32_t cat, uint32_t depth, uint32_t site) {  // user states
     out->states.push_back(Interval{start, end, cat, depth, site});
   }
-  void event(const log::Event& e) { out->points.push_back(Point{e}); }
-  void message_end(bool, const log::MessageKey&, int64_t, uint64_t) {}  // taken in message_record
-  void message_record(const log::MessageKey& key, const log::Event& e) {
+  void event(const format::Event& e) { out->points.push_back(Point{e}); }
+  void message_end(bool, const format::MessageKey&, int64_t, uint64_t) {}  // taken in message_record
+  void message_record(const format::MessageKey& key, const format::Event& e) {
     out->points.push_back(Point{e, key});
   }
-  void unmodelled(const log::Event& e) { out->points.push_back(Point{e}); }
+  void unmodelled(const format::Event& e) { out->points.push_back(Point{e}); }
   // As the reader does: the latest send of the key is withdrawn.
-  void cancel_send(const log::MessageKey& key) {
+  void cancel_send(const format::MessageKey& key) {
     for (size_t k = out->points.size(); k-- > 0;) {
       Point& p = out->points[k];
       if (!p.dropped && p.kind() == RecordKind::kSend && p.message == key) {
@@ -44,21 +44,21 @@ struct LocationSink {
   void span(int64_t, int64_t) {}
 };
 
-bool is_request(const Point& p, RecordKind kind, log::RequestWhat what) {
-  return p.kind() == kind && p.event.view<log::RequestRecord>().what == what;
+bool is_request(const Point& p, RecordKind kind, format::RequestWhat what) {
+  return p.kind() == kind && format::as<format::RequestRecord>(p.event).what == what;
 }
 
 }  // namespace
 
-Status gather_location(const log::LogFile& log, uint32_t rank, const std::vector<size_t>& chunks,
+Status gather_location(const format::LogFile& log, uint32_t rank, const std::vector<size_t>& chunks,
                        Progress* progress, LocationRecords* out) {
-  log::UserStates user_states;
+  format::UserStates user_states;
   LocationSink sink{log, rank, out};
-  log::LogFile::ChunkScratch scratch;
-  std::vector<log::Record> recs;
+  format::LogFile::ChunkScratch scratch;
+  std::vector<format::Record> recs;
   for (size_t i : chunks) {
     MPE_RETURN_IF_ERROR(log.read_chunk(i, &scratch, &recs));
-    log::interpret_records(log, log.index()[i], recs.data(), recs.size(), &user_states, sink);
+    format::interpret_records(log, log.index()[i], recs.data(), recs.size(), &user_states, sink);
     if (progress) progress->advance();
   }
   // A user state begun and never ended stays a point in time: a marker.
@@ -95,19 +95,20 @@ std::unordered_map<uint64_t, size_t> attach_requests(std::vector<Point>* points)
     Point& b = (*points)[k + 1];
     // A collective is "dropped" when attached to its call's state; its request is still its own.
     if (a.kind() == RecordKind::kCollective && !b.dropped && a.time() == b.time() &&
-        is_request(b, RecordKind::kRequestPost, log::RequestWhat::kCollective)) {
-      a.request = b.event.view<log::RequestPostRecord>().serial;
+        is_request(b, RecordKind::kRequestPost, format::RequestWhat::kCollective)) {
+      a.request = format::as<format::RequestPostRecord>(b.event).serial;
       b.dropped = true;
       collectives[a.request] = k;
       continue;
     }
     if (a.dropped || b.dropped || a.time() != b.time()) continue;
-    if (a.kind() == RecordKind::kSend && is_request(b, RecordKind::kRequestPost, log::RequestWhat::kSend)) {
-      a.request = b.event.view<log::RequestPostRecord>().serial;
+    if (a.kind() == RecordKind::kSend &&
+        is_request(b, RecordKind::kRequestPost, format::RequestWhat::kSend)) {
+      a.request = format::as<format::RequestPostRecord>(b.event).serial;
       b.dropped = true;
-    } else if (is_request(a, RecordKind::kRequestDone, log::RequestWhat::kRecv) &&
+    } else if (is_request(a, RecordKind::kRequestDone, format::RequestWhat::kRecv) &&
                b.kind() == RecordKind::kRecv) {
-      b.request = a.event.view<log::RequestDoneRecord>().serial;
+      b.request = format::as<format::RequestDoneRecord>(a.event).serial;
       a.dropped = true;
     }
   }

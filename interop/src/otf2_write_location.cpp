@@ -10,7 +10,7 @@ namespace mpe::interop::detail {
 
 namespace {
 
-using log::RecordKind;
+using format::RecordKind;
 
 class LocationWriter {
  public:
@@ -69,7 +69,7 @@ class LocationWriter {
   // One-sided: window index -> ref (from this location's kWinCreate records), and the operations
   // waiting for the synchronisation that completes them (matching id = position among them).
   std::unordered_map<uint32_t, OTF2_RmaWinRef> win_of_;
-  log::RmaPending rma_pending_;
+  format::RmaPending rma_pending_;
   uint64_t rma_ops_ = 0;
 };
 
@@ -85,8 +85,8 @@ void LocationWriter::collective_begin(const Point& c, uint64_t time) {
 // A collective's end: MpiCollectiveEnd in its call, or for a nonblocking one (request != 0)
 // NonBlockingCollectiveComplete in the Wait/Test that completed it, as Score-P writes them.
 void LocationWriter::collective_end(const Point& p, uint64_t time, uint64_t request) {
-  const auto c = p.event.view<log::CollectiveRecord>();
-  const auto op = collective_op(log::routine_of(x_.log, c.cat)).value_or(OTF2_COLLECTIVE_OP_BARRIER);
+  const auto c = format::as<format::CollectiveRecord>(p.event);
+  const auto op = collective_op(format::routine_of(x_.log, c.cat)).value_or(OTF2_COLLECTIVE_OP_BARRIER);
   const uint32_t root = c.root < 0 ? OTF2_UNDEFINED_UINT32 : static_cast<uint32_t>(c.root);
   const uint64_t received = c.received > 0 ? static_cast<uint64_t>(c.received) : 0;
   if (request)
@@ -144,7 +144,7 @@ void LocationWriter::begin_state(size_t i) {
 
 void LocationWriter::write_message(const Point& p, uint64_t t) {
   if (p.kind() == RecordKind::kSend) {
-    const auto s = p.event.view<log::SendRecord>();
+    const auto s = format::as<format::SendRecord>(p.event);
     const auto dest = static_cast<uint32_t>(s.dest), tag = static_cast<uint32_t>(s.tag);
     if (p.request)
       check(OTF2_EvtWriter_MpiIsend(w_, nullptr, t, dest, comm_ref(s.comm), tag, s.bytes, p.request));
@@ -152,7 +152,7 @@ void LocationWriter::write_message(const Point& p, uint64_t t) {
       check(OTF2_EvtWriter_MpiSend(w_, nullptr, t, dest, comm_ref(s.comm), tag, s.bytes));
     return;
   }
-  const auto v = p.event.view<log::RecvRecord>();
+  const auto v = format::as<format::RecvRecord>(p.event);
   const auto source = static_cast<uint32_t>(v.source), tag = static_cast<uint32_t>(v.tag);
   if (p.request)
     check(OTF2_EvtWriter_MpiIrecv(w_, nullptr, t, source, comm_ref(v.comm), tag, v.bytes, p.request));
@@ -163,16 +163,16 @@ void LocationWriter::write_message(const Point& p, uint64_t t) {
 // A send's post was folded into its MpiIsend, a receive's completion into its MpiIrecv.
 void LocationWriter::write_request(const Point& p, uint64_t t,
                                    const std::unordered_map<uint64_t, size_t>& nonblocking) {
-  const auto r = p.event.view<log::RequestRecord>();
+  const auto r = format::as<format::RequestRecord>(p.event);
   if (p.kind() == RecordKind::kRequestPost) {
-    if (r.what == log::RequestWhat::kRecv) check(OTF2_EvtWriter_MpiIrecvRequest(w_, nullptr, t, r.serial));
+    if (r.what == format::RequestWhat::kRecv) check(OTF2_EvtWriter_MpiIrecvRequest(w_, nullptr, t, r.serial));
     return;
   }
-  if (r.what == log::RequestWhat::kSend) {
+  if (r.what == format::RequestWhat::kSend) {
     check(OTF2_EvtWriter_MpiIsendComplete(w_, nullptr, t, r.serial));
-  } else if (r.what == log::RequestWhat::kCancelled) {
+  } else if (r.what == format::RequestWhat::kCancelled) {
     check(OTF2_EvtWriter_MpiRequestCancelled(w_, nullptr, t, r.serial));
-  } else if (r.what == log::RequestWhat::kCollective) {
+  } else if (r.what == format::RequestWhat::kCollective) {
     // Without its posting collective (not in this location's records) there is nothing to say
     // what completed: no event.
     const auto c = nonblocking.find(r.serial);
@@ -182,29 +182,29 @@ void LocationWriter::write_request(const Point& p, uint64_t t,
 
 void LocationWriter::write_rma(const Point& p, uint64_t t) {
   if (p.kind() == RecordKind::kWinCreate) {
-    const auto c = p.event.view<log::WinCreateRecord>();
+    const auto c = format::as<format::WinCreateRecord>(p.event);
     const OTF2_RmaWinRef win = x_.window_id(rank_, c.comm, c.ordinal);
     if (win == OTF2_UNDEFINED_RMA_WIN) return;
     win_of_[c.window] = win;
     x_.used_windows.insert({win, comm_ref(c.comm)});
     check(OTF2_EvtWriter_RmaWinCreate(w_, nullptr, t, win));
   } else if (p.kind() == RecordKind::kRmaComplete) {
-    const auto c = p.event.view<log::RmaCompleteRecord>();
+    const auto c = format::as<format::RmaCompleteRecord>(p.event);
     const auto win = win_of_.find(c.window);
     if (win != win_of_.end())
       rma_pending_.complete(win->second, c.target, [&](uint64_t id) {
         check(OTF2_EvtWriter_RmaOpCompleteNonBlocking(w_, nullptr, t, win->second, id));
       });
   } else {
-    const auto op = p.event.view<log::RmaOpRecord>();
+    const auto op = format::as<format::RmaOpRecord>(p.event);
     const auto win = win_of_.find(op.window);
-    log::RmaKind kind;
-    if (win == win_of_.end() || !log::rma_kind_of(log::routine_of(x_.log, op.cat), &kind)) return;
+    format::RmaKind kind;
+    if (win == win_of_.end() || !format::rma_kind_of(format::routine_of(x_.log, op.cat), &kind)) return;
     const uint64_t id = ++rma_ops_, received = op.received > 0 ? static_cast<uint64_t>(op.received) : 0;
     const auto target = static_cast<uint32_t>(op.target);
-    if (kind == log::RmaKind::kPut)
+    if (kind == format::RmaKind::kPut)
       check(OTF2_EvtWriter_RmaPut(w_, nullptr, t, win->second, target, op.sent, id));
-    else if (kind == log::RmaKind::kGet)
+    else if (kind == format::RmaKind::kGet)
       check(OTF2_EvtWriter_RmaGet(w_, nullptr, t, win->second, target, received, id));
     else
       check(OTF2_EvtWriter_RmaAtomic(w_, nullptr, t, win->second, target, rma_atomic_type(kind), op.sent,
@@ -234,23 +234,24 @@ void LocationWriter::write_point(const Point& p, const std::unordered_map<uint64
       if (!p.request) collective_end(p, t, 0);
       break;
     case RecordKind::kCommCreate: {
-      const uint32_t comm = comm_ref(p.event.view<log::CommCreateRecord>().comm);
+      const uint32_t comm = comm_ref(format::as<format::CommCreateRecord>(p.event).comm);
       if (comm != OTF2_UNDEFINED_COMM) check(OTF2_EvtWriter_CommCreate(w_, nullptr, t, comm));
       break;
     }
     case RecordKind::kMarker:
       x_.markers.push_back(ExportMarker{t, loc_, static_cast<uint32_t>(p.kind()), p.event.cat,
-                                        p.event.view<log::MarkerRecord>().level});
+                                        format::as<format::MarkerRecord>(p.event).level});
       break;
     case RecordKind::kCounter: {
-      const auto c = p.event.view<log::CounterRecord>();
+      const auto c = format::as<format::CounterRecord>(p.event);
       check(x_.metrics.write_event(w_, t, rank_, c,
-                                   c.comm == log::kUnknownComm ? OTF2_UNDEFINED_COMM : comm_ref(c.comm)));
+                                   c.comm == format::kUnknownComm ? OTF2_UNDEFINED_COMM : comm_ref(c.comm)));
       break;
     }
     case RecordKind::kUserEvent:
-      x_.markers.push_back(ExportMarker{t, loc_, static_cast<uint32_t>(p.kind()), p.event.cat,
-                                        static_cast<int64_t>(p.event.view<log::UserEventRecord>().data)});
+      x_.markers.push_back(
+          ExportMarker{t, loc_, static_cast<uint32_t>(p.kind()), p.event.cat,
+                       static_cast<int64_t>(format::as<format::UserEventRecord>(p.event).data)});
       break;
     default:
       break;

@@ -36,16 +36,16 @@ struct Interval {
   uint32_t context = OTF2_UNDEFINED_CALLING_CONTEXT;  // its calling context (local id), once entered
 };
 
-// A point in time on a location: what log::interpret_records() kept as an event, a message end,
+// A point in time on a location: what format::interpret_records() kept as an event, a message end,
 // or a request or counter record.
 struct Point {
-  log::Event event;
-  std::optional<log::MessageKey> message = {};  // a send or receive whose peer is known
-  bool dropped = false;                         // attached to its interval, or a cancelled send
+  format::Event event;
+  std::optional<format::MessageKey> message = {};  // a send or receive whose peer is known
+  bool dropped = false;                            // attached to its interval, or a cancelled send
   // A send, receive or collective of a nonblocking request: its serial (0: blocking).
   uint64_t request = 0;
   int64_t time() const { return event.time; }
-  log::RecordKind kind() const { return event.kind; }
+  format::RecordKind kind() const { return event.kind; }
 };
 
 // One location's states and points, as gather_location() reads them.
@@ -55,8 +55,8 @@ struct LocationRecords {
   std::vector<std::pair<uint32_t, int64_t>> unpaired_user;  // user states never ended: markers
 };
 
-// Reads one location's chunks (all of `rank`) through log::interpret_records().
-Status gather_location(const log::LogFile& log, uint32_t rank, const std::vector<size_t>& chunks,
+// Reads one location's chunks (all of `rank`) through format::interpret_records().
+Status gather_location(const format::LogFile& log, uint32_t rank, const std::vector<size_t>& chunks,
                        Progress* progress, LocationRecords* out);
 // Attaches each collective point to the call that carried it (same start and category), so that
 // MpiCollectiveBegin/End sit inside its Enter/Leave. Points sorted by time.
@@ -83,7 +83,7 @@ struct ExportMarker {
 struct CommInfo {
   uint64_t global_id = 0;
   bool inter = false;
-  log::MemberList members;
+  format::MemberList members;
   bool self = false;  // MPI_COMM_SELF: one communicator for every rank, as Score-P defines it
 };
 
@@ -114,9 +114,9 @@ Status parse_summary(const std::string& s, std::vector<LocationSummary>* locs, s
                      std::set<std::pair<uint32_t, uint32_t>>* windows);
 
 struct ExportState {
-  explicit ExportState(const log::LogFile& l);
+  explicit ExportState(const format::LogFile& l);
 
-  const log::LogFile& log;
+  const format::LogFile& log;
   MetricExport metrics{log};  // MPI_T counters as metrics (otf2_metrics.h)
   OTF2_Archive* archive = nullptr;
   std::vector<CommInfo> comms;                 // by OTF2 comm ref

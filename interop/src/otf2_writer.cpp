@@ -1,6 +1,6 @@
 // .mpelog -> OTF2: the archive and the phases of Otf2Export (mpe/otf2_export.h), and what every
 // process numbers alike from the log (communicators, call sites' frames, calling contexts). Each
-// location (rank, thread) is built from its chunks alone, as log::interpret_records() reads them
+// location (rank, thread) is built from its chunks alone, as format::interpret_records() reads them
 // (otf2_write_gather.cpp): states and points, then Enter/Leave and the point events in time order
 // with a nesting stack (otf2_write_location.cpp). A log with call sites gets them as Score-P
 // writes an unwound stack: calling-context trees and CallingContextEnter/Leave instead of
@@ -27,14 +27,14 @@ OTF2_FlushCallbacks kFlushCallbacks = {pre_flush, nullptr};
 
 namespace detail {
 
-ExportState::ExportState(const log::LogFile& l) : log(l) {
+ExportState::ExportState(const format::LogFile& l) : log(l) {
   build_comms();
   build_frames();
 }
 
 void ExportState::build_frames() {
   std::unordered_map<std::string, uint32_t> ids;
-  for (const log::CallSite& site : log.callsites()) {
+  for (const format::CallSite& site : log.callsites()) {
     std::vector<uint32_t> chain;
     for (const Frame& f : site.frames) {
       auto [it, fresh] = ids.try_emplace(callsite_key({f}), static_cast<uint32_t>(frames.size()));
@@ -103,7 +103,7 @@ void ExportState::build_comms() {
 
 }  // namespace detail
 
-Otf2Export::Otf2Export(const log::LogFile& log) : impl_(new Impl(log)) { detail::capture_otf2_errors(); }
+Otf2Export::Otf2Export(const format::LogFile& log) : impl_(new Impl(log)) { detail::capture_otf2_errors(); }
 
 Otf2Export::~Otf2Export() {
   if (impl_->archive) OTF2_Archive_Close(impl_->archive);
@@ -176,7 +176,7 @@ Status Otf2Export::close() {
 }
 
 Status mpelog_to_otf2(const std::string& log_path, const std::string& out_dir) {
-  auto log = log::LogFile::open(log_path);
+  auto log = format::LogFile::open(log_path);
   if (!log.ok()) return Status(log.status().code(), log_path + ": " + log.status().message());
   AtomicOutput out(out_dir);
   Otf2Export x(*log);

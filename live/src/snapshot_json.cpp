@@ -5,7 +5,7 @@
 
 #include "mpe/live_view.h"
 
-namespace mpe::live {
+namespace mpe::live_stream {
 
 namespace {
 
@@ -114,4 +114,4 @@ std::string snapshot_json(const JobView& view, double stuck_seconds) {
   return j.dump();
 }
 
-}  // namespace mpe::live
+}  // namespace mpe::live_stream

@@ -20,7 +20,7 @@
 
 #include "mpe/live_transport.h"
 
-namespace mpe::live {
+namespace mpe::live_stream {
 
 namespace {
 
@@ -377,4 +377,4 @@ std::optional<std::string> Subscriber::receive(int timeout_ms) {
   return data;
 }
 
-}  // namespace mpe::live
+}  // namespace mpe::live_stream

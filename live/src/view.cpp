@@ -5,7 +5,7 @@
 
 #include "mpe/live_view.h"
 
-namespace mpe::live {
+namespace mpe::live_stream {
 
 namespace {
 
@@ -391,4 +391,4 @@ Diagnosis JobView::diagnose(double stuck_seconds) const {
   return d;
 }
 
-}  // namespace mpe::live
+}  // namespace mpe::live_stream

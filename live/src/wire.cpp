@@ -2,7 +2,7 @@
 #include "mpe/byte_codec.h"
 #include "mpe/live_wire.h"
 
-namespace mpe::live {
+namespace mpe::live_stream {
 
 namespace {
 
@@ -230,4 +230,4 @@ StatusOr<JobEnd> decode_job_end(const void* data, size_t n) {
   return e;
 }
 
-}  // namespace mpe::live
+}  // namespace mpe::live_stream

@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
-namespace mpe::log {
+#include "mpe/records.h"
+
+namespace mpe::format {
 
 uint64_t hash64(const void* data, size_t n) {
   const auto* p = static_cast<const unsigned char*>(data);
@@ -129,12 +131,13 @@ void fill_range_and_summary(const Record* r, uint32_t n, ChunkHeader* h) {
   for (uint32_t i = 0; i < n; ++i) {
     h->t_first = std::min(h->t_first, r[i].time);
     uint64_t end = r[i].time;
-    if (r[i].kind == static_cast<uint8_t>(RecordKind::kState)) {
-      end += r[i].c;
-      if (r[i].a == 0) {
-        CategoryTime& ct = acc[r[i].cat];
-        if (ct.count++ == 0) v.push_back(CategoryTime{r[i].cat, 0, 0});
-        ct.ticks += r[i].c;
+    if (kind_of(r[i]) == RecordKind::kState) {
+      const StateRecord s = as<StateRecord>(r[i]);
+      end += s.duration;
+      if (s.depth == 0) {
+        CategoryTime& ct = acc[s.cat];
+        if (ct.count++ == 0) v.push_back(CategoryTime{s.cat, 0, 0});
+        ct.ticks += s.duration;
       }
     }
     h->t_last = std::max(h->t_last, end);
@@ -257,7 +260,9 @@ size_t encode_events_raw(const Record* records, uint32_t n, uint32_t rank, uint3
   h.t_first = n ? UINT64_MAX : 0;
   for (uint32_t i = 0; i < n; ++i) {
     h.t_first = std::min(h.t_first, records[i].time);
-    const uint64_t end = records[i].time + (records[i].kind == 1 ? records[i].c : 0);
+    const uint64_t end =
+        records[i].time +
+        (kind_of(records[i]) == RecordKind::kState ? as<StateRecord>(records[i]).duration : 0);
     h.t_last = std::max(h.t_last, end);
   }
   for (auto& s : h.summary) s = CategoryTime{0xFFFFFFFFu, 0, 0};
@@ -379,4 +384,4 @@ Status decode_blob(const ChunkHeader& h, const char* payload, std::string* out) 
   return payload_bytes(h, payload, out);
 }
 
-}  // namespace mpe::log
+}  // namespace mpe::format

@@ -10,7 +10,7 @@
 
 #include "mpe/log_reader.h"
 
-namespace mpe::log {
+namespace mpe::format {
 
 namespace {
 
@@ -110,4 +110,4 @@ Status run_chunk_pass(const LogFile& file, const std::vector<ChunkConsumer>& con
   return Status();
 }
 
-}  // namespace mpe::log
+}  // namespace mpe::format

@@ -1,7 +1,7 @@
 // Clock correction of one rank against the reference rank: offset and drift (mpe/log_defs.h).
 #include "mpe/log_defs.h"
 
-namespace mpe::log {
+namespace mpe::format {
 
 double ClockSync::correct(uint64_t t) const {
   const bool a = valid & 1, b = valid & 2;
@@ -16,4 +16,4 @@ double ClockSync::correct(uint64_t t) const {
   return static_cast<double>(t);
 }
 
-}  // namespace mpe::log
+}  // namespace mpe::format

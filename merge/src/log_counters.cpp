@@ -6,7 +6,9 @@
 #include <map>
 #include <utility>
 
-namespace mpe::log {
+#include "mpe/records.h"
+
+namespace mpe::format {
 
 Counters::Counters(const LogFile& file) {
   std::unordered_map<std::string, uint32_t> by_name;
@@ -48,22 +50,24 @@ double value_of(PvarValueKind kind, uint64_t v) {
 
 CounterSample counter_sample(const LogFile& file, const Counters& counters, uint32_t rank, uint32_t thread,
                              const Record& r) {
+  const CounterRecord v = as<CounterRecord>(r);
   CounterSample s;
-  s.time = file.to_ns(rank, r.time);
-  s.counter = counters.id(rank, r.cat);
+  s.time = file.to_ns(rank, v.time);
+  s.counter = counters.id(rank, v.counter);
   s.rank = rank;
   s.thread = thread;
-  s.comm = r.comm;
+  s.comm = v.comm;
   const Counter* c = counters.counter(s.counter);
   const PvarValueKind kind = c ? c->def.kind : PvarValueKind::kUnsigned;
-  s.value = value_of(kind, r.c);
+  s.value = value_of(kind, v.value_bits);
   s.level = s.value;
-  s.changes = c && c->def.semantics == PvarSemantics::kWatermark ? static_cast<uint32_t>(r.b) : 0;
+  s.changes = c && c->def.semantics == PvarSemantics::kWatermark ? static_cast<uint32_t>(v.changes) : 0;
   const RankMeta& rm = file.definitions().ranks[rank];
   int32_t world = -1;
   uint64_t gid = 0;
-  if (r.comm != kUnknownComm && world_rank(rm, r.comm, 0, &world, &gid)) s.comm_id = gid;
-  if (r.a >= 0 && r.comm != kUnknownComm && world_rank(rm, r.comm, r.a, &world, &gid)) s.max_peer = world;
+  if (v.comm != kUnknownComm && world_rank(rm, v.comm, 0, &world, &gid)) s.comm_id = gid;
+  if (v.top_element >= 0 && v.comm != kUnknownComm && world_rank(rm, v.comm, v.top_element, &world, &gid))
+    s.max_peer = world;
   return s;
 }
 
@@ -107,4 +111,4 @@ std::vector<CounterTrack> counter_tracks(const Counters& counters, uint32_t rank
   return out;
 }
 
-}  // namespace mpe::log
+}  // namespace mpe::format

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-namespace mpe::log {
+namespace mpe::format {
 
 namespace {
 
@@ -452,4 +452,4 @@ Status parse_definitions(const char* p, size_t n, Definitions* out, uint16_t ver
   return Status();
 }
 
-}  // namespace mpe::log
+}  // namespace mpe::format

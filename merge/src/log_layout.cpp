@@ -11,7 +11,7 @@
 
 #include "mpe/file_io.h"
 
-namespace mpe::log {
+namespace mpe::format {
 
 uint64_t chunk_bytes(const std::vector<ChunkSource>& chunks) {
   uint64_t n = 0;
@@ -130,4 +130,4 @@ void merge_user_categories(Definitions* defs) {
       if (have.insert(c.id).second) defs->categories.push_back(c);
 }
 
-}  // namespace mpe::log
+}  // namespace mpe::format

@@ -15,7 +15,7 @@
 
 #include "mpe/file_io.h"
 
-namespace mpe::log {
+namespace mpe::format {
 
 namespace {
 
@@ -252,14 +252,12 @@ std::vector<int64_t> causality_shifts(const std::map<std::pair<int32_t, int32_t>
 
 namespace {
 
+// What the reader keeps per message end until matching (mpe/message_matcher.h).
 struct MsgEnd {
   int64_t time;
-  uint64_t seq;  // position in the log, to keep equal times in logged order
   uint32_t timeline;
   uint64_t bytes;
 };
-
-using MsgKey = MessageKey;
 
 // Causality repair, applied only when clock synchronisation left receives ending before their
 // sends (its error bound is half a round trip, which an oversubscribed run can make large).
@@ -309,11 +307,9 @@ StatusOr<Trace> load_trace(const LogFile& file) { return load_trace(file, {}); }
 StatusOr<Trace> load_trace(const LogFile& file, const std::vector<ChunkConsumer>& also_feed) {
   Trace tr;
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> tl_of;
-  using Queues = std::map<MsgKey, std::pair<std::vector<MsgEnd>, std::vector<MsgEnd>>>;
-  Queues queues;
+  MessageMatcher<MsgEnd> matcher;
   std::vector<UserStates> user_states;  // per timeline
   bool any = false;
-  uint64_t seq = 0;
   auto add_chunk = [&](const Chunk& chunk) {
     const IndexEntry& e = chunk.entry;
     auto [it, inserted] = tl_of.try_emplace({e.rank, e.thread}, static_cast<uint32_t>(tr.timelines.size()));
@@ -325,9 +321,8 @@ StatusOr<Trace> load_trace(const LogFile& file, const std::vector<ChunkConsumer>
     struct Sink {
       Trace& tr;
       Timeline& T;
-      Queues& queues;
+      MessageMatcher<MsgEnd>& matcher;
       uint32_t tl;
-      uint64_t& seq;
       bool& any;
       void state(int64_t start, int64_t end, uint32_t cat, uint32_t depth, uint32_t site) {
         T.states.push_back(State{start, end, cat, depth, site});
@@ -338,20 +333,19 @@ StatusOr<Trace> load_trace(const LogFile& file, const std::vector<ChunkConsumer>
         T.events.push_back(ev);
       }
       void message_end(bool send, const MessageKey& key, int64_t t, uint64_t bytes) {
-        auto& q = queues[key];
-        (send ? q.first : q.second).push_back(MsgEnd{t, seq++, tl, bytes});
+        if (send)
+          matcher.add_send(key, MsgEnd{t, tl, bytes});
+        else
+          matcher.add_recv(key, MsgEnd{t, tl, bytes});
       }
-      void cancel_send(const MessageKey& key) {
-        auto& q = queues[key].first;
-        if (!q.empty()) q.pop_back();
-      }
+      void cancel_send(const MessageKey& key) { matcher.cancel_latest_send(key); }
       void span(int64_t t, int64_t end) {
         ++tr.records;
         if (!any || t < tr.t_begin) tr.t_begin = t;
         if (!any || end > tr.t_end) tr.t_end = end;
         any = true;
       }
-    } sink{tr, tr.timelines[tl], queues, tl, seq, any};
+    } sink{tr, tr.timelines[tl], matcher, tl, any};
     interpret_records(file, e, chunk.records, chunk.count, &user_states[tl], sink);
   };
   // One decode of each chunk, for the model and the callers' consumers; decoders on every core.
@@ -360,23 +354,17 @@ StatusOr<Trace> load_trace(const LogFile& file, const std::vector<ChunkConsumer>
   ChunkPassOptions pass;
   pass.decoders = 0;
   MPE_RETURN_IF_ERROR(run_chunk_pass(file, consumers, pass));
-  for (auto& [key, q] : queues) {
-    auto by_time = [](const MsgEnd& a, const MsgEnd& b) {
-      return a.time != b.time ? a.time < b.time : a.seq < b.seq;
-    };
-    std::sort(q.first.begin(), q.first.end(), by_time);
-    std::sort(q.second.begin(), q.second.end(), by_time);
-    const size_t n = std::min(q.first.size(), q.second.size());
-    for (size_t k = 0; k < n; ++k) {
-      const MsgEnd& s = q.first[k];
-      const MsgEnd& r = q.second[k];
-      tr.messages.push_back(Message{s.timeline, r.timeline, s.time, r.time, std::get<1>(key),
-                                    std::get<2>(key), std::get<3>(key), std::get<0>(key), s.bytes});
-      if (r.time < s.time) ++tr.backward_messages;
-    }
-    tr.unmatched_sends += q.first.size() - n;
-    tr.unmatched_recvs += q.second.size() - n;
-  }
+  tr.messages.reserve(matcher.pairs());
+  matcher.match(
+      [&](const MessageKey& key, const MsgEnd& s, const MsgEnd& r) {
+        tr.messages.push_back(Message{s.timeline, r.timeline, s.time, r.time, std::get<1>(key),
+                                      std::get<2>(key), std::get<3>(key), std::get<0>(key), s.bytes});
+        if (r.time < s.time) ++tr.backward_messages;
+      },
+      [&](const MessageKey&, size_t sends_left, size_t recvs_left) {
+        tr.unmatched_sends += sends_left;
+        tr.unmatched_recvs += recvs_left;
+      });
   if (tr.backward_messages > 0) enforce_causality(&tr, file.definitions().world_size);
   std::sort(tr.messages.begin(), tr.messages.end(),
             [](const Message& a, const Message& b) { return a.send_time < b.send_time; });
@@ -410,4 +398,4 @@ StatusOr<Trace> load_trace(const LogFile& file, const std::vector<ChunkConsumer>
   return tr;
 }
 
-}  // namespace mpe::log
+}  // namespace mpe::format

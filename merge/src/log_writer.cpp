@@ -10,7 +10,7 @@
 
 #include "mpe/file_io.h"
 
-namespace mpe::log {
+namespace mpe::format {
 
 // A writer destroyed before finish() succeeded removes its file: a file without its header must
 // not stay behind looking like an output (the header is written last, by finish()).
@@ -60,4 +60,4 @@ Status LogWriter::finish(const Definitions& defs) {
   return Status();
 }
 
-}  // namespace mpe::log
+}  // namespace mpe::format

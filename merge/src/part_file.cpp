@@ -11,7 +11,7 @@
 
 #include "mpe/file_io.h"
 
-namespace mpe::log {
+namespace mpe::format {
 
 std::string build_part_header(uint32_t rank, uint32_t world_size, double ticks_per_second) {
   PartHeader h{};
@@ -99,4 +99,4 @@ StatusOr<PartFile> read_part(const std::string& path, MemberInterner* interner) 
   return p;
 }
 
-}  // namespace mpe::log
+}  // namespace mpe::format

@@ -12,7 +12,7 @@
 #include "mpe/log_layout.h"
 #include "mpe/part_file.h"
 
-namespace mpe::log {
+namespace mpe::format {
 
 namespace {
 
@@ -123,4 +123,4 @@ Status recover(const std::vector<std::string>& parts, const std::string& out, Re
   return s;
 }
 
-}  // namespace mpe::log
+}  // namespace mpe::format

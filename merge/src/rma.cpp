@@ -6,7 +6,7 @@
 
 #include "mpe/log_reader.h"  // LogFile::category
 
-namespace mpe::log {
+namespace mpe::format {
 
 bool rma_kind_of(const RoutineInfo& routine, RmaKind* kind) {
   if (routine.family != RoutineFamily::kRmaOp) return false;
@@ -36,60 +36,66 @@ const char* rma_kind_name(RmaKind kind) {
   return "?";
 }
 
-void RmaMatcher::feed(uint32_t rank, uint32_t timeline, int64_t time, RecordKind kind, uint32_t cat,
-                      int32_t a, int32_t b, uint32_t comm, uint64_t c) {
+void RmaMatcher::feed(uint32_t rank, uint32_t timeline, const Event& e) {
   const Definitions& defs = file_.definitions();
   if (rank >= defs.ranks.size()) return;
   const RankMeta& rm = defs.ranks[rank];
-  if (kind == RecordKind::kWinCreate) {
+  if (e.kind == RecordKind::kWinCreate) {
+    const WinCreateRecord created = as<WinCreateRecord>(e);
+    const uint32_t comm = created.comm;
+    const int32_t ordinal = static_cast<int32_t>(created.ordinal);
     // An unknown communicator gets a rank-local key: its window stays apart, its targets unresolved.
     const bool known = comm < rm.comms.size() && rm.comms[comm].index == comm;
     const uint64_t gid = known ? rm.comms[comm].global_id : (1ull << 61) | (uint64_t{rank} << 32) | comm;
-    auto [it, added] = window_ids_.try_emplace({gid, b}, static_cast<uint32_t>(model_.windows.size()));
+    auto [it, added] = window_ids_.try_emplace({gid, ordinal}, static_cast<uint32_t>(model_.windows.size()));
     if (added) {
       RmaWindow w;
       w.id = it->second;
       w.comm = gid;
-      w.ordinal = b;
-      w.cat = cat;
+      w.ordinal = ordinal;
+      w.cat = e.cat;
       if (known) w.members = rm.comms[comm].members;
       w.bytes.assign(w.members.size(), 0);
       model_.windows.push_back(std::move(w));
     }
     RmaWindow& w = model_.windows[it->second];
     const auto me = std::find(w.members.begin(), w.members.end(), static_cast<int32_t>(rank));
-    if (me != w.members.end()) w.bytes[static_cast<size_t>(me - w.members.begin())] = c;
-    window_of_[{rank, static_cast<uint32_t>(a)}] = it->second;
+    if (me != w.members.end()) w.bytes[static_cast<size_t>(me - w.members.begin())] = created.size;
+    window_of_[{rank, created.window}] = it->second;
     return;
   }
-  const auto win = window_of_.find({rank, comm});
-  if (kind == RecordKind::kRmaOp) {
+  if (e.kind == RecordKind::kRmaOp) {
+    const RmaOpRecord op = as<RmaOpRecord>(e);
     RmaKind k;
-    const Category* category = file_.category(cat);
+    const Category* category = file_.category(e.cat);
     if (!category || !rma_kind_of(category->routine, &k)) return;
+    const auto win = window_of_.find({rank, op.window});
     const RmaWindow* w = win == window_of_.end() ? nullptr : &model_.windows[win->second];
-    if (!w || a < 0 || static_cast<size_t>(a) >= w->members.size()) {
+    if (!w || op.target < 0 || static_cast<size_t>(op.target) >= w->members.size()) {
       ++model_.unresolved;
       return;
     }
     RmaTransfer t;
     t.origin_timeline = timeline;
     t.origin = static_cast<int32_t>(rank);
-    t.target = w->members[static_cast<size_t>(a)];
+    t.target = w->members[static_cast<size_t>(op.target)];
     t.window = w->id;
     t.kind = k;
-    t.cat = cat;
-    t.sent = c;
-    t.received = b > 0 ? static_cast<uint64_t>(b) : 0;
-    t.start = time;
-    pending_.issue(uint64_t{rank} << 32 | w->id, a, model_.transfers.size());
+    t.cat = e.cat;
+    t.sent = op.sent;
+    t.received = op.received > 0 ? static_cast<uint64_t>(op.received) : 0;
+    t.start = e.time;
+    pending_.issue(uint64_t{rank} << 32 | w->id, op.target, model_.transfers.size());
     model_.transfers.push_back(t);
     return;
   }
-  if (kind != RecordKind::kRmaComplete || win == window_of_.end()) return;
-  pending_.complete(uint64_t{rank} << 32 | win->second, a, [&](uint64_t transfer) {
-    model_.transfers[transfer].complete = time;
-    model_.transfers[transfer].complete_cat = cat;
+  if (e.kind != RecordKind::kRmaComplete) return;
+  const RmaCompleteRecord sync = as<RmaCompleteRecord>(e);
+  const auto win = window_of_.find({rank, sync.window});
+  if (win == window_of_.end()) return;
+  pending_.complete(uint64_t{rank} << 32 | win->second, sync.target, [&](uint64_t transfer) {
+    model_.transfers[transfer].complete = e.time;
+    model_.transfers[transfer].complete_cat = e.cat;
   });
 }
 
@@ -100,4 +106,4 @@ RmaModel RmaMatcher::finish() {
   return std::move(model_);
 }
 
-}  // namespace mpe::log
+}  // namespace mpe::format

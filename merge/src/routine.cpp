@@ -7,7 +7,7 @@
 #include "mpe/log_reader.h"
 #include "routine_table.h"
 
-namespace mpe::log {
+namespace mpe::format {
 
 namespace {
 
@@ -69,4 +69,4 @@ uint32_t default_mpi_color(const RoutineInfo& r) {
 
 uint32_t default_mpi_color(std::string_view name) { return default_mpi_color(routine_by_name(name)); }
 
-}  // namespace mpe::log
+}  // namespace mpe::format

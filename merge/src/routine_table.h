@@ -6,7 +6,7 @@
 
 #include "mpe/routine.h"
 
-namespace mpe::log::detail {
+namespace mpe::format::detail {
 
 struct RoutineRow {
   const char* name;  // "MPI_Ssend"; the rows are in name order
@@ -21,4 +21,4 @@ struct RoutineRow {
 extern const RoutineRow kRoutineRows[];
 extern const size_t kRoutineRowCount;
 
-}  // namespace mpe::log::detail
+}  // namespace mpe::format::detail

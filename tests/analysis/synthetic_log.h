@@ -19,18 +19,18 @@ namespace mpe::testing {
 // to each rank's definitions (communicators, call sites). Returns the path, in the test's
 // temporary directory.
 inline std::string write_synthetic_log_with_categories(
-    const std::string& name, const std::vector<std::vector<log::Record>>& ranks,
-    std::vector<log::Category> categories, const std::function<void(log::RankMeta*)>& customize = {}) {
+    const std::string& name, const std::vector<std::vector<format::Record>>& ranks,
+    std::vector<format::Category> categories, const std::function<void(format::RankMeta*)>& customize = {}) {
   const std::string path = ::testing::TempDir() + name + "_" + std::to_string(getpid()) + ".mpelog";
-  log::LogWriter w;
+  format::LogWriter w;
   EXPECT_TRUE(w.open(path).ok());
   const auto n = static_cast<uint32_t>(ranks.size());
   for (uint32_t r = 0; r < n; ++r) {
     std::string chunk;
-    log::encode_events(ranks[r].data(), static_cast<uint32_t>(ranks[r].size()), r, 0, 1, &chunk);
+    format::encode_events(ranks[r].data(), static_cast<uint32_t>(ranks[r].size()), r, 0, 1, &chunk);
     EXPECT_TRUE(w.add_events_chunk(chunk).ok());
   }
-  log::Definitions d;
+  format::Definitions d;
   d.world_size = n;
   d.program = name;
   d.clock = "monotonic";
@@ -40,14 +40,14 @@ inline std::string write_synthetic_log_with_categories(
   // rank would be ranks² (the many-ranks tests write 100,000).
   std::vector<int32_t> members(n);
   for (uint32_t r = 0; r < n; ++r) members[r] = static_cast<int32_t>(r);
-  const log::MemberList world(std::move(members));
+  const format::MemberList world(std::move(members));
   for (uint32_t r = 0; r < n; ++r) {
-    log::RankMeta m;
+    format::RankMeta m;
     m.rank = r;
     m.world_size = n;
     m.ticks_per_second = 1e9;
-    m.threads = {log::ThreadDef{0, 100 + r}};
-    m.comms = {log::CommDef{0, 0, false, world}};
+    m.threads = {format::ThreadDef{0, 100 + r}};
+    m.comms = {format::CommDef{0, 0, false, world}};
     if (customize) customize(&m);
     d.ranks.push_back(std::move(m));
   }
@@ -58,13 +58,13 @@ inline std::string write_synthetic_log_with_categories(
 // The same with MPI routines named by `categories` (id = position), each with its class from
 // the routine table, as liblog writes them.
 inline std::string write_synthetic_log(const std::string& name,
-                                       const std::vector<std::vector<log::Record>>& ranks,
+                                       const std::vector<std::vector<format::Record>>& ranks,
                                        const std::vector<const char*>& categories,
-                                       const std::function<void(log::RankMeta*)>& customize = {}) {
-  std::vector<log::Category> defs;
+                                       const std::function<void(format::RankMeta*)>& customize = {}) {
+  std::vector<format::Category> defs;
   for (uint32_t id = 0; id < categories.size(); ++id)
-    defs.push_back(log::Category{id, log::CategoryKind::kState, 0, 0, categories[id],
-                                 log::routine_by_name(categories[id])});
+    defs.push_back(format::Category{id, format::CategoryKind::kState, 0, 0, categories[id],
+                                    format::routine_by_name(categories[id])});
   return write_synthetic_log_with_categories(name, ranks, std::move(defs), customize);
 }
 
@@ -72,16 +72,16 @@ inline std::string write_synthetic_log(const std::string& name,
 // test has failed then).
 struct OpenedTestLog {
   explicit OpenedTestLog(std::string written) : path(std::move(written)) {
-    auto opened = log::LogFile::open(path);
+    auto opened = format::LogFile::open(path);
     EXPECT_TRUE(opened.ok()) << opened.status().to_string();
-    if (opened.ok()) file = std::make_unique<log::LogFile>(std::move(opened.value()));
+    if (opened.ok()) file = std::make_unique<format::LogFile>(std::move(opened.value()));
   }
   ~OpenedTestLog() { ::unlink(path.c_str()); }
   OpenedTestLog(const OpenedTestLog&) = delete;
   OpenedTestLog& operator=(const OpenedTestLog&) = delete;
 
   std::string path;
-  std::unique_ptr<log::LogFile> file;
+  std::unique_ptr<format::LogFile> file;
 };
 
 }  // namespace mpe::testing

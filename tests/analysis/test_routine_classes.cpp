@@ -23,20 +23,20 @@
 
 namespace {
 
-using mpe::log::Category;
-using mpe::log::CollectiveShape;
-using mpe::log::Record;
-using mpe::log::RecordKind;
-using mpe::log::routine_by_name;
-using mpe::log::RoutineFamily;
-using mpe::log::RoutineInfo;
-using mpe::log::RoutineMode;
-using mpe::waits::Pattern;
+using mpe::analysis::waits::Pattern;
+using mpe::format::Category;
+using mpe::format::CollectiveShape;
+using mpe::format::Record;
+using mpe::format::RecordKind;
+using mpe::format::routine_by_name;
+using mpe::format::RoutineFamily;
+using mpe::format::RoutineInfo;
+using mpe::format::RoutineMode;
 
 TEST(RoutineTable, KnowsEachRoutinesClassFromTheTable) {
   const RoutineInfo ssend = routine_by_name("MPI_Ssend_c");  // a large-count twin as its base
   EXPECT_EQ(ssend.family, RoutineFamily::kSend);
-  EXPECT_EQ(ssend.send_mode, mpe::log::SendMode::kSynchronous);
+  EXPECT_EQ(ssend.send_mode, mpe::format::SendMode::kSynchronous);
   EXPECT_TRUE(ssend.blocking());
   EXPECT_EQ(ssend.cls, "send:synchronous");
   const RoutineInfo iallreduce = routine_by_name("MPI_Iallreduce");
@@ -50,7 +50,7 @@ TEST(RoutineTable, KnowsEachRoutinesClassFromTheTable) {
   EXPECT_EQ(routine_by_name("MPI_Bcast_init").mode, RoutineMode::kPersistentInit);
   const RoutineInfo rget_acc = routine_by_name("MPI_Rget_accumulate");
   EXPECT_EQ(rget_acc.family, RoutineFamily::kRmaOp);
-  EXPECT_EQ(rget_acc.rma, mpe::log::RmaKind::kGetAccumulate);
+  EXPECT_EQ(rget_acc.rma, mpe::format::RmaKind::kGetAccumulate);
   EXPECT_TRUE(rget_acc.nonblocking());
   EXPECT_EQ(routine_by_name("MPI_Waitall").family, RoutineFamily::kCompletion);
   EXPECT_EQ(routine_by_name("MPI_Mrecv").family, RoutineFamily::kRecv);
@@ -62,13 +62,13 @@ TEST(RoutineTable, KnowsEachRoutinesClassFromTheTable) {
 }
 
 TEST(RoutineTable, ColoursFollowTheClass) {
-  EXPECT_EQ(mpe::log::default_mpi_color(routine_by_name("MPI_Isend")), 0x1E90FFu);
-  EXPECT_EQ(mpe::log::default_mpi_color(routine_by_name("MPI_Recv")), 0x32CD32u);
-  EXPECT_EQ(mpe::log::default_mpi_color(routine_by_name("MPI_Waitany")), 0xD03030u);
-  EXPECT_EQ(mpe::log::default_mpi_color(routine_by_name("MPI_Ibarrier")), 0xFFD700u);
-  EXPECT_EQ(mpe::log::default_mpi_color(routine_by_name("MPI_Neighbor_alltoall")), 0xFF8C00u);
-  EXPECT_EQ(mpe::log::default_mpi_color(routine_by_name("MPI_Put")), 0xDA70D6u);
-  EXPECT_EQ(mpe::log::default_mpi_color(std::string("a routine no table has")), 0xA0A0A0u);
+  EXPECT_EQ(mpe::format::default_mpi_color(routine_by_name("MPI_Isend")), 0x1E90FFu);
+  EXPECT_EQ(mpe::format::default_mpi_color(routine_by_name("MPI_Recv")), 0x32CD32u);
+  EXPECT_EQ(mpe::format::default_mpi_color(routine_by_name("MPI_Waitany")), 0xD03030u);
+  EXPECT_EQ(mpe::format::default_mpi_color(routine_by_name("MPI_Ibarrier")), 0xFFD700u);
+  EXPECT_EQ(mpe::format::default_mpi_color(routine_by_name("MPI_Neighbor_alltoall")), 0xFF8C00u);
+  EXPECT_EQ(mpe::format::default_mpi_color(routine_by_name("MPI_Put")), 0xDA70D6u);
+  EXPECT_EQ(mpe::format::default_mpi_color(std::string("a routine no table has")), 0xA0A0A0u);
 }
 
 // The standard routines of the scenario below, in category order, and the names another MPI gives
@@ -107,24 +107,24 @@ std::vector<Category> renamed_categories(bool keep_class) {
   for (uint16_t id = 0; id < kStandard.size(); ++id) {
     const std::string name = other_name(kStandard[id]);
     EXPECT_FALSE(routine_by_name(name).known()) << name;
-    v.push_back(Category{id, mpe::log::CategoryKind::kState, 0, 0, name,
+    v.push_back(Category{id, mpe::format::CategoryKind::kState, 0, 0, name,
                          keep_class ? routine_by_name(kStandard[id]) : RoutineInfo{}});
   }
   return v;
 }
 
-constexpr int32_t kRecvReq = static_cast<int32_t>(mpe::log::RequestWhat::kRecv);
-constexpr int32_t kCollReq = static_cast<int32_t>(mpe::log::RequestWhat::kCollective);
+constexpr int32_t kRecvReq = static_cast<int32_t>(mpe::format::RequestWhat::kRecv);
+constexpr int32_t kCollReq = static_cast<int32_t>(mpe::format::RequestWhat::kCollective);
 
 Record state(uint64_t start, uint64_t end, Cat cat) {
-  return mpe::log::make_record(RecordKind::kState, start, cat, 0, 0, 0, end - start);
+  return mpe::format::make_record(RecordKind::kState, start, cat, 0, 0, 0, end - start);
 }
 Record message(RecordKind kind, uint64_t t, Cat cat, int32_t peer, int32_t tag) {
-  return mpe::log::make_record(kind, t, cat, peer, tag, 0, 8);
+  return mpe::format::make_record(kind, t, cat, peer, tag, 0, 8);
 }
 void collective(std::vector<Record>* r, uint64_t start, uint64_t end, Cat cat, int32_t root = -1) {
   r->push_back(state(start, end, cat));
-  r->push_back(mpe::log::make_record(RecordKind::kCollective, start, cat, root, 0, 0, 0));
+  r->push_back(mpe::format::make_record(RecordKind::kCollective, start, cat, root, 0, 0, 0));
 }
 
 // Three ranks with one instance of each wait pattern (the scenario of test_waits.cpp, whose
@@ -137,13 +137,13 @@ std::vector<std::vector<Record>> scenario() {
   r[0].push_back(state(150, 160, kSend));
   r[0].push_back(message(RecordKind::kSend, 150, kSend, 1, 1));
   r[2].push_back(state(400, 405, kIrecv));  // a Waitall of two receives: 180 for the later sender
-  r[2].push_back(mpe::log::make_record(RecordKind::kRequestPost, 400, kIrecv, 1, kRecvReq));
+  r[2].push_back(mpe::format::make_record(RecordKind::kRequestPost, 400, kIrecv, 1, kRecvReq));
   r[2].push_back(state(410, 415, kIrecv));
-  r[2].push_back(mpe::log::make_record(RecordKind::kRequestPost, 410, kIrecv, 2, kRecvReq));
+  r[2].push_back(mpe::format::make_record(RecordKind::kRequestPost, 410, kIrecv, 2, kRecvReq));
   r[2].push_back(state(420, 700, kWaitall));
-  r[2].push_back(mpe::log::make_record(RecordKind::kRequestDone, 700, kWaitall, 1, kRecvReq));
+  r[2].push_back(mpe::format::make_record(RecordKind::kRequestDone, 700, kWaitall, 1, kRecvReq));
   r[2].push_back(message(RecordKind::kRecv, 700, kWaitall, 0, 2));
-  r[2].push_back(mpe::log::make_record(RecordKind::kRequestDone, 700, kWaitall, 2, kRecvReq));
+  r[2].push_back(mpe::format::make_record(RecordKind::kRequestDone, 700, kWaitall, 2, kRecvReq));
   r[2].push_back(message(RecordKind::kRecv, 700, kWaitall, 1, 3));
   r[0].push_back(state(500, 510, kSend));
   r[0].push_back(message(RecordKind::kSend, 500, kSend, 2, 2));
@@ -166,29 +166,29 @@ std::vector<std::vector<Record>> scenario() {
   for (int k = 0; k < 3; ++k) {
     auto& v = r[static_cast<size_t>(k)];
     v.push_back(state(post[k], post[k] + 10, kIallreduce));
-    v.push_back(mpe::log::make_record(RecordKind::kCollective, post[k], kIallreduce, -1, 0, 0, 0));
-    v.push_back(mpe::log::make_record(RecordKind::kRequestPost, post[k], kIallreduce, 10 + k, kCollReq));
+    v.push_back(mpe::format::make_record(RecordKind::kCollective, post[k], kIallreduce, -1, 0, 0, 0));
+    v.push_back(mpe::format::make_record(RecordKind::kRequestPost, post[k], kIallreduce, 10 + k, kCollReq));
     v.push_back(state(wait[k], 5400, kWait));
-    v.push_back(mpe::log::make_record(RecordKind::kRequestDone, 5400, kWait, 10 + k, kCollReq));
+    v.push_back(mpe::format::make_record(RecordKind::kRequestDone, 5400, kWait, 10 + k, kCollReq));
   }
   for (int32_t k = 0; k < 3; ++k) {  // window 0 on MPI_COMM_WORLD, 64 bytes on each rank
     auto& v = r[static_cast<size_t>(k)];
     v.push_back(state(6000, 6010, kWinCreate));
-    v.push_back(mpe::log::make_record(RecordKind::kWinCreate, 6010, kWinCreate, 0, 0, 0, 64));
+    v.push_back(mpe::format::make_record(RecordKind::kWinCreate, 6010, kWinCreate, 0, 0, 0, 64));
   }
   r[0].push_back(state(6100, 6110, kPut));
-  r[0].push_back(mpe::log::make_record(RecordKind::kRmaOp, 6100, kPut, 1, 0, 0, 16));
+  r[0].push_back(mpe::format::make_record(RecordKind::kRmaOp, 6100, kPut, 1, 0, 0, 16));
   r[0].push_back(state(6200, 6210, kGet));
-  r[0].push_back(mpe::log::make_record(RecordKind::kRmaOp, 6200, kGet, 2, 8, 0, 0));
+  r[0].push_back(mpe::format::make_record(RecordKind::kRmaOp, 6200, kGet, 2, 8, 0, 0));
   r[0].push_back(state(6300, 6400, kFence));
-  r[0].push_back(mpe::log::make_record(RecordKind::kRmaComplete, 6400, kFence, -1, 0, 0, 0));
+  r[0].push_back(mpe::format::make_record(RecordKind::kRmaComplete, 6400, kFence, -1, 0, 0, 0));
   return r;
 }
 
 // What the analyses make of a log: every figure the class of a routine decides.
 struct Classified {
   std::vector<std::vector<int64_t>> waits;  // per pattern, per rank
-  std::vector<mpe::waits::Blame> blame;
+  std::vector<mpe::analysis::waits::Blame> blame;
   uint64_t waits_unmatched = 0;
   std::vector<uint64_t> umq_max;
   uint64_t umq_messages = 0, umq_unexpected = 0, umq_posts = 0, umq_unmatched = 0;
@@ -201,15 +201,15 @@ Classified classify(const std::string& path) {
   Classified out;
   mpe::testing::OpenedTestLog log(path);
   if (!log.file) return out;
-  const mpe::log::LogFile& f = *log.file;
-  auto waits = mpe::waits::analyze(f, mpe::waits::Options{});
+  const mpe::format::LogFile& f = *log.file;
+  auto waits = mpe::analysis::waits::analyze(f, mpe::analysis::waits::Options{});
   EXPECT_TRUE(waits.ok()) << waits.status().to_string();
   if (waits.ok()) {
     for (const auto& p : waits->patterns) out.waits.push_back(p.per_rank);
     out.blame = waits->blame;
     out.waits_unmatched = waits->unmatched;
   }
-  auto umq = mpe::umq::rebuild(f, mpe::umq::Options{});
+  auto umq = mpe::analysis::umq::rebuild(f, mpe::analysis::umq::Options{});
   EXPECT_TRUE(umq.ok()) << umq.status().to_string();
   if (umq.ok()) {
     out.umq_max = umq->max_length;
@@ -218,7 +218,7 @@ Classified classify(const std::string& path) {
     out.umq_posts = umq->posts;
     out.umq_unmatched = umq->unmatched;
   }
-  auto trace = mpe::log::load_trace(f);
+  auto trace = mpe::format::load_trace(f);
   EXPECT_TRUE(trace.ok()) << trace.status().to_string();
   if (trace.ok()) {
     for (const auto& m : trace->messages)
@@ -227,7 +227,7 @@ Classified classify(const std::string& path) {
       out.rma.emplace_back(static_cast<int>(t.kind), t.origin, t.target, t.sent, t.received, t.complete);
   }
   for (const Category& c : f.definitions().categories)
-    out.colours.push_back(mpe::log::default_mpi_color(c.routine));
+    out.colours.push_back(mpe::format::default_mpi_color(c.routine));
   return out;
 }
 
@@ -298,7 +298,7 @@ class RenamedRoutines : public ::testing::Test {
 TEST_F(RenamedRoutines, TheAnalysesClassifyByTheRoutineTableNotTheName) {
   const Classified standard = classify(standard_), renamed = classify(renamed_);
   // The known figures (test_waits.cpp), so that neither can be empty or wrong alike.
-  ASSERT_EQ(standard.waits.size(), static_cast<size_t>(mpe::waits::kPatternCount));
+  ASSERT_EQ(standard.waits.size(), static_cast<size_t>(mpe::analysis::waits::kPatternCount));
   auto per_rank = [&](const Classified& c, Pattern p) { return c.waits[static_cast<size_t>(p)]; };
   EXPECT_EQ(per_rank(standard, Pattern::kLateSender), (std::vector<int64_t>{0, 50, 180}));
   EXPECT_EQ(per_rank(standard, Pattern::kLateReceiver), (std::vector<int64_t>{100, 0, 0}));
@@ -308,8 +308,8 @@ TEST_F(RenamedRoutines, TheAnalysesClassifyByTheRoutineTableNotTheName) {
   EXPECT_EQ(per_rank(standard, Pattern::kWaitNxN), (std::vector<int64_t>{280, 0, 190}));
   EXPECT_EQ(standard.messages.size(), 4u);
   ASSERT_EQ(standard.rma.size(), 2u);
-  EXPECT_EQ(std::get<0>(standard.rma[0]), static_cast<int>(mpe::log::RmaKind::kPut));
-  EXPECT_EQ(std::get<0>(standard.rma[1]), static_cast<int>(mpe::log::RmaKind::kGet));
+  EXPECT_EQ(std::get<0>(standard.rma[0]), static_cast<int>(mpe::format::RmaKind::kPut));
+  EXPECT_EQ(std::get<0>(standard.rma[1]), static_cast<int>(mpe::format::RmaKind::kGet));
   EXPECT_EQ(standard.colours[kSsend], 0x1E90FFu);
   EXPECT_EQ(standard.colours[kBarrier], 0xFFD700u);
   // Under other names, every figure is the same.
@@ -330,7 +330,7 @@ TEST_F(RenamedRoutines, WithoutTheClassTheNamesAloneClassifyNothing) {
   // The control: the same names with no class lose what only the class gives (a synchronous send,
   // collective shapes, RMA kinds), so the test above could fail.
   const Classified unclassed = classify(unclassed_);
-  ASSERT_EQ(unclassed.waits.size(), static_cast<size_t>(mpe::waits::kPatternCount));
+  ASSERT_EQ(unclassed.waits.size(), static_cast<size_t>(mpe::analysis::waits::kPatternCount));
   EXPECT_EQ(unclassed.waits[static_cast<size_t>(Pattern::kLateReceiver)], (std::vector<int64_t>{0, 0, 0}));
   EXPECT_EQ(unclassed.waits[static_cast<size_t>(Pattern::kLateBroadcast)], (std::vector<int64_t>{0, 0, 0}));
   EXPECT_EQ(unclassed.waits[static_cast<size_t>(Pattern::kWaitNxN)], (std::vector<int64_t>{0, 0, 0}));
@@ -363,28 +363,28 @@ TEST_F(RenamedRoutines, TheOtf2WriterTakesRolesAndOperationsFromTheClass) {
 }
 
 TEST(RoutineDefinitions, TheClassRoundTripsAndOlderVersionsTakeItByName) {
-  mpe::log::Definitions d;
+  mpe::format::Definitions d;
   d.world_size = 0;
   d.program = "p";
   d.clock = "monotonic";
   d.categories = renamed_categories(true);
-  d.categories.push_back(mpe::log::mpi_categories({"MPI_Ssend"})[0]);
+  d.categories.push_back(mpe::format::mpi_categories({"MPI_Ssend"})[0]);
   d.categories.back().id = 100;
-  const std::string blob = mpe::log::serialize_definitions(d);
-  mpe::log::Definitions back;
-  ASSERT_TRUE(mpe::log::parse_definitions(blob.data(), blob.size(), &back).ok());
+  const std::string blob = mpe::format::serialize_definitions(d);
+  mpe::format::Definitions back;
+  ASSERT_TRUE(mpe::format::parse_definitions(blob.data(), blob.size(), &back).ok());
   ASSERT_EQ(back.categories.size(), d.categories.size());
   for (size_t i = 0; i < d.categories.size(); ++i) {
     EXPECT_EQ(back.categories[i].name, d.categories[i].name);
     EXPECT_EQ(back.categories[i].routine, d.categories[i].routine) << d.categories[i].name;
   }
-  EXPECT_EQ(back.categories.back().routine.send_mode, mpe::log::SendMode::kSynchronous);
+  EXPECT_EQ(back.categories.back().routine.send_mode, mpe::format::SendMode::kSynchronous);
   // A byte out of range is corrupt, not a class: the family of the first category.
   std::string bad = blob;
   const size_t family_at = 4 + 4 + 1 + 4 + 9 + 8 + 1 + 4 + (4 + 1 + 4 + 4 + 4 + d.categories[0].name.size());
   ASSERT_EQ(static_cast<uint8_t>(bad[family_at]), static_cast<uint8_t>(RoutineFamily::kSend));
-  bad[family_at] = static_cast<char>(mpe::log::kRoutineFamilyCount);
-  EXPECT_FALSE(mpe::log::parse_definitions(bad.data(), bad.size(), &back).ok());
+  bad[family_at] = static_cast<char>(mpe::format::kRoutineFamilyCount);
+  EXPECT_FALSE(mpe::format::parse_definitions(bad.data(), bad.size(), &back).ok());
 }
 
 // The checked-in logs of versions 1, 2 and 5 carry names only: each MPI category gets the class
@@ -392,12 +392,12 @@ TEST(RoutineDefinitions, TheClassRoundTripsAndOlderVersionsTakeItByName) {
 TEST(RoutineDefinitions, OldLogsGetTheClassFromTheCompiledInTable) {
   for (const char* name : {"v1-synth.mpelog", "v2-halo2d.mpelog", "v5-synth.mpelog"}) {
     SCOPED_TRACE(name);
-    auto f = mpe::log::LogFile::open(std::string(MPE_GOLDEN_DIR) + "/" + name);
+    auto f = mpe::format::LogFile::open(std::string(MPE_GOLDEN_DIR) + "/" + name);
     ASSERT_TRUE(f.ok()) << f.status().to_string();
-    EXPECT_LT(f->version(), mpe::log::kFirstRoutineVersion);
+    EXPECT_LT(f->version(), mpe::format::kFirstRoutineVersion);
     int known = 0;
     for (const Category& c : f->definitions().categories) {
-      if (c.id >= mpe::log::kUserCategoryBase) {
+      if (c.id >= mpe::format::kUserCategoryBase) {
         EXPECT_FALSE(c.routine.known()) << c.name;
         continue;
       }

@@ -13,28 +13,28 @@
 
 namespace {
 
-using mpe::log::Record;
-using mpe::log::RecordKind;
+using mpe::format::Record;
+using mpe::format::RecordKind;
 
 enum Cat : uint16_t { kSend, kRecv, kIrecv, kWait };
 const char* const kNames[] = {"MPI_Send", "MPI_Recv", "MPI_Irecv", "MPI_Wait"};
-constexpr int32_t kRecvReq = static_cast<int32_t>(mpe::log::RequestWhat::kRecv);
+constexpr int32_t kRecvReq = static_cast<int32_t>(mpe::format::RequestWhat::kRecv);
 constexpr uint32_t kWorld = 0, kOther = 2;  // per-rank communicator indices
 enum Site : int32_t { kNoSite, kRecvLine, kIrecvLine, kOtherRecvLine };
 
 Record state(uint64_t start, uint64_t end, Cat cat, int32_t site = kNoSite) {
-  return mpe::log::make_record(RecordKind::kState, start, cat, 0, site, 0, end - start);
+  return mpe::format::make_record(RecordKind::kState, start, cat, 0, site, 0, end - start);
 }
 // A blocking send of 8 bytes at t.
 void send(std::vector<Record>* r, uint64_t t, int32_t dest, int32_t tag, uint32_t comm = kWorld) {
   r->push_back(state(t, t + 5, kSend));
-  r->push_back(mpe::log::make_record(RecordKind::kSend, t, kSend, dest, tag, comm, 8));
+  r->push_back(mpe::format::make_record(RecordKind::kSend, t, kSend, dest, tag, comm, 8));
 }
 // A blocking receive posted at `post` that took (source, tag)'s message at `post + 5`.
 void recv(std::vector<Record>* r, uint64_t post, int32_t source, int32_t tag, int32_t site,
           uint32_t comm = kWorld) {
   r->push_back(state(post, post + 5, kRecv, site));
-  r->push_back(mpe::log::make_record(RecordKind::kRecv, post + 5, kRecv, source, tag, comm, 8));
+  r->push_back(mpe::format::make_record(RecordKind::kRecv, post + 5, kRecv, source, tag, comm, 8));
 }
 // MPI_Irecv posted at `post` (with or without its request records), completed by MPI_Wait
 // [wait, wait + 10].
@@ -42,11 +42,11 @@ void irecv(std::vector<Record>* r, uint64_t post, uint64_t wait, int32_t source,
            bool request_records = true) {
   r->push_back(state(post, post + 5, kIrecv, kIrecvLine));
   if (request_records)
-    r->push_back(mpe::log::make_record(RecordKind::kRequestPost, post, kIrecv, serial, kRecvReq));
+    r->push_back(mpe::format::make_record(RecordKind::kRequestPost, post, kIrecv, serial, kRecvReq));
   r->push_back(state(wait, wait + 10, kWait));
   if (request_records)
-    r->push_back(mpe::log::make_record(RecordKind::kRequestDone, wait + 10, kWait, serial, kRecvReq));
-  r->push_back(mpe::log::make_record(RecordKind::kRecv, wait + 10, kWait, source, tag, kWorld, 8));
+    r->push_back(mpe::format::make_record(RecordKind::kRequestDone, wait + 10, kWait, serial, kRecvReq));
+  r->push_back(mpe::format::make_record(RecordKind::kRecv, wait + 10, kWait, source, tag, kWorld, 8));
 }
 
 mpe::Frame frame(int line) { return mpe::Frame{"main", "/src/app.c", line, "/bin/app", 0}; }
@@ -77,10 +77,10 @@ std::string write_log() {
   irecv(&r1, 590, 700, 0, 5, 0, false);
 
   return mpe::testing::write_synthetic_log(
-      "umq", {r0, r1, r2}, {std::begin(kNames), std::end(kNames)}, [](mpe::log::RankMeta* m) {
+      "umq", {r0, r1, r2}, {std::begin(kNames), std::end(kNames)}, [](mpe::format::RankMeta* m) {
         m->comms.push_back(
-            mpe::log::CommDef{1, (1ull << 62) | m->rank, false, {static_cast<int32_t>(m->rank)}});
-        m->comms.push_back(mpe::log::CommDef{2, 5, false, {0, 1, 2}});
+            mpe::format::CommDef{1, (1ull << 62) | m->rank, false, {static_cast<int32_t>(m->rank)}});
+        m->comms.push_back(mpe::format::CommDef{2, 5, false, {0, 1, 2}});
         m->callsites = {{kRecvLine, {frame(10)}}, {kIrecvLine, {frame(20)}}, {kOtherRecvLine, {frame(30)}}};
       });
 }
@@ -88,15 +88,15 @@ std::string write_log() {
 class Rebuild : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(log_.file); }
-  mpe::umq::Rebuilt rebuild(uint64_t threshold, bool series = false) {
-    mpe::umq::Options options;
+  mpe::analysis::umq::Rebuilt rebuild(uint64_t threshold, bool series = false) {
+    mpe::analysis::umq::Options options;
     options.threshold = threshold;
     options.keep_series = series;
-    auto r = mpe::umq::rebuild(*log_.file, options);
+    auto r = mpe::analysis::umq::rebuild(*log_.file, options);
     EXPECT_TRUE(r.ok()) << r.status().to_string();
-    return r.ok() ? std::move(r.value()) : mpe::umq::Rebuilt{};
+    return r.ok() ? std::move(r.value()) : mpe::analysis::umq::Rebuilt{};
   }
-  const mpe::umq::SiteRecord* site(const mpe::umq::Rebuilt& r, uint32_t rank, int line) {
+  const mpe::analysis::umq::SiteRecord* site(const mpe::analysis::umq::Rebuilt& r, uint32_t rank, int line) {
     for (const auto& s : r.sites[rank])
       if (!s.stack.empty() && s.stack[0].line == line) return &s;
     return nullptr;
@@ -167,10 +167,10 @@ TEST_F(Rebuild, SeriesStepsAtEverySendStartAndPost) {
 
 TEST_F(Rebuild, ReportIsLibumqsLayoutNamingTheLog) {
   auto r = rebuild(2);
-  mpe::umq::SiteMerge merge;
+  mpe::analysis::umq::SiteMerge merge;
   for (size_t k = 0; k < r.sites.size(); ++k) merge.add_rank(r.sites[k], static_cast<int>(k));
-  const auto variable = mpe::umq::rebuilt_variable("/tmp/run.mpelog", 2);
-  const std::string text = mpe::umq::report_text(merge.ranked(), variable, 3);
+  const auto variable = mpe::analysis::umq::rebuilt_variable("/tmp/run.mpelog", 2);
+  const std::string text = mpe::analysis::umq::report_text(merge.ranked(), variable, 3);
   EXPECT_NE(text.find("variable: rebuilt from run.mpelog (per communicator, per peer)   threshold: > 2   "
                       "ranks: 3   call sites: 1"),
             std::string::npos)
@@ -183,7 +183,7 @@ TEST_F(Rebuild, ReportIsLibumqsLayoutNamingTheLog) {
       text.find("top sending peer: rank 1 (in the communicator) queued up to 4 to rank 0, top peer 4 times"),
       std::string::npos)
       << text;
-  const std::string json = mpe::umq::report_json(merge.ranked(), variable, 3);
+  const std::string json = mpe::analysis::umq::report_json(merge.ranked(), variable, 3);
   EXPECT_NE(json.find("\"variable\": \"rebuilt from run.mpelog\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"location\": \"app.c:10\""), std::string::npos) << json;
 }
@@ -202,14 +202,14 @@ TEST(RebuildPeers, TopSenderIsItsRankInTheCommunicatorTiesToTheLowest) {
   const int32_t order[] = {0, 1, 1, 0};
   for (int i = 0; i < 4; ++i) recv(&r0, 200 + 10 * i, order[i], order[i] == 1 ? 1 : 2, kRecvLine, kReversed);
   mpe::testing::OpenedTestLog log(mpe::testing::write_synthetic_log(
-      "umq_peers", {r0, r1, r2}, {std::begin(kNames), std::end(kNames)}, [](mpe::log::RankMeta* m) {
-        m->comms.push_back(mpe::log::CommDef{kReversed, 9, false, {2, 1, 0}});
+      "umq_peers", {r0, r1, r2}, {std::begin(kNames), std::end(kNames)}, [](mpe::format::RankMeta* m) {
+        m->comms.push_back(mpe::format::CommDef{kReversed, 9, false, {2, 1, 0}});
         m->callsites = {{kRecvLine, {frame(10)}}};
       }));
   ASSERT_TRUE(log.file);
-  mpe::umq::Options options;
+  mpe::analysis::umq::Options options;
   options.threshold = 0;
-  auto r = mpe::umq::rebuild(*log.file, options);
+  auto r = mpe::analysis::umq::rebuild(*log.file, options);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_EQ(r->sites[0].size(), 1u);
   const auto& peers = r->sites[0][0].peers;

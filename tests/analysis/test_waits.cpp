@@ -13,31 +13,31 @@
 
 namespace {
 
-using mpe::log::Record;
-using mpe::log::RecordKind;
-using mpe::waits::Blame;
-using mpe::waits::Pattern;
+using mpe::analysis::waits::Blame;
+using mpe::analysis::waits::Pattern;
+using mpe::format::Record;
+using mpe::format::RecordKind;
 
 enum Cat : uint16_t { kSend, kRecv, kIrecv, kWaitall, kSsend, kBarrier, kBcast, kReduce, kIallreduce, kWait };
 const char* const kNames[] = {"MPI_Send",    "MPI_Recv",  "MPI_Irecv",  "MPI_Waitall",    "MPI_Ssend",
                               "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Iallreduce", "MPI_Wait"};
-constexpr int32_t kRecvReq = static_cast<int32_t>(mpe::log::RequestWhat::kRecv);
-constexpr int32_t kCollReq = static_cast<int32_t>(mpe::log::RequestWhat::kCollective);
+constexpr int32_t kRecvReq = static_cast<int32_t>(mpe::format::RequestWhat::kRecv);
+constexpr int32_t kCollReq = static_cast<int32_t>(mpe::format::RequestWhat::kCollective);
 
 Record state(uint64_t start, uint64_t end, Cat cat) {
-  return mpe::log::make_record(RecordKind::kState, start, cat, 0, 0, 0, end - start);
+  return mpe::format::make_record(RecordKind::kState, start, cat, 0, 0, 0, end - start);
 }
 Record send(uint64_t t, Cat cat, int32_t dest, int32_t tag) {
-  return mpe::log::make_record(RecordKind::kSend, t, cat, dest, tag, 0, 8);
+  return mpe::format::make_record(RecordKind::kSend, t, cat, dest, tag, 0, 8);
 }
 Record recv(uint64_t t, Cat cat, int32_t source, int32_t tag) {
-  return mpe::log::make_record(RecordKind::kRecv, t, cat, source, tag, 0, 8);
+  return mpe::format::make_record(RecordKind::kRecv, t, cat, source, tag, 0, 8);
 }
 Record coll(uint64_t t, Cat cat, int32_t root) {
-  return mpe::log::make_record(RecordKind::kCollective, t, cat, root, 0, 0, 0);
+  return mpe::format::make_record(RecordKind::kCollective, t, cat, root, 0, 0, 0);
 }
 Record request(RecordKind kind, uint64_t t, Cat cat, int32_t serial, int32_t what) {
-  return mpe::log::make_record(kind, t, cat, serial, what, 0, 0);
+  return mpe::format::make_record(kind, t, cat, serial, what, 0, 0);
 }
 // A blocking collective: its state and its record.
 void collective(std::vector<Record>* r, uint64_t start, uint64_t end, Cat cat, int32_t root = -1) {
@@ -106,20 +106,22 @@ class Waits : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(log_.file);
     file_ = log_.file.get();
-    mpe::waits::Options options;
+    mpe::analysis::waits::Options options;
     options.keep_instances = true;
-    auto report = mpe::waits::analyze(*file_, options);
+    auto report = mpe::analysis::waits::analyze(*file_, options);
     ASSERT_TRUE(report.ok()) << report.status().to_string();
     report_ = std::move(report.value());
   }
-  const mpe::waits::PatternTotal& total(Pattern p) const { return report_.patterns[static_cast<int>(p)]; }
+  const mpe::analysis::waits::PatternTotal& total(Pattern p) const {
+    return report_.patterns[static_cast<int>(p)];
+  }
   int64_t blame(uint32_t culprit, uint32_t waiter) const {
-    return mpe::waits::blame_ns(report_, culprit, waiter);
+    return mpe::analysis::waits::blame_ns(report_, culprit, waiter);
   }
 
   mpe::testing::OpenedTestLog log_{write_log()};
-  const mpe::log::LogFile* file_ = nullptr;
-  mpe::waits::Report report_;
+  const mpe::format::LogFile* file_ = nullptr;
+  mpe::analysis::waits::Report report_;
 };
 
 TEST_F(Waits, EachPatternHasItsExactWaitingTimeRankAndCulprit) {
@@ -145,7 +147,7 @@ TEST_F(Waits, BlameListsOnlyThePairsThatWaitedInOrder) {
   // The five pairs above that waited, and no other: no pair costs 0, none is a rank with itself.
   const std::vector<Blame> expected = {{0, 1, 50}, {1, 0, 480}, {1, 2, 420}, {2, 0, 350}, {2, 1, 150}};
   EXPECT_EQ(report_.blame, expected);
-  EXPECT_EQ(mpe::waits::blame_by_culprit(report_), (std::vector<int64_t>{50, 900, 500}));
+  EXPECT_EQ(mpe::analysis::waits::blame_by_culprit(report_), (std::vector<int64_t>{50, 900, 500}));
   EXPECT_EQ(blame(3, 0), 0);  // outside the world: nothing, not a crash
 }
 
@@ -160,12 +162,12 @@ TEST_F(Waits, BlameIsTheInstancesSummedPerPair) {
 }
 
 TEST_F(Waits, WithoutBlameTheTotalsAreTheSame) {
-  mpe::waits::Options options;
+  mpe::analysis::waits::Options options;
   options.keep_blame = false;
-  auto lean = mpe::waits::analyze(*file_, options);
+  auto lean = mpe::analysis::waits::analyze(*file_, options);
   ASSERT_TRUE(lean.ok()) << lean.status().to_string();
   EXPECT_TRUE(lean->blame.empty());
-  for (int p = 0; p < mpe::waits::kPatternCount; ++p) {
+  for (int p = 0; p < mpe::analysis::waits::kPatternCount; ++p) {
     EXPECT_EQ(lean->patterns[static_cast<size_t>(p)].ns, report_.patterns[static_cast<size_t>(p)].ns);
     EXPECT_EQ(lean->patterns[static_cast<size_t>(p)].per_rank,
               report_.patterns[static_cast<size_t>(p)].per_rank);
@@ -181,7 +183,7 @@ TEST_F(Waits, InstancesLieInsideTheirWaitingCalls) {
   }
   // The Waitall's instance: rank 2, from the Waitall's entry to the later send, culprit rank 1,
   // with the message's arrow times.
-  const mpe::waits::Instance* waitall = nullptr;
+  const mpe::analysis::waits::Instance* waitall = nullptr;
   for (const auto& in : report_.instances)
     if (in.pattern == Pattern::kLateSender && in.rank == 2) waitall = &in;
   ASSERT_NE(waitall, nullptr);
@@ -215,14 +217,14 @@ TEST(WaitsManyRanks, BlameGrowsWithThePairsThatWaitedNotWithRanksSquared) {
   mpe::testing::OpenedTestLog log(
       mpe::testing::write_synthetic_log("waits_many", ranks, {std::begin(kNames), std::end(kNames)}));
   ASSERT_TRUE(log.file);
-  auto report = mpe::waits::analyze(*log.file);
+  auto report = mpe::analysis::waits::analyze(*log.file);
   ASSERT_TRUE(report.ok()) << report.status().to_string();
   ASSERT_EQ(report->blame.size(), size_t{kRanks});  // kLast with each other rank, and 7 with 8
-  EXPECT_EQ(mpe::waits::blame_ns(*report, kLast, 0), 4000);
-  EXPECT_EQ(mpe::waits::blame_ns(*report, kLast, kLast - 1), 4000);
-  EXPECT_EQ(mpe::waits::blame_ns(*report, 7, 8), 500);
-  EXPECT_EQ(mpe::waits::blame_ns(*report, 8, 9), 0);
-  EXPECT_EQ(mpe::waits::blame_by_culprit(*report)[kLast], int64_t{4000} * kLast);
+  EXPECT_EQ(mpe::analysis::waits::blame_ns(*report, kLast, 0), 4000);
+  EXPECT_EQ(mpe::analysis::waits::blame_ns(*report, kLast, kLast - 1), 4000);
+  EXPECT_EQ(mpe::analysis::waits::blame_ns(*report, 7, 8), 500);
+  EXPECT_EQ(mpe::analysis::waits::blame_ns(*report, 8, 9), 0);
+  EXPECT_EQ(mpe::analysis::waits::blame_by_culprit(*report)[kLast], int64_t{4000} * kLast);
   const auto& barrier = report->patterns[static_cast<int>(Pattern::kWaitBarrier)];
   EXPECT_EQ(barrier.instances, uint64_t{kLast});
   EXPECT_EQ(barrier.per_rank[12345], 4000);

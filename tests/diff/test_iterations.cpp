@@ -11,8 +11,8 @@
 
 namespace {
 
-using mpe::log::Record;
-using mpe::log::RecordKind;
+using mpe::format::Record;
+using mpe::format::RecordKind;
 
 enum Cat : uint16_t { kInit, kIrecv, kWaitall, kAllreduce, kBarrier, kFinalize, kPcontrol };
 const std::vector<const char*> kNames = {"MPI_Init",    "MPI_Irecv",    "MPI_Waitall", "MPI_Allreduce",
@@ -21,15 +21,15 @@ constexpr int kRanks = 3;
 constexpr uint64_t kPeriod = 10000;  // ns per iteration
 
 Record state(uint64_t start, uint64_t end, Cat cat) {
-  return mpe::log::make_record(RecordKind::kState, start, cat, 0, 0, 0, end - start);
+  return mpe::format::make_record(RecordKind::kState, start, cat, 0, 0, 0, end - start);
 }
 void collective(std::vector<Record>* r, uint64_t start, uint64_t end, Cat cat) {
   r->push_back(state(start, end, cat));
-  r->push_back(mpe::log::make_record(RecordKind::kCollective, start, cat, -1, 0, 0, 0));
+  r->push_back(mpe::format::make_record(RecordKind::kCollective, start, cat, -1, 0, 0, 0));
 }
 void marker(std::vector<Record>* r, uint64_t t, int32_t level) {
   r->push_back(state(t, t + 10, kPcontrol));
-  r->push_back(mpe::log::make_record(RecordKind::kMarker, t, kPcontrol, level, level != 0, 0, 0));
+  r->push_back(mpe::format::make_record(RecordKind::kMarker, t, kPcontrol, level, level != 0, 0, 0));
 }
 
 // Iteration k of rank r starts at its start(k, r): a little later on higher ranks, and on rank 1 a

@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s FILE.mpelog\n", argv[0]);
     return 2;
   }
-  auto file = mpe::log::LogFile::open(argv[1]);
+  auto file = mpe::format::LogFile::open(argv[1]);
   if (!file.ok()) {
     std::fprintf(stderr, "%s: %s\n", argv[1], file.status().to_string().c_str());
     return 1;
@@ -28,18 +28,19 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s: %s\n", argv[1], recs.status().to_string().c_str());
       return 1;
     }
-    for (const mpe::log::Record& r : *recs) {
-      const auto kind = static_cast<mpe::log::RecordKind>(r.kind);
+    for (const mpe::format::Record& r : *recs) {
+      const auto kind = static_cast<mpe::format::RecordKind>(r.kind);
       std::string comm = "-";
-      if (kind != mpe::log::RecordKind::kState && e.rank < ranks.size())
+      if (kind != mpe::format::RecordKind::kState && e.rank < ranks.size())
         for (const auto& c : ranks[e.rank].comms)
-          if (c.index == r.comm && kind != mpe::log::RecordKind::kRequestPost &&
-              kind != mpe::log::RecordKind::kRequestDone) {
+          if (c.index == r.comm && kind != mpe::format::RecordKind::kRequestPost &&
+              kind != mpe::format::RecordKind::kRequestDone) {
             comm.clear();
             for (int32_t m : c.members) comm += (comm.empty() ? "" : ",") + std::to_string(m);
           }
-      const uint64_t c =
-          kind == mpe::log::RecordKind::kState ? static_cast<uint64_t>(file->duration_ns(e.rank, r.c)) : r.c;
+      const uint64_t c = kind == mpe::format::RecordKind::kState
+                             ? static_cast<uint64_t>(file->duration_ns(e.rank, r.c))
+                             : r.c;
       std::printf("r%u.t%u %u %" PRId64 " %s a=%d b=%d comm=%s c=%" PRIu64 "\n", e.rank, e.thread, r.kind,
                   file->to_ns(e.rank, r.time), file->category_name(r.cat).c_str(), r.a, r.b, comm.c_str(), c);
     }

@@ -22,9 +22,9 @@ inline std::string temp_path(const std::string& test, const std::string& name) {
 
 // Two ranks on host "h", one thread each, with MPI_COMM_WORLD and each rank's MPI_COMM_SELF, and
 // the given MPI routines as categories 0, 1, ...; 1 tick = 1 ns.
-inline mpe::log::Definitions two_rank_definitions(const std::string& program,
-                                                  const std::vector<std::string>& mpi) {
-  using namespace mpe::log;
+inline mpe::format::Definitions two_rank_definitions(const std::string& program,
+                                                     const std::vector<std::string>& mpi) {
+  using namespace mpe::format;
   Definitions d;
   d.world_size = 2;
   d.program = program;

@@ -33,7 +33,7 @@
 
 namespace {
 
-using namespace mpe::log;
+using namespace mpe::format;
 
 // (sender, receiver, send time ns, receive time ns, bytes): what every consumer must agree on.
 using Msg = std::tuple<int32_t, int32_t, int64_t, int64_t, uint64_t>;

@@ -25,7 +25,7 @@
 
 namespace {
 
-using namespace mpe::log;
+using namespace mpe::format;
 using mpe::Frame;
 
 std::string temp_path(const std::string& name) { return otf2_test::temp_path("interop_callsites", name); }

@@ -24,7 +24,7 @@
 
 namespace {
 
-using namespace mpe::log;
+using namespace mpe::format;
 using mpe::PvarClass;
 using mpe::PvarValueKind;
 

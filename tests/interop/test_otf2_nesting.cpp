@@ -19,7 +19,7 @@
 
 namespace {
 
-using namespace mpe::log;
+using namespace mpe::format;
 
 std::string temp_path(const std::string& name) { return otf2_test::temp_path("interop_test", name); }
 

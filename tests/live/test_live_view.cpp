@@ -6,7 +6,7 @@
 
 #include "mpe/live_view.h"
 
-namespace mpe::live {
+namespace mpe::live_stream {
 namespace {
 
 constexpr uint64_t kSecond = 1000000000ull;
@@ -220,4 +220,4 @@ TEST(LiveView, NowTableSortsByTimeAndMarksStuck) {
 }
 
 }  // namespace
-}  // namespace mpe::live
+}  // namespace mpe::live_stream

@@ -6,7 +6,7 @@
 
 #include "mpe/live_wire.h"
 
-namespace mpe::live {
+namespace mpe::live_stream {
 namespace {
 
 RankFrame sample_frame() {
@@ -121,4 +121,4 @@ TEST(LiveWire, SurvivesRandomDamage) {
 }
 
 }  // namespace
-}  // namespace mpe::live
+}  // namespace mpe::live_stream

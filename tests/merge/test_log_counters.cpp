@@ -10,7 +10,7 @@
 #include "mpe/log_counters.h"
 #include "mpe/log_writer.h"
 
-using namespace mpe::log;
+using namespace mpe::format;
 using mpe::PvarClass;
 using mpe::PvarSemantics;
 using mpe::PvarValueKind;

@@ -15,7 +15,7 @@
 #include "mpe/part_file.h"
 #include "mpe/recover.h"
 
-using namespace mpe::log;
+using namespace mpe::format;
 
 namespace {
 

@@ -17,7 +17,7 @@
 #include "mpe/log_reader.h"
 #include "mpe/log_writer.h"
 
-using namespace mpe::log;
+using namespace mpe::format;
 
 namespace {
 

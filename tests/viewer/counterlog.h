@@ -13,7 +13,7 @@
 
 namespace counterlog {
 
-using namespace mpe::log;
+using namespace mpe::format;
 
 inline CounterDef counter(uint32_t id, const char *name, mpe::PvarClass cls)
 {

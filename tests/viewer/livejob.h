@@ -10,7 +10,7 @@
 
 namespace livejob {
 
-using namespace mpe::live;
+using namespace mpe::live_stream;
 
 // "Now" of the synthetic job, ns since the epoch (as frames carry it).
 constexpr uint64_t kNow = 1'700'000'000'000'000'000ull;

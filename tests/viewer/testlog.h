@@ -10,12 +10,12 @@
 
 namespace testlog {
 
-using namespace mpe::log;
+using namespace mpe::format;
 
 inline Record rec(
     RecordKind k, uint64_t t, uint16_t cat, int32_t a = 0, int32_t b = 0, uint32_t comm = 0, uint64_t c = 0)
 {
-    return mpe::log::make_record(k, t, cat, a, b, comm, c);
+    return mpe::format::make_record(k, t, cat, a, b, comm, c);
 }
 
 // Categories: MPI_Send 0 (0x1E90FF), MPI_Recv 1 (0x32CD32), MPI_Barrier 2 (0xFFD700), and the

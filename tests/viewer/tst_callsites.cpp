@@ -36,7 +36,7 @@ private:
     {
         Row out;
         for (size_t i = 0; i < m_model->stateCount(row); ++i) {
-            const mpe::log::State s = m_model->state(row, i);
+            const mpe::format::State s = m_model->state(row, i);
             out.emplace_back(
                 s.start, s.end, m_model->categoryInfo(m_model->categoryIndex(s.cat)).name, s.depth, s.site);
         }
@@ -120,15 +120,16 @@ private slots:
     // The model holds exactly the reference reader's sites, on 1 and 2 decoding threads.
     void sitesMatchTheReferenceReader()
     {
-        auto file = mpe::log::LogFile::open(m_path.toStdString());
+        auto file = mpe::format::LogFile::open(m_path.toStdString());
         QVERIFY(file.ok());
-        auto trace = mpe::log::load_trace(*file);
+        auto trace = mpe::format::load_trace(*file);
         QVERIFY(trace.ok());
         for (int threads : { 1, 2 }) {
             auto built = buildModel(*file, {}, threads);
             QVERIFY(built.ok());
             for (int r = 0; r < (*built)->rowCount(); ++r) {
-                auto key = [](const mpe::log::State &s) { return std::tuple(s.start, s.depth, s.end, s.cat, s.site); };
+                auto key
+                    = [](const mpe::format::State &s) { return std::tuple(s.start, s.depth, s.end, s.cat, s.site); };
                 std::vector<std::tuple<int64_t, uint32_t, int64_t, uint32_t, uint32_t>> want, got;
                 for (const auto &s : trace->timelines[static_cast<size_t>(r)].states)
                     want.push_back(key(s));

@@ -24,7 +24,7 @@
 #include "timelinewidget.h"
 
 using namespace upshot;
-using namespace mpe::log;
+using namespace mpe::format;
 
 namespace {
 

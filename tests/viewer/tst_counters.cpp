@@ -54,7 +54,7 @@ private slots:
 
         const CounterTrack &q = track(*C, 0, "unexpected_recvq_length");
         QCOMPARE(q.rank, 0u);
-        QCOMPARE(q.comm, mpe::log::kUnknownComm);
+        QCOMPARE(q.comm, mpe::format::kUnknownComm);
         QCOMPARE(q.times, (std::vector<int64_t> { 150, 250, 600 }));
         QCOMPARE(q.levels, (std::vector<double> { 3, 5, 0 }));
         // A step function, 0 before the first sample.

@@ -39,9 +39,9 @@ int distinctColors(const QImage &img)
     return static_cast<int>(seen.size());
 }
 
-std::shared_ptr<mpe::live::JobView> jobOf(const std::vector<mpe::live::RankFrame> &frames)
+std::shared_ptr<mpe::live_stream::JobView> jobOf(const std::vector<mpe::live_stream::RankFrame> &frames)
 {
-    auto job = std::make_shared<mpe::live::JobView>(kLiveKeepSeconds, kLiveTrafficSeconds);
+    auto job = std::make_shared<mpe::live_stream::JobView>(kLiveKeepSeconds, kLiveTrafficSeconds);
     livejob::feed(*job, frames);
     return job;
 }
@@ -260,11 +260,11 @@ private slots:
     void timelineBundlesDenseArrows()
     {
         // 1000 messages from rank 0 to rank 1 in 100 ms: a few pixels at a 5 s span.
-        mpe::live::RankFrame a = livejob::frame(0, 2, 0), b = livejob::frame(1, 2, 0);
+        mpe::live_stream::RankFrame a = livejob::frame(0, 2, 0), b = livejob::frame(1, 2, 0);
         for (uint64_t i = 0; i < 1000; ++i) {
             const uint64_t t = a.interval_start_ns + i * 90000;
-            a.events.push_back(livejob::event(mpe::live::EventKind::kSend, t, 1, 8));
-            b.events.push_back(livejob::event(mpe::live::EventKind::kRecv, t + 5000, 0, 8));
+            a.events.push_back(livejob::event(mpe::live_stream::EventKind::kSend, t, 1, 8));
+            b.events.push_back(livejob::event(mpe::live_stream::EventKind::kRecv, t + 5000, 0, 8));
         }
         const auto job = jobOf({ a, b });
         QCOMPARE(job->arrows().size(), size_t(1000));
@@ -335,14 +335,14 @@ private slots:
         session.ingest("certainly not a frame");
         QCOMPARE(session.job()->rejected(), uint64_t(1));
         for (const auto &f : livejob::cycle3(0))
-            session.ingest(mpe::live::encode(f));
+            session.ingest(mpe::live_stream::encode(f));
         QCOMPARE(session.job()->ranks_seen(), size_t(3));
         // A frame cut short is garbage, not a crash.
-        const std::string whole = mpe::live::encode(livejob::cycle3(1)[0]);
+        const std::string whole = mpe::live_stream::encode(livejob::cycle3(1)[0]);
         session.ingest(whole.substr(0, whole.size() / 2));
         QCOMPARE(session.job()->rejected(), uint64_t(2));
         // Rank 0's seq 1 and 2 never came: two frames lost in transit.
-        session.ingest(mpe::live::encode(livejob::cycle3(3, kNow + 3 * livejob::kInterval)[0]));
+        session.ingest(mpe::live_stream::encode(livejob::cycle3(3, kNow + 3 * livejob::kInterval)[0]));
         QCOMPARE(session.job()->frames_lost_in_transit(), uint64_t(2));
         LiveView view;
         view.setJob(session.job());
@@ -355,14 +355,14 @@ private slots:
         const QString log = m_dir.filePath("ended.mpelog");
         LiveSession session;
         for (const auto &f : livejob::cycle3())
-            session.ingest(mpe::live::encode(f));
+            session.ingest(mpe::live_stream::encode(f));
         LiveView view;
         view.setJob(session.job());
         view.show();
-        mpe::live::JobEnd end;
+        mpe::live_stream::JobEnd end;
         end.exit_status = 0;
         end.mpelog = log.toStdString();
-        session.ingest(mpe::live::encode(end));
+        session.ingest(mpe::live_stream::encode(end));
         QVERIFY(session.job()->ended());
         view.refresh();
         QVERIFY2(view.status().contains(QStringLiteral("job ended (exit status 0)")), qPrintable(view.status()));
@@ -410,16 +410,16 @@ private slots:
     void windowAttachesThenOpensTheMergedLog()
     {
         // A relay that is not there (yet): attaching works, the page says nothing came.
-        auto server = mpe::live::new_key_pair();
-        auto viewer = mpe::live::new_key_pair();
+        auto server = mpe::live_stream::new_key_pair();
+        auto viewer = mpe::live_stream::new_key_pair();
         QVERIFY(server.ok() && viewer.ok());
-        mpe::live::LiveFile file;
+        mpe::live_stream::LiveFile file;
         file.viewer_endpoint = "tcp://127.0.0.1:9";
         file.publish_endpoint = "tcp://127.0.0.1:9";
         file.server_public = server->public_key;
         file.viewer = *viewer;
         const QString path = m_dir.filePath("nobody.live");
-        QVERIFY(mpe::live::write_live_file(path.toStdString(), file).ok());
+        QVERIFY(mpe::live_stream::write_live_file(path.toStdString(), file).ok());
         MainWindow win;
         win.show();
         QSignalSpy attached(&win, &MainWindow::liveAttached);

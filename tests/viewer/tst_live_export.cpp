@@ -21,7 +21,7 @@ namespace {
 class FakeRelay
 {
 public:
-    explicit FakeRelay(const mpe::live::KeyPair &server)
+    explicit FakeRelay(const mpe::live_stream::KeyPair &server)
     {
         m_context = zmq_ctx_new();
         m_socket = zmq_socket(m_context, ZMQ_PUB);
@@ -65,18 +65,18 @@ class TestLiveExport : public QObject
     Q_OBJECT
 private:
     QTemporaryDir m_dir;
-    mpe::live::KeyPair m_server, m_viewer;
+    mpe::live_stream::KeyPair m_server, m_viewer;
 
     // Writes a .live file for endpoint with the test's keys.
     QString liveFile(const QString &name, const std::string &endpoint)
     {
-        mpe::live::LiveFile f;
+        mpe::live_stream::LiveFile f;
         f.viewer_endpoint = endpoint;
         f.publish_endpoint = "tcp://127.0.0.1:9";
         f.server_public = m_server.public_key;
         f.viewer = m_viewer;
         const QString path = m_dir.filePath(name);
-        return mpe::live::write_live_file(path.toStdString(), f).ok() ? path : QString();
+        return mpe::live_stream::write_live_file(path.toStdString(), f).ok() ? path : QString();
     }
 
     // Runs upshot with args; while it runs, every 50 ms, publish() is given the tick number.
@@ -107,7 +107,7 @@ private slots:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        auto server = mpe::live::new_key_pair(), viewer = mpe::live::new_key_pair();
+        auto server = mpe::live_stream::new_key_pair(), viewer = mpe::live_stream::new_key_pair();
         QVERIFY(server.ok() && viewer.ok());
         m_server = *server;
         m_viewer = *viewer;
@@ -132,7 +132,7 @@ private slots:
         const Run r
             = runUpshot({ "--live", path, "--export", png, "--after", "2", "--size", "900x600" }, [&](uint64_t tick) {
                   const uint64_t end = livejob::kNow + tick * livejob::kInterval;
-                  std::vector<mpe::live::RankFrame> frames = livejob::cycle3(tick, end);
+                  std::vector<mpe::live_stream::RankFrame> frames = livejob::cycle3(tick, end);
                   if (!cycle) {
                       frames = livejob::stuck4();
                       for (auto &f : frames) {
@@ -142,7 +142,7 @@ private slots:
                       }
                   }
                   for (const auto &f : frames)
-                      relay.publish(mpe::live::encode(f));
+                      relay.publish(mpe::live_stream::encode(f));
               });
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QJsonObject s = summaryOf(r);
@@ -177,7 +177,7 @@ private slots:
                       relay.publish("MPEL but not really a frame");
                       ++garbage;
                   }
-                  if (tick == 21) relay.publish(mpe::live::encode(mpe::live::JobEnd { 3, "" }));
+                  if (tick == 21) relay.publish(mpe::live_stream::encode(mpe::live_stream::JobEnd { 3, "" }));
               });
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QJsonObject s = summaryOf(r);

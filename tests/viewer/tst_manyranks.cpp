@@ -17,7 +17,7 @@
 #include "testlog.h"
 
 using namespace upshot;
-using namespace mpe::log;
+using namespace mpe::format;
 
 namespace {
 

@@ -25,7 +25,7 @@ private:
     std::shared_ptr<TraceModel> m_known, m_dense;
     static constexpr int kDense = 100000;
 
-    std::shared_ptr<TraceModel> load(const std::vector<std::vector<mpe::log::Record>> &recs, const char *name)
+    std::shared_ptr<TraceModel> load(const std::vector<std::vector<mpe::format::Record>> &recs, const char *name)
     {
         const QString path = m_dir.filePath(name);
         if (!testlog::writeLog(path.toStdString(), recs)) return nullptr;
@@ -294,17 +294,17 @@ private slots:
     }
 
     // The model built chunk by chunk (on 1 or 2 decoding threads) holds exactly what the
-    // reference reader, mpe::log::load_trace(), decodes: states, events, messages and the span,
+    // reference reader, mpe::format::load_trace(), decodes: states, events, messages and the span,
     // including a state longer than 32 bits of ns and a causality repair.
     void modelMatchesTheReferenceReader_data()
     {
         QTest::addColumn<QString>("name");
         QTest::addColumn<int>("threads");
-        const uint16_t U = mpe::log::kUserCategoryBase;
+        const uint16_t U = mpe::format::kUserCategoryBase;
         using testlog::rec;
-        using K = mpe::log::RecordKind;
+        using K = mpe::format::RecordKind;
         // Rank 1's receive completes before rank 0's send began: the reader shifts rank 1.
-        const std::vector<std::vector<mpe::log::Record>> skewed = {
+        const std::vector<std::vector<mpe::format::Record>> skewed = {
             { rec(K::kUserEvent, 50, U), rec(K::kState, 500, 0, 1, 0, 0, 100), rec(K::kSend, 500, 0, 1, 3, 0, 10),
                 rec(K::kUserEvent, 700, U + 1), rec(K::kState, 1000, 2, 0, 0, 0, 5'000'000'000ull),
                 rec(K::kCollective, 1000, 2, -1, 0, 0, 8) },
@@ -320,9 +320,9 @@ private slots:
     {
         QFETCH(QString, name);
         QFETCH(int, threads);
-        auto file = mpe::log::LogFile::open(m_dir.filePath(name).toStdString());
+        auto file = mpe::format::LogFile::open(m_dir.filePath(name).toStdString());
         QVERIFY(file.ok());
-        auto trace = mpe::log::load_trace(*file);
+        auto trace = mpe::format::load_trace(*file);
         QVERIFY(trace.ok());
         auto built = buildModel(*file, {}, threads);
         QVERIFY2(built.ok(), built.status().to_string().c_str());
@@ -331,7 +331,7 @@ private slots:
         QCOMPARE(model->tBegin(), static_cast<double>(trace->t_begin));
         QCOMPARE(model->tEnd(), static_cast<double>(trace->t_end));
         QCOMPARE(model->recordCount(), trace->records);
-        auto key = [](const mpe::log::State &s) { return std::tuple(s.start, s.depth, s.end, s.cat); };
+        auto key = [](const mpe::format::State &s) { return std::tuple(s.start, s.depth, s.end, s.cat); };
         for (int r = 0; r < model->rowCount(); ++r) {
             const auto &T = trace->timelines[static_cast<size_t>(r)];
             QCOMPARE(model->rank(r), T.rank);
@@ -373,7 +373,7 @@ private slots:
     // and 2 to them, the first to the dominant barrier, and 4 stay empty.
     void previewSharesEachChunkAmongItsTopCategories()
     {
-        auto file = mpe::log::LogFile::open(m_dir.filePath("dense.mpelog").toStdString());
+        auto file = mpe::format::LogFile::open(m_dir.filePath("dense.mpelog").toStdString());
         QVERIFY(file.ok());
         auto preview = buildPreview(*file);
         QVERIFY(preview->isPreview());

@@ -93,7 +93,7 @@ private slots:
     {
         const QString path = m_dir.filePath("dense-preview.mpelog");
         QVERIFY(testlog::writeLog(path.toStdString(), testlog::denseRecords(1000)));
-        auto file = mpe::log::LogFile::open(path.toStdString());
+        auto file = mpe::format::LogFile::open(path.toStdString());
         QVERIFY(file.ok());
         auto preview = buildPreview(*file);
         const QSize size(96 + 1000, 28 + 40);

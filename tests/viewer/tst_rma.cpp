@@ -12,7 +12,7 @@
 #include "tracebuilder.h"
 
 using namespace upshot;
-using namespace mpe::log;
+using namespace mpe::format;
 
 namespace {
 

@@ -15,7 +15,7 @@
 #include "waitstates.h"
 
 using namespace upshot;
-using mpe::waits::Pattern;
+using mpe::analysis::waits::Pattern;
 
 namespace {
 

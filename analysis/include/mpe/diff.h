@@ -52,7 +52,7 @@ struct Site {
 
 // Waiting of one wait-state pattern at one call site (logs).
 struct SiteWait {
-  std::string pattern;   // waits::pattern_key()
+  std::string pattern;   // analysis::waits::pattern_key()
   std::string site_key;  // Run::sites key
   double ns = 0;
   uint64_t instances = 0;
@@ -72,7 +72,7 @@ struct Run {
   std::map<std::string, Measure> routines;
   std::map<std::string, Site> sites;  // by site_key()
   // Logs only.
-  std::map<std::string, double> patterns;         // waits::pattern_key() -> ns waited
+  std::map<std::string, double> patterns;         // analysis::waits::pattern_key() -> ns waited
   std::map<std::string, uint64_t> pattern_count;  // instances
   std::vector<SiteWait> site_waits;
   std::map<std::string, Measure> regions;  // "user state X", "Pcontrol level L" -> time per rank
@@ -88,13 +88,13 @@ Site& site_of(Run* run, const std::string& routine, const std::vector<Frame>& fr
 // call sites and regions. Feed it from a chunk pass (consumer()), then finish_run().
 class RunBuilder {
  public:
-  RunBuilder(const log::LogFile& file, std::string path);
+  RunBuilder(const format::LogFile& file, std::string path);
   ~RunBuilder();
   RunBuilder(const RunBuilder&) = delete;
   RunBuilder& operator=(const RunBuilder&) = delete;
-  void consume(const log::Chunk& chunk);
-  log::ChunkConsumer consumer() {
-    return [this](const log::Chunk& c) { consume(c); };
+  void consume(const format::Chunk& chunk);
+  format::ChunkConsumer consumer() {
+    return [this](const format::Chunk& c) { consume(c); };
   }
   // Ends the pass: closes the open Pcontrol levels and sets the spans.
   Run finish();
@@ -105,13 +105,14 @@ class RunBuilder {
 };
 
 struct LogOptions {
-  uint64_t eager_limit = 65536;  // the wait-state analysis's (waits::Options)
+  uint64_t eager_limit = 65536;  // the wait-state analysis's (analysis::waits::Options)
   int decoders = 1;              // the chunk pass's decoding threads
 };
 
 // Reads a log into a Run in one pass over its chunks (each decoded once), which feeds the tables
 // and the wait-state analysis's collector, then the wait-state analysis. Errors: the reader's.
-StatusOr<Run> run_from_log(const log::LogFile& file, const std::string& path, const LogOptions& options = {});
+StatusOr<Run> run_from_log(const format::LogFile& file, const std::string& path,
+                           const LogOptions& options = {});
 
 // One row of a compared table: a measure of A and of B (already scaled), and what it is.
 struct Row {

@@ -1,7 +1,7 @@
 // Pass 1 of the analyses over messages (the wait states, the rebuilt unexpected queue) as a
 // consumer of a shared chunk pass (mpe/chunk_pass.h): a front end that decodes the log once for
 // its own model feeds this collector from the same pass, then hands what it collected to
-// waits::analyze() and umq::rebuild(), instead of each of them decoding the log again.
+// analysis::waits::analyze() and analysis::umq::rebuild(), instead of each of them decoding the log again.
 // `mpe waits` and `mpe umq` keep their streaming analyze(file)/rebuild(file) forms, which run the
 // same collector over a pass of their own.
 #pragma once
@@ -29,18 +29,18 @@ struct CollectSettings {
 // in index order (a ChunkConsumer), then finish() it once.
 class EndpointCollector {
  public:
-  explicit EndpointCollector(const log::LogFile& file, const CollectSettings& settings = {});
+  explicit EndpointCollector(const format::LogFile& file, const CollectSettings& settings = {});
   ~EndpointCollector();
   EndpointCollector(const EndpointCollector&) = delete;
   EndpointCollector& operator=(const EndpointCollector&) = delete;
 
   // Takes the next chunk of the pass.
-  void consume(const log::Chunk& chunk);
+  void consume(const format::Chunk& chunk);
   // A ChunkConsumer that feeds this collector (which must outlive the pass).
-  log::ChunkConsumer consumer() {
-    return [this](const log::Chunk& c) { consume(c); };
+  format::ChunkConsumer consumer() {
+    return [this](const format::Chunk& c) { consume(c); };
   }
-  // Ends pass 1 and matches the messages: what waits::analyze() and umq::rebuild() take.
+  // Ends pass 1 and matches the messages: what analysis::waits::analyze() and analysis::umq::rebuild() take.
   std::shared_ptr<Collected> finish();
 
  private:

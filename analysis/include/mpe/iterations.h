@@ -49,6 +49,6 @@ struct Iterations {
 //      the first call after the loop;
 //   4. one Pcontrol region per rank (around the timed part of a run), when nothing repeats inside.
 // Errors: the reader's.
-StatusOr<Iterations> find_iterations(const log::LogFile& file);
+StatusOr<Iterations> find_iterations(const format::LogFile& file);
 
 }  // namespace mpe::analysis

@@ -38,7 +38,7 @@
 #include "mpe/status.h"
 #include "umq_report.h"
 
-namespace mpe::umq {
+namespace mpe::analysis::umq {
 
 // libumq's default MPE_UMQ_THRESHOLD.
 inline constexpr uint64_t kDefaultThreshold = 5;
@@ -75,13 +75,13 @@ struct Rebuilt {
 
 // Rebuilds the queue of every rank from a whole logfile. Errors: the reader's (corrupt,
 // truncated, io-error), kCancelled.
-StatusOr<Rebuilt> rebuild(const log::LogFile& file, const Options& options = {});
+StatusOr<Rebuilt> rebuild(const format::LogFile& file, const Options& options = {});
 // Rebuilds it from what an EndpointCollector collected from a pass over `file` that fed other
 // consumers too (upshot's one decode), consuming it; options.keep_going is the pass's then.
-StatusOr<Rebuilt> rebuild(const log::LogFile& file, analysis::Collected&& collected,
+StatusOr<Rebuilt> rebuild(const format::LogFile& file, analysis::Collected&& collected,
                           const Options& options = {});
 
 // How the report's header names rebuilt lengths: "rebuilt from <file name>", per communicator.
 VariableInfo rebuilt_variable(const std::string& path, uint64_t threshold);
 
-}  // namespace mpe::umq
+}  // namespace mpe::analysis::umq

@@ -40,7 +40,7 @@
 #include "mpe/log_reader.h"
 #include "mpe/status.h"
 
-namespace mpe::waits {
+namespace mpe::analysis::waits {
 
 enum class Pattern : uint8_t {
   kLateSender,     // a receive-side call waits for a send that began later
@@ -132,12 +132,12 @@ std::vector<int64_t> blame_by_culprit(const Report& report);
 
 // Analyzes a whole logfile, streaming it on a pass of its own. Errors: the reader's (corrupt,
 // truncated, io-error), kCancelled.
-StatusOr<Report> analyze(const log::LogFile& file, const Options& options = {});
+StatusOr<Report> analyze(const format::LogFile& file, const Options& options = {});
 // Analyzes what an EndpointCollector collected (with its collectives) from a pass over `file`
 // that fed other consumers too (upshot's one decode); options.eager_limit and keep_going are the
 // collector's and the pass's then. Sorts the collected collectives; the rest stays for
-// umq::rebuild(). Errors: invalid-argument when the collectives were not collected.
-StatusOr<Report> analyze(const log::LogFile& file, analysis::Collected& collected,
+// analysis::umq::rebuild(). Errors: invalid-argument when the collectives were not collected.
+StatusOr<Report> analyze(const format::LogFile& file, analysis::Collected& collected,
                          const Options& options = {});
 
-}  // namespace mpe::waits
+}  // namespace mpe::analysis::waits

@@ -59,6 +59,9 @@ struct PvarInfo {
   int bind = 0;
   int count = -1;  // elements per handle; -1 when bound to an object (known only once bound)
   bool readonly = false, continuous = false, atomic = false;
+  // Why binding it (MPI_T_pvar_handle_alloc) would harm the program, "" when it is safe: see
+  // unsafe_reasons(). The shared reader never binds such a variable, and nor does `mpe mpit`.
+  std::string unsafe;
 };
 
 struct CvarInfo {
@@ -73,6 +76,13 @@ struct CvarInfo {
   std::string value;  // the current value as text; "" when it cannot be read without an object
 };
 
+// Why binding each performance variable would harm the program, by index ("" for a safe one): the
+// one rule every binding goes through. MPI_T has no "component in use" flag and lists variables of
+// components the MPI library never initialised in this run; binding one of those reads that
+// component's uninitialised state inside the library (Open MPI's psm2 MTL without psm2 hardware:
+// a segfault in psm2_mq_get_stats). What MPI_T does show is which components are still registered:
+// Open MPI deregisters the variables and category of every component a framework did not select.
+std::vector<std::string> unsafe_reasons();
 // Every performance variable MPI_T reports, skipping indices whose query fails (Open MPI: a
 // variable of an unloaded component). `session` (may be MPI_T_PVAR_SESSION_NULL) is used to learn
 // the element count of variables bound to no object.

@@ -32,13 +32,14 @@ class OpenedLog {
  public:
   static StatusOr<std::shared_ptr<OpenedLog>> open(const std::string& path);
   ~OpenedLog();
-  const log::LogFile& file() const { return file_; }
+  const format::LogFile& file() const { return file_; }
   OpenedLog(const OpenedLog&) = delete;
   OpenedLog& operator=(const OpenedLog&) = delete;
 
  private:
-  OpenedLog(log::LogFile file, std::string scratch) : file_(std::move(file)), scratch_(std::move(scratch)) {}
-  log::LogFile file_;
+  OpenedLog(format::LogFile file, std::string scratch)
+      : file_(std::move(file)), scratch_(std::move(scratch)) {}
+  format::LogFile file_;
   std::string scratch_;  // the converted OTF2, or empty
 };
 

@@ -24,7 +24,7 @@ using CollectiveSetup = std::function<OTF2_ErrorCode(OTF2_Archive*)>;
 class Otf2Export {
  public:
   // `log` must outlive the exporter.
-  explicit Otf2Export(const log::LogFile& log);
+  explicit Otf2Export(const format::LogFile& log);
   ~Otf2Export();
   Otf2Export(const Otf2Export&) = delete;
   Otf2Export& operator=(const Otf2Export&) = delete;

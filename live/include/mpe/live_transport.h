@@ -9,7 +9,7 @@
 
 #include "mpe/status.h"
 
-namespace mpe::live {
+namespace mpe::live_stream {
 
 // A CURVE key pair, Z85 text (40 characters each).
 struct KeyPair {
@@ -72,4 +72,4 @@ class Subscriber {
   void* socket_ = nullptr;
 };
 
-}  // namespace mpe::live
+}  // namespace mpe::live_stream

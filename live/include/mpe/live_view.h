@@ -12,7 +12,7 @@
 
 #include "mpe/live_wire.h"
 
-namespace mpe::live {
+namespace mpe::live_stream {
 
 // One rank's current call, resolved for display (and for the hang diagnosis).
 struct NowRow {
@@ -157,4 +157,4 @@ class JobView {
 // The snapshot `mpe top --once --json` prints (schema in docs/live.md).
 std::string snapshot_json(const JobView& view, double stuck_seconds);
 
-}  // namespace mpe::live
+}  // namespace mpe::live_stream

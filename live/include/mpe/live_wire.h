@@ -9,7 +9,7 @@
 
 #include "mpe/status.h"
 
-namespace mpe::live {
+namespace mpe::live_stream {
 
 inline constexpr uint32_t kMagic = 0x4C45504D;  // "MPEL", little-endian
 inline constexpr uint32_t kWireVersion = 1;
@@ -114,4 +114,4 @@ StatusOr<JobEnd> decode_job_end(const void* data, size_t n);
 // Run-length encodes world ranks in communicator order.
 std::vector<std::pair<uint32_t, uint32_t>> to_ranges(const std::vector<int32_t>& members);
 
-}  // namespace mpe::live
+}  // namespace mpe::live_stream

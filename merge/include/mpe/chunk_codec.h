@@ -10,7 +10,7 @@
 #include "mpe/log_format.h"
 #include "mpe/status.h"
 
-namespace mpe::log {
+namespace mpe::format {
 
 // Encodes records into one chunk (header + payload) appended to out. Costs ~2-4 ns per record
 // (delta, shuffle, zstd level 1). Also fills the header's time range and summary.
@@ -43,4 +43,4 @@ void seal(FileHeader* h);
 void seal(Footer* f);
 void seal(PartHeader* h);
 
-}  // namespace mpe::log
+}  // namespace mpe::format

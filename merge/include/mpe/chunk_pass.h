@@ -24,7 +24,7 @@
 #include "mpe/log_format.h"
 #include "mpe/status.h"
 
-namespace mpe::log {
+namespace mpe::format {
 
 class LogFile;
 
@@ -53,4 +53,4 @@ struct ChunkPassOptions {
 Status run_chunk_pass(const LogFile& file, const std::vector<ChunkConsumer>& consumers,
                       const ChunkPassOptions& options = {});
 
-}  // namespace mpe::log
+}  // namespace mpe::format

@@ -12,7 +12,7 @@
 
 #include "mpe/log_reader.h"
 
-namespace mpe::log {
+namespace mpe::format {
 
 // A counter of the run: the ranks' definitions of the same name are one.
 struct Counter {
@@ -97,4 +97,4 @@ StatusOr<std::vector<CounterTrack>> counter_tracks(const LogFile& file, const Co
 std::vector<CounterTrack> counter_tracks(const Counters& counters, uint32_t rank,
                                          const std::vector<CounterSample>& samples);
 
-}  // namespace mpe::log
+}  // namespace mpe::format

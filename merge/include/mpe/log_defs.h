@@ -17,7 +17,7 @@
 #include "mpe/routine.h"
 #include "mpe/status.h"
 
-namespace mpe::log {
+namespace mpe::format {
 
 enum class CategoryKind : uint8_t { kState = 0, kEvent = 1 };
 
@@ -167,4 +167,4 @@ Status parse_rank_meta(const char* p, size_t n, RankMeta* out, uint16_t version 
 std::string serialize_definitions(const Definitions& d);
 Status parse_definitions(const char* p, size_t n, Definitions* out, uint16_t version = kCurrentVersion);
 
-}  // namespace mpe::log
+}  // namespace mpe::format

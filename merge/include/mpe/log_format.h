@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace mpe::log {
+namespace mpe::format {
 
 // Versions: a reader accepts kMinSupportedVersion..kCurrentVersion of the same major.
 // 2: constant-plane elision (kChunkPlanes); 3: call sites; 4: counters, one-sided communication;
@@ -196,4 +196,4 @@ static_assert(sizeof(PartHeader) == 64);
 // 64-bit hash for checksums (~1 byte/cycle; 8 bytes per step, multiply-xorshift mixing).
 uint64_t hash64(const void* data, size_t n);
 
-}  // namespace mpe::log
+}  // namespace mpe::format

@@ -10,7 +10,7 @@
 #include "mpe/log_format.h"
 #include "mpe/status.h"
 
-namespace mpe::log {
+namespace mpe::format {
 
 // The merge planner.
 //
@@ -70,4 +70,4 @@ std::vector<Category> mpi_categories(const std::vector<std::string>& names);
 // Merges the ranks' user categories into defs->categories (first description of an id wins).
 void merge_user_categories(Definitions* defs);
 
-}  // namespace mpe::log
+}  // namespace mpe::format

@@ -14,11 +14,12 @@
 #include "mpe/chunk_pass.h"
 #include "mpe/log_defs.h"
 #include "mpe/log_format.h"
+#include "mpe/message_matcher.h"
 #include "mpe/records.h"
 #include "mpe/rma.h"
 #include "mpe/status.h"
 
-namespace mpe::log {
+namespace mpe::format {
 
 // a + b clamped to int64_t: times read from a damaged log must not overflow (UB the sanitized fuzz
 // run found in the reader's time arithmetic).
@@ -95,25 +96,6 @@ struct State {
   uint32_t site;  // run-wide call site (LogFile::callsites()), 0 when unknown
 };
 
-// A point event: collective, Pcontrol marker, user event, communicator creation, or an
-// unpaired message end; the record fields are kept as they were logged.
-struct Event {
-  int64_t time;
-  RecordKind kind;
-  uint32_t cat;
-  int32_t a;
-  int32_t b;
-  uint32_t comm;
-  uint64_t c;
-  uint32_t site;  // user events: run-wide call site of the MPE_Log_event call, else 0
-  // Reads the logged fields as the view of the event's kind (mpe/records.h; its time is left 0:
-  // the event's time is `time`, in ns).
-  template <class V>
-  V view() const {
-    return V::from(Record{0, static_cast<uint8_t>(kind), 0, static_cast<uint16_t>(cat), a, b, comm, c});
-  }
-};
-
 // One message: its send and its receive (or only one side when unmatched).
 struct Message {
   uint32_t send_timeline;
@@ -172,8 +154,7 @@ RmaModel match_rma(const LogFile& file, uint32_t n, RankOf rank_of, EventsOf eve
   for (auto& [rank, items] : by_rank) {
     std::stable_sort(items.begin(), items.end(),
                      [](const Item& x, const Item& y) { return x.time < y.time; });
-    for (const Item& it : items)
-      m.feed(rank, it.timeline, it.time, it.e->kind, it.e->cat, it.e->a, it.e->b, it.e->comm, it.e->c);
+    for (const Item& it : items) m.feed(rank, it.timeline, *it.e);
   }
   return m.finish();
 }
@@ -182,10 +163,6 @@ inline RmaModel match_rma(const LogFile& file, const std::vector<Timeline>& time
       file, static_cast<uint32_t>(timelines.size()), [&](uint32_t tl) { return timelines[tl].rank; },
       [&](uint32_t tl) -> const std::vector<Event>& { return timelines[tl].events; });
 }
-
-// One side of a message, as matching sees it: (global communicator id, source, destination,
-// tag), world ranks.
-using MessageKey = std::tuple<uint64_t, int32_t, int32_t, int32_t>;
 
 // Pairs one timeline's MPE user events into user states, as the definitions describe them: an
 // event whose id is a state category's start id opens that state; one whose id is the end id of
@@ -269,13 +246,12 @@ void interpret_records(const LogFile& file, const IndexEntry& e, const Record* r
         int32_t peer;
         uint64_t gid;
         if (!world(s.comm, s.dest, &peer, &gid)) {
-          sink.event(Event{t, kind, r.cat, r.a, r.b, r.comm, r.c, 0});
+          sink.event(Event::of(r, t));
           break;
         }
         sink.message_end(true, MessageKey{gid, me, peer, s.tag}, t, s.bytes);
         if constexpr (requires { sink.message_record(MessageKey{}, Event{}); })
-          sink.message_record(MessageKey{gid, me, peer, s.tag},
-                              Event{t, kind, r.cat, r.a, r.b, r.comm, r.c, 0});
+          sink.message_record(MessageKey{gid, me, peer, s.tag}, Event::of(r, t));
         break;
       }
       case RecordKind::kRecv: {
@@ -283,13 +259,12 @@ void interpret_records(const LogFile& file, const IndexEntry& e, const Record* r
         int32_t peer;
         uint64_t gid;
         if (!world(v.comm, v.source, &peer, &gid)) {
-          sink.event(Event{t, kind, r.cat, r.a, r.b, r.comm, r.c, 0});
+          sink.event(Event::of(r, t));
           break;
         }
         sink.message_end(false, MessageKey{gid, peer, me, v.tag}, t, v.bytes);
         if constexpr (requires { sink.message_record(MessageKey{}, Event{}); })
-          sink.message_record(MessageKey{gid, peer, me, v.tag},
-                              Event{t, kind, r.cat, r.a, r.b, r.comm, r.c, 0});
+          sink.message_record(MessageKey{gid, peer, me, v.tag}, Event::of(r, t));
         break;
       }
       case RecordKind::kSendCancel: {
@@ -305,25 +280,24 @@ void interpret_records(const LogFile& file, const IndexEntry& e, const Record* r
         UserStates::Closed c;
         const UserStates::Fed fed = user_states->feed(file, u.id, t, site, &c);
         if (fed == UserStates::Fed::kEnded) sink.state(c.start, t, c.cat, c.depth, c.site);
-        if (fed == UserStates::Fed::kLone) sink.event(Event{t, kind, r.cat, r.a, r.b, r.comm, r.c, site});
+        if (fed == UserStates::Fed::kLone) sink.event(Event::of(r, t, site));
         break;
       }
       case RecordKind::kRequestPost:  // only the OTF2 writer uses these
       case RecordKind::kRequestDone:
       case RecordKind::kCounter:  // read through mpe/log_counters.h, not kept as events
-        if constexpr (requires { sink.unmodelled(Event{}); })
-          sink.unmodelled(Event{t, kind, r.cat, r.a, r.b, r.comm, r.c, 0});
+        if constexpr (requires { sink.unmodelled(Event{}); }) sink.unmodelled(Event::of(r, t));
         break;
       default:  // collectives, markers, communicator and window creations, RMA: points as logged
-        sink.event(Event{t, kind, r.cat, r.a, r.b, r.comm, r.c, 0});
+        sink.event(Event::of(r, t));
         break;
     }
     sink.span(t, end);
   }
 }
 
-// Decodes every chunk and builds the model: states, events, messages matched per (communicator,
-// source, destination, tag) in order (MPI's non-overtaking rule), with the causality repair
+// Decodes every chunk and builds the model: states, events, messages paired by the one
+// MessageMatcher (mpe/message_matcher.h), with the causality repair
 // described in log_reader.cpp when clock sync left backward messages. Cost: ~50 ns per record.
 StatusOr<Trace> load_trace(const LogFile& file);
 // The same, handing every decoded chunk to `also_feed` too (mpe/chunk_pass.h), so that a caller
@@ -340,4 +314,4 @@ void add_causality_constraint(std::map<std::pair<int32_t, int32_t>, int64_t>* ne
 std::vector<int64_t> causality_shifts(const std::map<std::pair<int32_t, int32_t>, int64_t>& need,
                                       uint32_t nranks);
 
-}  // namespace mpe::log
+}  // namespace mpe::format

@@ -11,7 +11,7 @@
 #include "mpe/log_layout.h"
 #include "mpe/status.h"
 
-namespace mpe::log {
+namespace mpe::format {
 
 // A writer that fails, or is destroyed before finish() succeeded, removes its file: no file without
 // its header is left behind. Chunks must be added rank by rank (and each rank's by thread, then time), as the
@@ -35,4 +35,4 @@ class LogWriter {
   std::vector<IndexEntry> index_;
 };
 
-}  // namespace mpe::log
+}  // namespace mpe::format

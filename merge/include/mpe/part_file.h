@@ -11,7 +11,7 @@
 #include "mpe/log_layout.h"
 #include "mpe/status.h"
 
-namespace mpe::log {
+namespace mpe::format {
 
 // The PartHeader bytes that open rank `rank`'s spill file.
 std::string build_part_header(uint32_t rank, uint32_t world_size, double ticks_per_second);
@@ -33,4 +33,4 @@ struct PartFile {
 // `interner`, when given, shares the groups of the parts read with it (a recovery reads every rank's).
 StatusOr<PartFile> read_part(const std::string& path, MemberInterner* interner = nullptr);
 
-}  // namespace mpe::log
+}  // namespace mpe::format

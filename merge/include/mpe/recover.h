@@ -7,7 +7,7 @@
 
 #include "mpe/status.h"
 
-namespace mpe::log {
+namespace mpe::format {
 
 struct RecoverReport {
   int ranks = 0;
@@ -24,4 +24,4 @@ struct RecoverReport {
 // On failure no output file is left behind.
 Status recover(const std::vector<std::string>& parts, const std::string& out, RecoverReport* report);
 
-}  // namespace mpe::log
+}  // namespace mpe::format

@@ -13,8 +13,9 @@
 
 #include "mpe/log_defs.h"
 #include "mpe/log_format.h"
+#include "mpe/records.h"
 
-namespace mpe::log {
+namespace mpe::format {
 
 class LogFile;
 
@@ -91,8 +92,8 @@ class RmaPending {
 class RmaMatcher {
  public:
   explicit RmaMatcher(const LogFile& file) : file_(file) {}
-  void feed(uint32_t rank, uint32_t timeline, int64_t time, RecordKind kind, uint32_t cat, int32_t a,
-            int32_t b, uint32_t comm, uint64_t c);
+  // Takes one of the rank's kWinCreate, kRmaOp or kRmaComplete events; ignores any other kind.
+  void feed(uint32_t rank, uint32_t timeline, const Event& e);
   // Returns the model: transfers sorted by start time.
   RmaModel finish();
 
@@ -109,4 +110,4 @@ constexpr bool is_rma_record(RecordKind k) {
   return k == RecordKind::kRmaOp || k == RecordKind::kRmaComplete || k == RecordKind::kWinCreate;
 }
 
-}  // namespace mpe::log
+}  // namespace mpe::format

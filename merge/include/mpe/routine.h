@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace mpe::log {
+namespace mpe::format {
 
 // The numbers are stored in logfiles (docs/FORMAT.md): append, never renumber.
 enum class RoutineFamily : uint8_t {
@@ -65,6 +65,9 @@ struct RoutineInfo {
   bool blocking() const { return mode == RoutineMode::kBlocking; }
   bool nonblocking() const { return mode == RoutineMode::kNonblocking; }
   bool rooted() const { return shape == CollectiveShape::kOneToAll || shape == CollectiveShape::kAllToOne; }
+  // The table's life-cycle classes: "init" starts MPI (MPI_Init, MPI_Init_thread), "finalize" ends it.
+  bool starts_mpi() const { return family == RoutineFamily::kLifeCycle && cls == "init"; }
+  bool ends_mpi() const { return family == RoutineFamily::kLifeCycle && cls == "finalize"; }
   bool operator==(const RoutineInfo&) const = default;
 };
 
@@ -84,4 +87,4 @@ uint32_t default_mpi_color(const RoutineInfo& routine);
 // The same, for a name only: mapped through the table (routine_by_name).
 uint32_t default_mpi_color(std::string_view name);
 
-}  // namespace mpe::log
+}  // namespace mpe::format

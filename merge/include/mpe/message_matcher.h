@@ -1,0 +1,124 @@
+// The one message matcher: the reader (load_trace), the viewer's model and the analyses' endpoints
+// pair sends with receives here, so all of them agree on every message.
+//
+// The rule (MPI's non-overtaking rule): the k-th send of each key (global communicator, source,
+// destination, tag; world ranks) is matched with the k-th receive of that key, each side taken in
+// time order: a send at the send call's entry, a receive at its completion. Ends at equal times
+// keep the order in which they were added (logged order, chunk by chunk in index order).
+// A cancelled send (a kSendCancel record) withdraws the latest send of its key added before the
+// cancel and not withdrawn already; a withdrawn send is neither matched nor left unmatched. What
+// stays without a partner is reported per key; a matched receive that ends before its send began
+// (a backward message) is still a pair: the callers' causality repair deals with it.
+//
+// Design. Each key has two vectors of ends, filled in logged order. match() visits the keys in
+// key order, orders each side by (time, logged order) with a stable sort, skipped when the side is
+// already in time order (the common case: a key's sends all come from one rank, mostly one
+// thread, whose records are logged in time order), pairs them, and frees the key's vectors before
+// the next key, so the ends and the caller's growing result do not peak together.
+// An End is whatever a caller keeps per end (the viewer's is 16 bytes); it may be a handle into
+// the caller's own storage, its time then given by a TimeOf.
+// Cost: one hash lookup per end, a linear is_sorted check per side (n log n only for sides out of
+// order), and sorting the keys once. Memory: sizeof(End) per end plus one entry per key.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace mpe::format {
+
+// One side of a message, as matching sees it: (global communicator id, source, destination,
+// tag), world ranks.
+using MessageKey = std::tuple<uint64_t, int32_t, int32_t, int32_t>;
+
+struct MessageKeyHash {
+  size_t operator()(const MessageKey& k) const noexcept {
+    uint64_t h = std::get<0>(k) * 0x9E3779B97F4A7C15ull;
+    h ^= (uint64_t{static_cast<uint32_t>(std::get<1>(k))} << 32 | static_cast<uint32_t>(std::get<2>(k))) *
+         0xC2B2AE3D27D4EB4Full;
+    return h ^ (uint64_t{static_cast<uint32_t>(std::get<3>(k))} * 0x165667B19E3779F9ull) ^ (h >> 29);
+  }
+};
+
+enum class MessageSide : uint8_t { kSend, kRecv };
+
+// The time of an End that has a member `time` (ns): the default.
+struct EndTimeMember {
+  template <class End>
+  int64_t operator()(const End& end, MessageSide) const {
+    return end.time;
+  }
+};
+
+template <class End, class TimeOf = EndTimeMember>
+class MessageMatcher {
+ public:
+  explicit MessageMatcher(TimeOf time_of = {}) : time_of_(std::move(time_of)) {}
+
+  void add_send(const MessageKey& key, const End& end) { queues_[key].sends.push_back(end); }
+  void add_recv(const MessageKey& key, const End& end) { queues_[key].recvs.push_back(end); }
+
+  // Withdraws the latest send added on key and returns it; nothing when the key has none left.
+  std::optional<End> cancel_latest_send(const MessageKey& key) {
+    auto it = queues_.find(key);
+    if (it == queues_.end() || it->second.sends.empty()) return std::nullopt;
+    End end = std::move(it->second.sends.back());
+    it->second.sends.pop_back();
+    return end;
+  }
+
+  // The pairs match() will make (to reserve the result).
+  size_t pairs() const {
+    size_t n = 0;
+    for (const auto& [key, q] : queues_) n += std::min(q.sends.size(), q.recvs.size());
+    return n;
+  }
+
+  // Pairs every key's ends, in key order: on_pair(key, const End& send, const End& recv) for each
+  // pair in time order, then on_queue_done(key, sends_left, recvs_left) with the counts of the
+  // key's ends left without a partner, once the key's ends are freed. Leaves the matcher empty.
+  template <class OnPair, class OnQueueDone>
+  void match(OnPair&& on_pair, OnQueueDone&& on_queue_done) {
+    std::vector<typename Queues::value_type*> keys;
+    keys.reserve(queues_.size());
+    for (auto& entry : queues_) keys.push_back(&entry);
+    std::sort(keys.begin(), keys.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+    for (auto* entry : keys) {
+      const MessageKey& key = entry->first;
+      Queue& q = entry->second;
+      order(q.sends, MessageSide::kSend);
+      order(q.recvs, MessageSide::kRecv);
+      const size_t n = std::min(q.sends.size(), q.recvs.size());
+      for (size_t k = 0; k < n; ++k) on_pair(key, std::as_const(q.sends[k]), std::as_const(q.recvs[k]));
+      const size_t sends_left = q.sends.size() - n, recvs_left = q.recvs.size() - n;
+      std::vector<End>().swap(q.sends);
+      std::vector<End>().swap(q.recvs);
+      on_queue_done(key, sends_left, recvs_left);
+    }
+    std::vector<typename Queues::value_type*>().swap(keys);
+    queues_.clear();
+  }
+
+ private:
+  struct Queue {
+    std::vector<End> sends;  // in the order added
+    std::vector<End> recvs;
+  };
+  using Queues = std::unordered_map<MessageKey, Queue, MessageKeyHash>;
+
+  void order(std::vector<End>& ends, MessageSide side) const {
+    auto by_time = [&](const End& a, const End& b) { return time_of_(a, side) < time_of_(b, side); };
+    if (!std::is_sorted(ends.begin(), ends.end(), by_time))
+      std::stable_sort(ends.begin(), ends.end(), by_time);
+  }
+
+  TimeOf time_of_;
+  Queues queues_;
+};
+
+}  // namespace mpe::format

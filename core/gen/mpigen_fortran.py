@@ -168,11 +168,11 @@ def emit_fortran_wrapper(w, proto, row, roles, binding):
     params, has_ierr, ret = fortran_signature(proto, cls)
     if proto.variadic and cls != "pcontrol":
         return False
-    # MPI_Pcontrol(level) has no ierror in Open MPI's mpif.h binding nor in mpi_f08, while MPICH's
-    # mpif.h binding takes one: the argument is forwarded but never read.
+    # MPI_Pcontrol(level) has no ierror in Open MPI's bindings, while MPICH's mpif.h and mpi_f08
+    # bindings take one (pmpir_pcontrol_f08_ writes it when not null): the register is forwarded
+    # untouched, never read nor written here, which is right for both.
     reads_ierr = has_ierr and cls != "pcontrol"
-    if cls == "pcontrol" and binding.optional_ierr:
-        has_ierr = False
+    own_ierr = binding.optional_ierr and has_ierr and cls != "pcontrol"
     nchar = sum(1 for p in params if is_char_param(p))
     args = ["void* a%d" % i for i in range(len(params))]
     if has_ierr:
@@ -214,15 +214,15 @@ def emit_fortran_wrapper(w, proto, row, roles, binding):
         w("  core::before_finalize(ts);\n")
     w("  core::suppress(ts);\n")
     # mpi_f08's ierror is OPTIONAL: the MPI gets our own, copied back when the caller passed one.
-    ierr_arg = "&ierr_" if binding.optional_ierr and has_ierr else "ierr"
-    if binding.optional_ierr and has_ierr:
+    ierr_arg = "&ierr_" if own_ierr else "ierr"
+    if own_ierr:
         w("  MPI_Fint ierr_ = MPI_SUCCESS;\n")
     if ret != "void":
         w("  %s result = %s;\n" % (ret, forward(ierr_arg)))
     else:
         w("  %s;\n" % forward(ierr_arg))
     w("  core::unsuppress(ts);\n")
-    if binding.optional_ierr and has_ierr:
+    if own_ierr:
         w("  if (ierr) *ierr = ierr_;\n")
     w("  call.rc = %s;\n" % (("ierr_" if binding.optional_ierr else "*ierr") if reads_ierr else "MPI_SUCCESS"))
     for line in post:

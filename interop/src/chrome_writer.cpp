@@ -216,7 +216,7 @@ Status mpelog_to_chrome(const std::string& log_path, const std::string& out_json
             {{"name", "thread " + std::to_string(t.index) + " (tid " + std::to_string(t.tid) + ")"}}}});
   }
 
-  ChromeSink sink{log, events, {}, {}, {}};
+  ChromeSink sink{log, events, {}, {}, {}, {}};
   // One user-state pairing per thread: chunks of different threads may interleave in the index.
   std::map<std::pair<uint32_t, uint32_t>, format::UserStates> user_states;
   Progress progress("writing Chrome JSON", log.index().size());

@@ -5,7 +5,7 @@ import os
 import shutil
 
 import mpitest
-from interop_common import RUNS, expect_messages, mpe, run_logged, stat
+from interop_common import RUNS, expect_messages, mpe, run_logged, stat, synthetic_log
 
 
 def chrome():
@@ -42,12 +42,7 @@ def chrome():
         mpitest.expect_eq(len(set(starts) & set(ends)), st["messages"]["matched"], prog + ": arrows == matched messages")
         mpitest.cleanup(r)
     # Interleaved chunks and user states (mpe synth): slices still equal states.
-    import tempfile
-    work = tempfile.mkdtemp(prefix="mpetest-")
-    log = os.path.join(work, "synth.mpelog")
-    mpe("synth", "--ranks", "4", "--events", "200000", log)
-    st = stat(log)
-    expect_messages("synth", st)
+    work, log, st = synthetic_log()
     mpe("convert", log, "--to", "chrome", os.path.join(work, "synth.json"))
     with open(os.path.join(work, "synth.json")) as f:
         events = json.load(f)["traceEvents"]

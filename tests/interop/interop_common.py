@@ -48,6 +48,18 @@ def expect_messages(prog, st):
                        "%s: no matched messages in the log: %r" % (prog, st["messages"]))
 
 
+def synthetic_log():
+    """A 4-rank `mpe synth` log (its index interleaves the ranks' chunks, with user states), checked
+    by expect_messages: (scratch folder, log path, its mpe stat)."""
+    import tempfile
+    work = tempfile.mkdtemp(prefix="mpetest-")
+    log = os.path.join(work, "synth.mpelog")
+    mpe("synth", "--ranks", "4", "--events", "200000", log)
+    st = stat(log)
+    expect_messages("synth", st)
+    return work, log, st
+
+
 def our_counts(st):
     """What the OTF2 archive must hold, from our own reader's view of the log. A log with call
     sites is written with calling contexts (CallingContextEnter/Leave, as Score-P writes an

@@ -5,7 +5,7 @@ import shutil
 import tempfile
 
 import mpitest
-from interop_common import (RUNS, check_archive, expect_messages, liblog_counts, messages, mpe, our_counts,
+from interop_common import (RUNS, synthetic_log, check_archive, expect_messages, liblog_counts, messages, mpe, our_counts,
                             run_logged, stat)
 
 
@@ -85,11 +85,7 @@ def roundtrip():
         mpitest.cleanup(r)
     # A log whose index interleaves the ranks' chunks (as `mpe synth` and `mpe merge --recover`
     # write them), with user states: each location must take its own chunks only.
-    work = tempfile.mkdtemp(prefix="mpetest-")
-    log = os.path.join(work, "synth.mpelog")
-    mpe("synth", "--ranks", "4", "--events", "200000", log)
-    st = stat(log)
-    expect_messages("synth", st)
+    work, log, st = synthetic_log()
     mpe("convert", log, "--to", "otf2", os.path.join(work, "synth-otf2"))
     check_archive(os.path.join(work, "synth-otf2"), st, "synth")
     back = os.path.join(work, "back.mpelog")

@@ -157,9 +157,10 @@ void addCounterTracks(CounterTracks &out, const TraceModel &model, const mpe::fo
     }
 }
 
-// `base` (may be null) plus the rebuilt queue's series, one track per rank.
+// `base` (may be null) plus the rebuilt queue's series, one track per rank. Each rank's series
+// is freed once it is a track: the peak holds one rank's twice, not every rank's.
 std::shared_ptr<CounterTracks> addRebuiltQueue(
-    const TraceModel &model, const CounterTracks *base, const mpe::analysis::umq::Rebuilt &rebuilt)
+    const TraceModel &model, const CounterTracks *base, mpe::analysis::umq::Rebuilt &&rebuilt)
 {
     auto out = std::make_shared<CounterTracks>(base ? *base : CounterTracks());
     CounterInfo info;
@@ -168,14 +169,17 @@ std::shared_ptr<CounterTracks> addRebuiltQueue(
                                       "an estimate, not read from the MPI");
     info.rebuilt = true;
     for (uint32_t rank = 0; rank < rebuilt.series.size(); ++rank) {
-        const auto &S = rebuilt.series[rank];
+        auto &S = rebuilt.series[rank];
         if (S.empty()) continue;
         std::vector<int64_t> times;
         std::vector<double> levels;
+        times.reserve(S.size());
+        levels.reserve(S.size());
         for (const mpe::analysis::umq::Point &p : S) {
             times.push_back(p.time);
             levels.push_back(p.length);
         }
+        std::vector<mpe::analysis::umq::Point>().swap(S);
         out->addTrack(model, info, rank, mpe::format::kUnknownComm, std::move(times), std::move(levels));
     }
     return out;
@@ -217,7 +221,7 @@ mpe::StatusOr<std::shared_ptr<CounterTracks>> withRebuiltQueue(const mpe::format
     options.keep_going = std::move(keepGoing);
     auto rebuilt = mpe::analysis::umq::rebuild(file, options);
     if (!rebuilt.ok()) return rebuilt.status();
-    return addRebuiltQueue(model, base, *rebuilt);
+    return addRebuiltQueue(model, base, std::move(*rebuilt));
 }
 
 mpe::StatusOr<std::shared_ptr<CounterTracks>> withRebuiltQueue(const mpe::format::LogFile &file,
@@ -227,7 +231,7 @@ mpe::StatusOr<std::shared_ptr<CounterTracks>> withRebuiltQueue(const mpe::format
     options.keep_series = true;
     auto rebuilt = mpe::analysis::umq::rebuild(file, std::move(collected), options);
     if (!rebuilt.ok()) return rebuilt.status();
-    return addRebuiltQueue(model, base, *rebuilt);
+    return addRebuiltQueue(model, base, std::move(*rebuilt));
 }
 
 void setCounterRows(ViewState &v, const TraceModel &model)

@@ -1,6 +1,7 @@
 // The background loader: builds the preview and the model on a QThread and posts them to the GUI thread.
 #include "loader.h"
 
+#include "alongside.h"
 #include "mpe/endpoint_collector.h"
 #include "mpe/interop.h"
 #include "tracebuilder.h"
@@ -24,30 +25,56 @@ mpe::StatusOr<std::shared_ptr<TraceModel>> openTrace(const mpe::format::LogFile 
         endpoints = std::make_unique<mpe::analysis::EndpointCollector>(file, settings);
         alsoFeed.push_back(endpoints->consumer());
     }
-    auto built = buildModel(file, steps.progress, 0, alsoFeed);
+    auto goOn = [&] { return !steps.keepGoing || steps.keepGoing(); };
+    // While the model finishes, the analyses match their messages and measure the wait states
+    // (which need no model, only its layout does).
+    std::shared_ptr<mpe::analysis::Collected> collected;
+    mpe::StatusOr<mpe::analysis::waits::Report> report = mpe::Status(mpe::StatusCode::kCancelled, "not analyzed");
+    bool outOfMemory = false;
+    std::function<void()> analyze;
+    if (endpoints)
+        analyze = [&] {
+            try {
+                collected = endpoints->finish();
+                endpoints.reset();
+                if (steps.waits && goOn())
+                    report = mpe::analysis::waits::analyze(file, *collected, waitOverlayOptions());
+            } catch (const std::bad_alloc &) {
+                outOfMemory = true;
+                collected.reset();
+                report = mpe::Status::out_of_memory();
+            }
+        };
+    auto built = buildModel(file, steps.progress, 0, alsoFeed, analyze);
     if (!built.ok()) return built.status();
     const std::shared_ptr<TraceModel> model = *built;
     if (steps.modelReady) steps.modelReady(model);
-    if (!endpoints) return model;
-    std::shared_ptr<mpe::analysis::Collected> collected;
-    try {
-        collected = endpoints->finish();
-    } catch (const std::bad_alloc &) {
+    if (!analyze) return model;
+    if (outOfMemory) {
         const mpe::Status oom = mpe::Status::out_of_memory();
         if (steps.waits && steps.waitsReady) steps.waitsReady(oom);
         if (steps.rebuiltQueue && steps.countersReady) steps.countersReady(oom);
         return model;
     }
-    endpoints.reset();
-    auto goOn = [&] { return !steps.keepGoing || steps.keepGoing(); };
-    if (steps.waits && goOn()) {
-        auto waits = analyzeWaits(file, *model, *collected);
-        if (steps.waitsReady) steps.waitsReady(waits);
-    }
-    if (steps.rebuiltQueue && goOn()) {
-        auto counters = withRebuiltQueue(file, *model, model->counters(), std::move(*collected));
-        if (steps.countersReady) steps.countersReady(counters);
-    }
+    // Then the wait states' layout and the rebuilt queue, at once. The queue is rebuilt on this
+    // thread, which allocated the endpoints it consumes: the allocator gives their memory back to
+    // the thread that allocated it, so the rebuild's own data grows into it (on another thread the
+    // peak was 30 MB higher). The results go out from this thread, the wait states first.
+    mpe::StatusOr<std::shared_ptr<const WaitStates>> waits = mpe::Status::out_of_memory();
+    std::function<void()> layOut;
+    if (steps.waits && goOn()) layOut = [&] { waits = layOutWaits(*model, std::move(report)); };
+    mpe::StatusOr<std::shared_ptr<CounterTracks>> counters = mpe::Status::out_of_memory();
+    runAlongside(layOut, [&] {
+        if (!steps.rebuiltQueue || !goOn()) return;
+        try {
+            counters = withRebuiltQueue(file, *model, model->counters(), std::move(*collected));
+        } catch (const std::bad_alloc &) {
+            counters = mpe::Status::out_of_memory();
+        }
+        collected.reset();
+    });
+    if (layOut && steps.waitsReady) steps.waitsReady(waits);
+    if (steps.rebuiltQueue && goOn() && steps.countersReady) steps.countersReady(counters);
     return model;
 }
 

@@ -1,6 +1,7 @@
 // Builds TraceModels: the index preview, and the full model from chunks decoded in parallel.
 #include "tracebuilder.h"
 
+#include "alongside.h"
 #include "countertracks.h"
 #include "mpe/chunk_pass.h"
 #include "mpe/interop.h"
@@ -407,7 +408,7 @@ std::shared_ptr<TraceModel> buildPreview(const LogFile &file)
 constexpr int kBinsAtLoadRows = 256;
 
 mpe::StatusOr<std::shared_ptr<TraceModel>> buildModel(const LogFile &file, const BuildProgress &progress, int threads,
-    const std::vector<mpe::format::ChunkConsumer> &alsoFeed)
+    const std::vector<mpe::format::ChunkConsumer> &alsoFeed, const std::function<void()> &afterPass)
 {
     auto model = std::make_shared<TraceModel>(file.definitions());
     ModelBuilder builder(file, *model);
@@ -434,12 +435,14 @@ mpe::StatusOr<std::shared_ptr<TraceModel>> buildModel(const LogFile &file, const
         if (s.code() == mpe::StatusCode::kCancelled) return mpe::Status(mpe::StatusCode::kInvalidArgument, "cancelled");
         return s;
     }
-    builder.finish();
-    // Many ranks: the per-row bins behind the summary band and the groups' rows (summary.h),
-    // built here on the loading thread rather than by the first frame that needs them.
-    if (model->rowCount() >= kBinsAtLoadRows) model->allRowCounts();
+    runAlongside(afterPass, [&] {
+        builder.finish();
+        // Many ranks: the per-row bins behind the summary band and the groups' rows (summary.h),
+        // built here on the loading thread rather than by the first frame that needs them.
+        if (model->rowCount() >= kBinsAtLoadRows) model->allRowCounts();
+        model->setCounters(counterSamples.tracks(*model));
+    });
     releaseFreedMemory(); // the build's queues and lanes
-    model->setCounters(counterSamples.tracks(*model));
     if (progress) progress(100);
     return model;
 }

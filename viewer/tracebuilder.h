@@ -29,10 +29,13 @@ using BuildProgress = std::function<bool(int percent)>;
 // causality repair), without its 24-byte states and 48-byte messages in between, with the
 // counter tracks of its kCounter records. Chunks are decoded once (mpe/chunk_pass.h), on
 // `threads` worker threads (0 = one per core), and handed in index order to the model, the
-// counter samples and `alsoFeed` (the analyses' endpoints), on the calling thread. Errors: a
-// damaged chunk's (corrupt, truncated, io-error); a cancelled build ends with invalid-argument,
-// "cancelled".
+// counter samples and `alsoFeed` (the analyses' endpoints), on the calling thread. Once every
+// chunk is consumed, `afterPass` (the caller's work on what alsoFeed collected) runs on a thread
+// of its own while the model finishes (message matching, packing), and has returned when
+// buildModel does; it is not run when the pass fails. Errors: a damaged chunk's (corrupt,
+// truncated, io-error); a cancelled build ends with invalid-argument, "cancelled".
 mpe::StatusOr<std::shared_ptr<TraceModel>> buildModel(const mpe::format::LogFile &file,
-    const BuildProgress &progress = {}, int threads = 0, const std::vector<mpe::format::ChunkConsumer> &alsoFeed = {});
+    const BuildProgress &progress = {}, int threads = 0, const std::vector<mpe::format::ChunkConsumer> &alsoFeed = {},
+    const std::function<void()> &afterPass = {});
 
 } // namespace upshot

@@ -108,31 +108,44 @@ QString waitPatternName(int pattern)
     return QString::fromUtf8(mpe::analysis::waits::pattern_name(static_cast<Pattern>(pattern)));
 }
 
-WaitStates::WaitStates(const TraceModel &model, const mpe::analysis::waits::Report &report)
+WaitStates::WaitStates(const TraceModel &model, mpe::analysis::waits::Report &&report)
     : m_rows(static_cast<size_t>(model.rowCount())), m_mpiNs(static_cast<double>(report.mpi_ns))
 {
+    // The analysis orders its instances by (rank, thread, start): then a row's are one
+    // consecutive run, and nothing needs to remember where each span came from.
+    auto byTimeline = [](const mpe::analysis::waits::Instance &a, const mpe::analysis::waits::Instance &b) {
+        return a.rank != b.rank ? a.rank < b.rank : a.thread != b.thread ? a.thread < b.thread : a.start < b.start;
+    };
+    if (!std::is_sorted(report.instances.begin(), report.instances.end(), byTimeline))
+        std::stable_sort(report.instances.begin(), report.instances.end(), byTimeline);
     for (int p = 0; p < kWaitPatterns; ++p) {
         m_runTotals[static_cast<size_t>(p)].ns = static_cast<double>(report.patterns[static_cast<size_t>(p)].ns);
         m_runTotals[static_cast<size_t>(p)].instances = report.patterns[static_cast<size_t>(p)].instances;
     }
-    const auto &I = report.instances;
-    // Rows first, with the instance each span came from (until the lookups are done).
-    std::vector<std::vector<uint32_t>> from(m_rows.size());
+    const auto &I = report.instances; // a row's from first[row] on
+    std::vector<size_t> first(m_rows.size(), 0), perRow(m_rows.size(), 0);
     for (size_t k = 0; k < I.size(); ++k) {
         const int row = model.rowOf(I[k].rank, I[k].thread);
+        if (row < 0) continue;
+        if (perRow[static_cast<size_t>(row)]++ == 0) first[static_cast<size_t>(row)] = k;
+    }
+    // Rows first, each allocated once at its size.
+    for (size_t r = 0; r < m_rows.size(); ++r)
+        m_rows[r].spans.reserve(perRow[r]);
+    for (const mpe::analysis::waits::Instance &in : I) {
+        const int row = model.rowOf(in.rank, in.thread);
         if (row < 0) {
             ++m_unplaced;
             continue;
         }
         WaitSpan s {};
-        s.start = I[k].start;
-        s.end = I[k].end;
-        s.culpritTime = I[k].culprit_time;
-        s.pattern = static_cast<uint8_t>(I[k].pattern);
-        s.culpritRow = I[k].culprit >= 0 ? model.rowOf(static_cast<uint32_t>(I[k].culprit), I[k].culprit_thread) : -1;
+        s.start = in.start;
+        s.end = in.end;
+        s.culpritTime = in.culprit_time;
+        s.pattern = static_cast<uint8_t>(in.pattern);
+        s.culpritRow = in.culprit >= 0 ? model.rowOf(static_cast<uint32_t>(in.culprit), in.culprit_thread) : -1;
         s.state = s.culpritState = s.message = WaitSpan::kNone;
         m_rows[static_cast<size_t>(row)].spans.push_back(s);
-        from[static_cast<size_t>(row)].push_back(static_cast<uint32_t>(k));
         ++m_instances;
     }
     // Sorted by start, and the waiting states found in that order. The later lookups sort
@@ -150,17 +163,21 @@ WaitStates::WaitStates(const TraceModel &model, const mpe::analysis::waits::Repo
     StateFinder waiting(model);
     for (size_t r = 0; r < m_rows.size(); ++r) {
         auto &S = m_rows[r].spans;
+        auto earlier = [](const WaitSpan &a, const WaitSpan &b) {
+            return a.start != b.start ? a.start < b.start : a.end < b.end;
+        };
         std::vector<uint32_t> order(S.size());
         std::iota(order.begin(), order.end(), 0u);
-        std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-            return S[a].start != S[b].start ? S[a].start < S[b].start : S[a].end < S[b].end;
-        });
-        std::vector<WaitSpan> sorted(S.size());
-        for (size_t i = 0; i < order.size(); ++i)
-            sorted[i] = S[order[i]];
-        S = std::move(sorted);
+        // The analysis sorts its instances by start: usually nothing to do here.
+        if (!std::is_sorted(S.begin(), S.end(), earlier)) {
+            std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return earlier(S[a], S[b]); });
+            std::vector<WaitSpan> sorted(S.size());
+            for (size_t i = 0; i < order.size(); ++i)
+                sorted[i] = S[order[i]];
+            S = std::move(sorted);
+        }
         for (size_t i = 0; i < S.size(); ++i) {
-            const uint32_t k = from[r][order[i]];
+            const uint32_t k = static_cast<uint32_t>(first[r] + order[i]);
             const mpe::analysis::waits::Instance &in = I[k];
             const Found f
                 = waiting.find(static_cast<int>(r), in.state_start, in.state_end, in.start + (in.end - in.start) / 2);
@@ -170,7 +187,6 @@ WaitStates::WaitStates(const TraceModel &model, const mpe::analysis::waits::Repo
                 refs.push_back(
                     { in.culprit_state_start, S[i].culpritRow, static_cast<uint32_t>(r), static_cast<uint32_t>(i), k });
         }
-        std::vector<uint32_t>().swap(from[r]);
     }
     // The culprits' states, by (culprit's row, state start).
     std::sort(refs.begin(), refs.end(),
@@ -421,11 +437,7 @@ size_t WaitStates::memoryBytes() const
     return b;
 }
 
-namespace {
-
-// Options of the overlay's analysis: every instance, no pair totals (the overlay draws culprits
-// per instance).
-mpe::analysis::waits::Options overlayOptions()
+mpe::analysis::waits::Options waitOverlayOptions()
 {
     mpe::analysis::waits::Options options;
     options.keep_instances = true;
@@ -433,36 +445,31 @@ mpe::analysis::waits::Options overlayOptions()
     return options;
 }
 
-template<class Analyze>
-mpe::StatusOr<std::shared_ptr<const WaitStates>> layOut(const TraceModel &model, Analyze analyze)
+mpe::StatusOr<std::shared_ptr<const WaitStates>> layOutWaits(
+    const TraceModel &model, mpe::StatusOr<mpe::analysis::waits::Report> &&report)
 {
+    if (!report.ok()) return report.status();
     try {
-        std::shared_ptr<const WaitStates> out;
-        {
-            auto report = analyze();
-            if (!report.ok()) return report.status();
-            out = std::make_shared<const WaitStates>(model, *report);
-        }
-        return out;
+        // The report goes as soon as its spans are laid out: it is the larger of the two.
+        mpe::analysis::waits::Report instances = std::move(*report);
+        return std::shared_ptr<const WaitStates>(std::make_shared<const WaitStates>(model, std::move(instances)));
     } catch (const std::bad_alloc &) {
         return mpe::Status::out_of_memory();
     }
 }
 
-} // namespace
-
 mpe::StatusOr<std::shared_ptr<const WaitStates>> analyzeWaits(
     const mpe::format::LogFile &file, const TraceModel &model, std::function<bool()> keepGoing)
 {
-    mpe::analysis::waits::Options options = overlayOptions();
+    mpe::analysis::waits::Options options = waitOverlayOptions();
     options.keep_going = std::move(keepGoing);
-    return layOut(model, [&] { return mpe::analysis::waits::analyze(file, options); });
-}
-
-mpe::StatusOr<std::shared_ptr<const WaitStates>> analyzeWaits(
-    const mpe::format::LogFile &file, const TraceModel &model, mpe::analysis::Collected &collected)
-{
-    return layOut(model, [&] { return mpe::analysis::waits::analyze(file, collected, overlayOptions()); });
+    mpe::StatusOr<mpe::analysis::waits::Report> report = mpe::Status::out_of_memory();
+    try {
+        report = mpe::analysis::waits::analyze(file, options);
+    } catch (const std::bad_alloc &) {
+        return mpe::Status::out_of_memory();
+    }
+    return layOutWaits(model, std::move(report));
 }
 
 } // namespace upshot

@@ -98,8 +98,9 @@ public:
     };
     static constexpr size_t kBlock = 64;
 
-    // Lays report's instances (analyzed with Options::keep_instances) over model's rows.
-    WaitStates(const TraceModel &model, const mpe::analysis::waits::Report &report);
+    // Lays report's instances (analyzed with Options::keep_instances) over model's rows; orders
+    // them by (rank, thread, start) first when they are not (the analysis gives them so).
+    WaitStates(const TraceModel &model, mpe::analysis::waits::Report &&report);
 
     int rowCount() const { return static_cast<int>(m_rows.size()); }
     const std::vector<WaitSpan> &spans(int row) const { return m_rows[static_cast<size_t>(row)].spans; }
@@ -172,9 +173,13 @@ private:
 // (corrupt, truncated, io-error), out-of-memory.
 mpe::StatusOr<std::shared_ptr<const WaitStates>> analyzeWaits(
     const mpe::format::LogFile &file, const TraceModel &model, std::function<bool()> keepGoing = {});
-// The same from endpoints collected in the pass that built the model (mpe/endpoint_collector.h),
-// which stay for the rebuilt queue. Errors: the analysis's, out-of-memory.
-mpe::StatusOr<std::shared_ptr<const WaitStates>> analyzeWaits(
-    const mpe::format::LogFile &file, const TraceModel &model, mpe::analysis::Collected &collected);
+// The options the overlay's analysis runs with: every instance, no pair totals (the overlay draws
+// culprits per instance). For a caller that runs the analysis itself (openTrace(), from the endpoints
+// its pass collected) and then lays it out with layOutWaits().
+mpe::analysis::waits::Options waitOverlayOptions();
+// Lays out an analysis's report (run with waitOverlayOptions()) over the model of the same log,
+// and drops the report. Errors: the report's, out-of-memory.
+mpe::StatusOr<std::shared_ptr<const WaitStates>> layOutWaits(
+    const TraceModel &model, mpe::StatusOr<mpe::analysis::waits::Report> &&report);
 
 } // namespace upshot

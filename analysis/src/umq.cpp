@@ -351,6 +351,7 @@ StatusOr<Rebuilt> rebuild(const format::LogFile& file, analysis::Collected&& col
     }
     senders.clear();
   }
+  std::vector<Query>().swap(queries);  // the series below grow into their memory
 
   if (options.keep_series) {
     std::vector<std::vector<std::pair<int64_t, int32_t>>> changes(nranks);
@@ -360,6 +361,7 @@ StatusOr<Rebuilt> rebuild(const format::LogFile& file, analysis::Collected&& col
       changes[me].emplace_back(x.time, 1);
       if (x.leaves != kNever) changes[me].emplace_back(x.leaves, -1);
     }
+    std::vector<Arrival>().swap(arrivals);
     out.series.resize(nranks);
     for (uint32_t r = 0; r < nranks; ++r) {
       out.series[r] = step_series(changes[r]);

@@ -4,6 +4,7 @@
 #include "mpe/waits.h"
 
 #include <algorithm>
+#include <new>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -61,7 +62,15 @@ class Tally {
     if (options_.keep_blame && culprit >= 0 && static_cast<uint32_t>(culprit) < report_->ranks)
       blame_[uint64_t{static_cast<uint32_t>(culprit)} << 32 | rank] += ns;
     if (!options_.keep_instances) return;
-    Instance in{p, rank, waiting.thread, start, end, waiting.start, waiting.end, waiting.cat, waiting.site};
+    Instance in{.pattern = p,
+                .rank = rank,
+                .thread = waiting.thread,
+                .cat = waiting.cat,
+                .start = start,
+                .end = end,
+                .state_start = waiting.start,
+                .state_end = waiting.end,
+                .site = waiting.site};
     in.culprit = culprit;
     in.culprit_thread = culprit_call.thread;
     in.culprit_time = from;
@@ -138,6 +147,16 @@ StatusOr<Report> analyze(const format::LogFile& file, analysis::Collected& colle
   };
 
   Tally tally(&report, options);
+  if (options.keep_instances) {
+    // An upper bound (a receive makes at most one Late Sender and one Late Receiver instance, a
+    // collective member one), reserved: the pages never written take no memory, and the
+    // instances are not copied (twice their size at once) as they grow. Too large an address
+    // range to reserve only loses that.
+    try {
+      report.instances.reserve(2 * e.recvs.size() + e.colls.size());
+    } catch (const std::bad_alloc&) {
+    }
+  }
   // Late Receiver: a send that must wait for its receive to be posted.
   for (const RecvEnd& r : e.recvs) {
     if (r.send == kNoSend || r.post == kUnknown || !e.sends[r.send].waits_for_receiver) continue;

@@ -177,16 +177,6 @@ Status LogFile::read_chunk(size_t i, ChunkScratch* scratch, std::vector<Record>*
   return Status();
 }
 
-int64_t LogFile::to_ns(uint32_t rank, uint64_t ticks) const {
-  const double t = defs_.ranks[rank].sync.correct(ticks) - origin_;
-  return static_cast<int64_t>(std::llround(t * 1e9 / defs_.ticks_per_second));
-}
-
-int64_t LogFile::duration_ns(uint32_t rank, uint64_t ticks) const {
-  (void)rank;
-  return static_cast<int64_t>(std::llround(static_cast<double>(ticks) * 1e9 / defs_.ticks_per_second));
-}
-
 const Category* LogFile::category(uint32_t cat) const {
   if (cat >= category_slot_.size() || category_slot_[cat] < 0) return nullptr;
   return &defs_.categories[static_cast<size_t>(category_slot_[cat])];

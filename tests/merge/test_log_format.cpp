@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "mpe/log_reader.h"
 #include "mpe/log_writer.h"
@@ -238,6 +240,33 @@ TEST(Reader, AppliesClockCorrectionWithDrift) {
   EXPECT_DOUBLE_EQ(s.correct(1000), 1010);
   EXPECT_DOUBLE_EQ(s.correct(1500), 1520);
   EXPECT_DOUBLE_EQ(s.correct(2000), 2030);
+}
+
+// The reader's inline rounding of times is std::llround, value for value: halves, the largest
+// doubles below a half, negative values, whole numbers past 2^52, and values out of range.
+TEST(Reader, RoundsTimesAsLlround) {
+  std::vector<double> values = {0.0,
+                                -0.0,
+                                0.5,
+                                -0.5,
+                                1.5,
+                                2.5,
+                                -2.5,
+                                0.49999999999999994,
+                                -0.49999999999999994,
+                                4503599627370495.5,
+                                4503599627370497.0,
+                                9007199254740993.0,
+                                -9007199254740993.0,
+                                1e18 + 0.5,
+                                -1e18,
+                                9.2e18 - 4096,
+                                -9.2e18 + 4096};
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<double> spread(-1e13, 1e13);
+  for (int i = 0; i < 100000; ++i) values.push_back(spread(random));
+  for (int i = 0; i < 1000; ++i) values.push_back(std::floor(spread(random)) + 0.5);
+  for (double v : values) EXPECT_EQ(round_to_int64(v), std::llround(v)) << v;
 }
 
 TEST(Reader, RejectsNonLogfile) {

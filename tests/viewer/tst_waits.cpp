@@ -3,12 +3,18 @@
 // window moves, Find over a pattern's instances (from the dock, in the main window), the
 // coverage levels and window totals of a dense log against a brute-force sum.
 #include <QAction>
+#include <QFileInfo>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
+#include <tuple>
+
+#include "countertracks.h"
 #include "loader.h"
 #include "mainwindow.h"
 #include "mpe/interop.h"
@@ -249,6 +255,107 @@ private slots:
         QCOMPARE(full.waitRuns, size_t(1));
         renderImage(m, 0, 1999, QSize(96 + 700, 28 + 80), &zoomed); // 2.9 ns per pixel
         QCOMPARE(zoomed.waitRuns, size_t(10));
+    }
+
+    // A run of 8 ranks from `mpe synth` (halo messages, some of them unexpected, collectives):
+    // wait states on every rank, a rebuilt queue on several.
+    QString synthesized()
+    {
+        const QString path = m_dir.filePath("synth.mpelog");
+        if (QFileInfo::exists(path)) return path;
+        QProcess p;
+        p.start(MPE_EXE, { "synth", "--ranks", "8", "--events", "40000", path });
+        if (!p.waitForFinished(60000) || p.exitCode() != 0) return {};
+        return path;
+    }
+
+    // Opening a log (openTrace: one decode, the wait states' analysis beside the model's finish,
+    // their layout beside the rebuilt queue) gives what a decode for each gives.
+    void oneOpeningGivesWhatSeparatePassesGive()
+    {
+        const QString synth = synthesized();
+        QVERIFY(!synth.isEmpty());
+        for (const QString &path : { m_dir.filePath("waits.mpelog"), m_dir.filePath("dense-waits.mpelog"), synth }) {
+            auto opened = mpe::interop::OpenedLog::open(path.toStdString());
+            QVERIFY(opened.ok());
+            const mpe::format::LogFile &file = (*opened)->file();
+            std::shared_ptr<const WaitStates> waits;
+            std::shared_ptr<CounterTracks> counters;
+            int ready = 0;
+            OpenSteps steps;
+            steps.modelReady = [&](const std::shared_ptr<TraceModel> &) { QCOMPARE(ready++, 0); };
+            steps.waitsReady = [&](const mpe::StatusOr<std::shared_ptr<const WaitStates>> &w) {
+                QCOMPARE(ready++, 1);
+                QVERIFY(w.ok());
+                waits = w.value();
+            };
+            steps.countersReady = [&](const mpe::StatusOr<std::shared_ptr<CounterTracks>> &c) {
+                QCOMPARE(ready++, 2);
+                QVERIFY(c.ok());
+                counters = c.value();
+            };
+            auto model = openTrace(file, steps);
+            QVERIFY(model.ok() && waits && counters);
+            QCOMPARE(ready, 3);
+
+            auto separateWaits = analyzeWaits(file, **model);
+            auto separateQueue = withRebuiltQueue(file, **model, (*model)->counters());
+            QVERIFY(separateWaits.ok() && separateQueue.ok());
+            const WaitStates &A = *waits, &B = **separateWaits;
+            QVERIFY(A.instanceCount() > 0);
+            QCOMPARE(A.instanceCount(), B.instanceCount());
+            QCOMPARE(A.rowCount(), B.rowCount());
+            for (int r = 0; r < A.rowCount(); ++r) {
+                QCOMPARE(A.spans(r).size(), B.spans(r).size());
+                for (size_t i = 0; i < A.spans(r).size(); ++i) {
+                    const WaitSpan &a = A.spans(r)[i], &b = B.spans(r)[i];
+                    QCOMPARE(std::tie(a.start, a.end, a.culpritTime, a.state, a.culpritState, a.message, a.culpritRow,
+                                 a.pattern, a.depth),
+                        std::tie(b.start, b.end, b.culpritTime, b.state, b.culpritState, b.message, b.culpritRow,
+                            b.pattern, b.depth));
+                }
+            }
+            const CounterTracks &C = *counters, &D = **separateQueue;
+            if (path == synth) QVERIFY(C.tracks().size() > 1); // the rebuilt queue on several ranks
+            QCOMPARE(C.tracks().size(), D.tracks().size());
+            for (size_t t = 0; t < C.tracks().size(); ++t) {
+                QCOMPARE(C.tracks()[t].rank, D.tracks()[t].rank);
+                QCOMPARE(C.tracks()[t].times, D.tracks()[t].times);
+                QCOMPARE(C.tracks()[t].levels, D.tracks()[t].levels);
+            }
+        }
+    }
+
+    // The layout takes a row's instances as one run, as the analysis orders them; a report in
+    // another order (by time alone: the rows' instances interleave) is laid out the same.
+    void layoutIgnoresTheReportsOrder()
+    {
+        const QString synth = synthesized();
+        QVERIFY(!synth.isEmpty());
+        auto opened = mpe::interop::OpenedLog::open(synth.toStdString());
+        QVERIFY(opened.ok());
+        auto model = buildModel((*opened)->file());
+        QVERIFY(model.ok());
+        auto analyze = [&] { return mpe::analysis::waits::analyze((*opened)->file(), waitOverlayOptions()); };
+        auto ordered = analyze(), shuffled = analyze();
+        QVERIFY(ordered.ok() && shuffled.ok());
+        auto &I = shuffled->instances;
+        QVERIFY(I.size() > 2);
+        std::stable_sort(I.begin(), I.end(), [](const auto &x, const auto &y) { return x.start < y.start; });
+        QVERIFY(I[0].rank != I[1].rank || I[1].rank != I[2].rank);
+        auto a = layOutWaits(**model, std::move(ordered)), b = layOutWaits(**model, std::move(shuffled));
+        QVERIFY(a.ok() && b.ok());
+        QCOMPARE((*a)->rowCount(), 8);
+        for (int r = 0; r < (*a)->rowCount(); ++r) {
+            QVERIFY(!(*a)->spans(r).empty());
+            QCOMPARE((*a)->spans(r).size(), (*b)->spans(r).size());
+            for (size_t i = 0; i < (*a)->spans(r).size(); ++i) {
+                QCOMPARE((*a)->spans(r)[i].start, (*b)->spans(r)[i].start);
+                QCOMPARE((*a)->spans(r)[i].state, (*b)->spans(r)[i].state);
+                QCOMPARE((*a)->spans(r)[i].culpritState, (*b)->spans(r)[i].culpritState);
+                QCOMPARE((*a)->spans(r)[i].message, (*b)->spans(r)[i].message);
+            }
+        }
     }
 };
 

@@ -58,28 +58,31 @@ const char* pattern_key(Pattern p);
 const char* pattern_name(Pattern p);
 
 // One waiting interval: the part of a state (an MPI call) spent waiting for another rank.
+// The 32-bit fields in pairs between the 64-bit ones: 104 bytes, no padding (the viewer holds
+// every instance of a run while it lays them out).
 struct Instance {
   Pattern pattern;
   uint32_t rank;  // who waits
   uint32_t thread;
+  uint32_t cat;   // the call that waits: its category (MPI function)
   int64_t start;  // the waiting part, ns since the run's start (corrected, as the reader's)
   int64_t end;
   int64_t state_start;  // the call that waits
   int64_t state_end;
-  uint32_t cat;   // its category (MPI function)
   uint32_t site;  // its run-wide call site (LogFile::callsites()), 0 when unknown
   // Who made it wait: the late sender, the late receiver, the last member to enter, the root.
   int32_t culprit = -1;  // world rank
   uint32_t culprit_thread = 0;
+  uint32_t culprit_cat = 0;  // the category of the culprit's call (below)
   int64_t culprit_time = 0;  // when the culprit entered (send enter, receive post, collective entry)
   // The culprit's call that caused it (the late send's state, for Late Sender), when known.
   int64_t culprit_state_start = 0;
   int64_t culprit_state_end = 0;
-  uint32_t culprit_cat = 0;
   // Late Sender and Late Receiver: the message's send entry and receive completion (its arrow).
   int64_t send_time = 0;
   int64_t recv_time = 0;
 };
+static_assert(sizeof(Instance) == 104);
 
 struct SiteTotal {
   int64_t ns = 0;
@@ -107,7 +110,7 @@ struct Report {
   int64_t mpi_ns = 0;  // time in MPI calls (depth 0) over all ranks: shares are of this
   std::vector<int64_t> mpi_per_rank;
   std::vector<Blame> blame;         // with Options::keep_blame: the pairs that waited, by (culprit, waiter)
-  std::vector<Instance> instances;  // with Options::keep_instances, ordered by rank, time
+  std::vector<Instance> instances;  // with Options::keep_instances, ordered by (rank, thread, start)
   uint64_t records = 0;
   uint64_t unmatched = 0;  // message ends without a partner, collective instances skipped
 };

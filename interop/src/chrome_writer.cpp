@@ -1,21 +1,28 @@
 // .mpelog -> Chrome/Perfetto JSON (the "Trace Event Format"), streamed: one chunk at a time.
 // Message arrows need no matching pass: a send and a receive get the same flow id when they
 // have the same key (communicator, source, destination, tag) and the same ordinal within it,
-// which is the pairing MessageMatcher makes (mpe/message_matcher.h) for a thread's ends in logged
-// order, computed here without holding the ends, to stream a log of any size. A cancelled send takes no
+// which is the pairing MessageMatcher makes (mpe/message_matcher.h): the k-th send of a key in
+// time order meets its k-th receive. On a rank with one thread, logged order is time order, so
+// the ordinals are counted as the ends stream by, without holding them. A cancelled send takes no
 // ordinal: its cancel comes later on its timeline and cancels the latest send of its key, so the
 // latest send of each key is held back until the next one on that key, or the timeline's end.
+// On a rank whose several threads log, a key's ends come from timelines streamed one after the
+// other, not in time order: for those ranks only, a first pass puts each key's ends in the
+// matcher's order (ThreadedOrdinals).
 // Memory: one chunk, one counter per key, one held send per key of a timeline, one user-state
-// stack per thread.
+// stack per thread; and ~100 bytes per message end of the ranks with several threads.
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 #include <tuple>
 #include <vector>
 
 #include "mpe/interop.h"
 #include "mpe/log_reader.h"
+#include "mpe/message_matcher.h"
 #include "mpe/records.h"
 
 namespace mpe::interop {
@@ -58,6 +65,76 @@ class EventStream {
   bool first_ = true;
 };
 
+// The ordinals of the message ends of ranks with several threads, in the matcher's order: each
+// key's sends (receives) by time, ties in logged order, a cancel withdrawing the latest send of
+// its key logged before it. An end is known by its timeline's thread and its place among that
+// timeline's ends of the same key and side.
+class ThreadedOrdinals {
+ public:
+  Status build(const format::LogFile& log) {
+    std::map<uint32_t, std::set<uint32_t>> threads;
+    for (const format::IndexEntry& e : log.index()) threads[e.rank].insert(e.thread);
+    for (const auto& [rank, of_rank] : threads)
+      if (of_rank.size() > 1) ranks_.insert(rank);
+    if (ranks_.empty()) return Status();
+    Collector collect;
+    std::map<std::pair<uint32_t, uint32_t>, format::UserStates> user_states;
+    for (size_t i = 0; i < log.index().size(); ++i) {
+      const format::IndexEntry& e = log.index()[i];
+      if (!covers(e.rank)) continue;
+      auto recs = log.read_chunk(i);
+      if (!recs.ok()) return recs.status();
+      if (e.rank != collect.rank || e.thread != collect.thread) collect.seq.clear();  // a new timeline
+      collect.rank = e.rank;
+      collect.thread = e.thread;
+      format::interpret_records(log, e, recs->data(), recs->size(), &user_states[{e.rank, e.thread}],
+                                collect);
+    }
+    const format::MessageMatcher<End> matcher;
+    for (auto& [side, ends] : collect.sides) {
+      matcher.order(ends, side.second ? format::MessageSide::kSend : format::MessageSide::kRecv);
+      for (size_t k = 0; k < ends.size(); ++k)
+        ordinal_[{ends[k].rank, ends[k].thread, side.first, side.second, ends[k].seq}] = k;
+    }
+    return Status();
+  }
+  bool covers(uint32_t rank) const { return ranks_.count(rank) != 0; }
+  // The ordinal of the seq-th end of `key` on the `send` side of timeline (rank, thread); none for
+  // a withdrawn send.
+  std::optional<uint64_t> ordinal(uint32_t rank, uint32_t thread, const format::MessageKey& key, bool send,
+                                  uint64_t seq) const {
+    const auto it = ordinal_.find({rank, thread, key, send, seq});
+    if (it == ordinal_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  struct End {
+    int64_t time;
+    uint32_t rank, thread;
+    uint64_t seq;
+  };
+  using Side = std::pair<format::MessageKey, bool>;  // a key's sends (true) or receives
+  // The first pass's sink: every end of a covered rank, per key and side, in logged order.
+  struct Collector {
+    std::map<Side, std::vector<End>> sides;
+    std::map<Side, uint64_t> seq;  // the current timeline's ends per key and side
+    uint32_t rank = UINT32_MAX, thread = UINT32_MAX;
+    void message_end(bool send, const format::MessageKey& key, int64_t t, uint64_t) {
+      sides[{key, send}].push_back(End{t, rank, thread, seq[{key, send}]++});
+    }
+    void cancel_send(const format::MessageKey& key) {
+      auto it = sides.find({key, true});
+      if (it != sides.end() && !it->second.empty()) it->second.pop_back();
+    }
+    void state(int64_t, int64_t, uint32_t, uint32_t, uint32_t) {}
+    void event(const format::Event&) {}
+    void span(int64_t, int64_t) {}
+  };
+  std::set<uint32_t> ranks_;
+  std::map<std::tuple<uint32_t, uint32_t, format::MessageKey, bool, uint64_t>, uint64_t> ordinal_;
+};
+
 // Writes what the reader makes of a chunk's records (format::interpret_records) as it comes.
 // Slices and flows, nearly every event of a log, reuse one object each: their keys are made
 // once and only the values change, which keeps the allocator out of the loop (~3x faster).
@@ -73,7 +150,10 @@ struct ChromeSink {
     uint64_t bytes;
   };
   std::map<format::MessageKey, FlowEnd> held_sends;  // the timeline's latest send per key, unwritten
-  uint32_t rank = 0, thread = 0;                     // of the chunk being written
+  const ThreadedOrdinals& threaded;
+  std::map<std::pair<format::MessageKey, bool>, uint64_t>
+      timeline_ends;              // on a threaded rank, per key and side
+  uint32_t rank = 0, thread = 0;  // of the chunk being written
   Json slice = {{"ph", "X"}, {"pid", 0}, {"tid", 0}, {"ts", 0.0}, {"dur", 0.0}, {"name", ""}, {"cat", ""}};
   Json flow_start = flow("s");
   Json flow_end = flow("f");
@@ -123,6 +203,11 @@ struct ChromeSink {
     ++counts.slices;
   }
   void message_end(bool send, const format::MessageKey& key, int64_t t, uint64_t bytes) {
+    if (threaded.covers(rank)) {
+      const auto ordinal = threaded.ordinal(rank, thread, key, send, timeline_ends[{key, send}]++);
+      if (ordinal) write_flow(send, FlowEnd{key, *ordinal, t, bytes});
+      return;
+    }
     const FlowEnd end{key, sends_or_recvs(send)[key]++, t, bytes};
     if (!send) return write_flow(false, end);
     auto [held, fresh] = held_sends.try_emplace(key, end);
@@ -132,6 +217,7 @@ struct ChromeSink {
   }
   // Drops the latest send of key when it is still held; its ordinal goes to the next send.
   void cancel_send(const format::MessageKey& key) {
+    if (threaded.covers(rank)) return;  // withdrawn by the first pass: it has no ordinal
     auto held = held_sends.find(key);
     if (held == held_sends.end()) return;  // written already (a second cancel in a row): it stays
     held_sends.erase(held);
@@ -141,6 +227,7 @@ struct ChromeSink {
   void flush_sends() {
     for (const auto& [key, end] : held_sends) write_flow(true, end);
     held_sends.clear();
+    timeline_ends.clear();
   }
   void event(const format::Event& e) {
     switch (e.kind) {
@@ -216,7 +303,9 @@ Status mpelog_to_chrome(const std::string& log_path, const std::string& out_json
             {{"name", "thread " + std::to_string(t.index) + " (tid " + std::to_string(t.tid) + ")"}}}});
   }
 
-  ChromeSink sink{log, events, {}, {}, {}, {}};
+  ThreadedOrdinals threaded;
+  if (Status s = threaded.build(log); !s.ok()) return s;
+  ChromeSink sink{log, events, {}, {}, {}, {}, threaded};
   // One user-state pairing per thread: chunks of different threads may interleave in the index.
   std::map<std::pair<uint32_t, uint32_t>, format::UserStates> user_states;
   Progress progress("writing Chrome JSON", log.index().size());

@@ -6,7 +6,8 @@
 // a cancelled send followed by a real send on the same (communicator, source, destination, tag),
 // a receive completed without a status (MPI_STATUS_IGNORE: liblog logs the status it substituted,
 // so the record is an ordinary receive), a send to MPI_PROC_NULL (liblog writes nothing for it),
-// and a nonblocking collective with its request records between the messages.
+// a nonblocking collective with its request records between the messages, and two threads of one
+// rank sending on the same key, the later-logged thread's send first in time.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -79,6 +80,8 @@ std::vector<std::vector<Record>> rank_records() {
       state(0, 10, kInit),
       state(90, 150, kRecv),
       RecvRecord{150, kRecv, 0, 7, 0, 64}.to_record(),
+      state(152, 158, kRecv),
+      RecvRecord{158, kRecv, 0, 7, 0, 64}.to_record(),
       state(160, 260, kRecv),
       RecvRecord{260, kRecv, 0, 8, 0, 16}.to_record(),
       state(310, 312, kIallreduce),
@@ -101,8 +104,15 @@ std::vector<std::vector<Record>> rank_records() {
   return ranks;
 }
 
+// Rank 0's second thread: a send on tag 7 before its first thread's, logged after all of that
+// thread's records. In time order it is the first of the two, and meets rank 1's first receive.
+std::vector<Record> second_thread_records() {
+  return {state(50, 55, kSend), SendRecord{50, kSend, 1, 7, 0, 64}.to_record()};
+}
+
 // The messages the log holds, known by construction.
-const std::vector<Msg> kTruth = {{0, 1, 100, 150, 64}, {0, 1, 240, 260, 16}, {0, 2, 500, 600, 128}};
+const std::vector<Msg> kTruth = {
+    {0, 1, 50, 150, 64}, {0, 1, 100, 158, 64}, {0, 1, 240, 260, 16}, {0, 2, 500, 600, 128}};
 
 std::string write_log() {
   const std::string path = temp_path("log.mpelog");
@@ -113,6 +123,12 @@ std::string write_log() {
     std::string chunk;
     encode_events(ranks[r].data(), static_cast<uint32_t>(ranks[r].size()), r, 0, 1, &chunk);
     EXPECT_TRUE(w.add_events_chunk(chunk).ok());
+    if (r == 0) {
+      const std::vector<Record> second = second_thread_records();
+      std::string second_chunk;
+      encode_events(second.data(), static_cast<uint32_t>(second.size()), 0, 1, 1, &second_chunk);
+      EXPECT_TRUE(w.add_events_chunk(second_chunk).ok());
+    }
   }
   Definitions d;
   d.world_size = 3;
@@ -128,6 +144,7 @@ std::string write_log() {
     m.host = "h";
     m.ticks_per_second = 1e9;
     m.threads = {ThreadDef{0, 100 + r}};
+    if (r == 0) m.threads.push_back(ThreadDef{1, 200});
     m.comms = {CommDef{0, 0, false, {0, 1, 2}},
                CommDef{1, (1ull << 62) | r, false, {static_cast<int32_t>(r)}}};
     d.ranks.push_back(m);

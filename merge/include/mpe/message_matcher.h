@@ -79,6 +79,15 @@ class MessageMatcher {
     return n;
   }
 
+  // Orders one side of a key as match() does: by time, ties in the order added. For a caller that
+  // needs each end's place on its side (the k-th send meets the k-th receive) without pairing
+  // (the Chrome writer, which gives both ends of a message the same id and streams).
+  void order(std::vector<End>& ends, MessageSide side) const {
+    auto by_time = [&](const End& a, const End& b) { return time_of_(a, side) < time_of_(b, side); };
+    if (!std::is_sorted(ends.begin(), ends.end(), by_time))
+      std::stable_sort(ends.begin(), ends.end(), by_time);
+  }
+
   // Pairs every key's ends, in key order: on_pair(key, const End& send, const End& recv) for each
   // pair in time order, then on_queue_done(key, sends_left, recvs_left) with the counts of the
   // key's ends left without a partner, once the key's ends are freed. Leaves the matcher empty.
@@ -110,12 +119,6 @@ class MessageMatcher {
     std::vector<End> recvs;
   };
   using Queues = std::unordered_map<MessageKey, Queue, MessageKeyHash>;
-
-  void order(std::vector<End>& ends, MessageSide side) const {
-    auto by_time = [&](const End& a, const End& b) { return time_of_(a, side) < time_of_(b, side); };
-    if (!std::is_sorted(ends.begin(), ends.end(), by_time))
-      std::stable_sort(ends.begin(), ends.end(), by_time);
-  }
 
   TimeOf time_of_;
   Queues queues_;

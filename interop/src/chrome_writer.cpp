@@ -305,7 +305,7 @@ Status mpelog_to_chrome(const std::string& log_path, const std::string& out_json
 
   ThreadedOrdinals threaded;
   if (Status s = threaded.build(log); !s.ok()) return s;
-  ChromeSink sink{log, events, {}, {}, {}, {}, threaded};
+  ChromeSink sink{log, events, {}, {}, {}, {}, threaded, {}};
   // One user-state pairing per thread: chunks of different threads may interleave in the index.
   std::map<std::pair<uint32_t, uint32_t>, format::UserStates> user_states;
   Progress progress("writing Chrome JSON", log.index().size());

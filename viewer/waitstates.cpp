@@ -113,11 +113,9 @@ WaitStates::WaitStates(const TraceModel &model, mpe::analysis::waits::Report &&r
 {
     // The analysis orders its instances by (rank, thread, start): then a row's are one
     // consecutive run, and nothing needs to remember where each span came from.
-    auto byTimeline = [](const mpe::analysis::waits::Instance &a, const mpe::analysis::waits::Instance &b) {
-        return a.rank != b.rank ? a.rank < b.rank : a.thread != b.thread ? a.thread < b.thread : a.start < b.start;
-    };
-    if (!std::is_sorted(report.instances.begin(), report.instances.end(), byTimeline))
-        std::stable_sort(report.instances.begin(), report.instances.end(), byTimeline);
+    using mpe::analysis::waits::by_timeline;
+    if (!std::is_sorted(report.instances.begin(), report.instances.end(), by_timeline))
+        std::stable_sort(report.instances.begin(), report.instances.end(), by_timeline);
     for (int p = 0; p < kWaitPatterns; ++p) {
         m_runTotals[static_cast<size_t>(p)].ns = static_cast<double>(report.patterns[static_cast<size_t>(p)].ns);
         m_runTotals[static_cast<size_t>(p)].instances = report.patterns[static_cast<size_t>(p)].instances;

@@ -246,11 +246,7 @@ StatusOr<Report> analyze(const format::LogFile& file, analysis::Collected& colle
     i = j;
   }
   tally.finish();
-  std::sort(report.instances.begin(), report.instances.end(), [](const Instance& a, const Instance& b) {
-    return a.rank != b.rank       ? a.rank < b.rank
-           : a.thread != b.thread ? a.thread < b.thread
-                                  : a.start < b.start;
-  });
+  std::sort(report.instances.begin(), report.instances.end(), by_timeline);
   return report;
 }
 

@@ -84,6 +84,11 @@ struct Instance {
 };
 static_assert(sizeof(Instance) == 104);
 
+// The order of Report::instances: by (rank, thread, start).
+inline bool by_timeline(const Instance& a, const Instance& b) {
+  return a.rank != b.rank ? a.rank < b.rank : a.thread != b.thread ? a.thread < b.thread : a.start < b.start;
+}
+
 struct SiteTotal {
   int64_t ns = 0;
   uint64_t instances = 0;
@@ -110,7 +115,7 @@ struct Report {
   int64_t mpi_ns = 0;  // time in MPI calls (depth 0) over all ranks: shares are of this
   std::vector<int64_t> mpi_per_rank;
   std::vector<Blame> blame;         // with Options::keep_blame: the pairs that waited, by (culprit, waiter)
-  std::vector<Instance> instances;  // with Options::keep_instances, ordered by (rank, thread, start)
+  std::vector<Instance> instances;  // with Options::keep_instances, in by_timeline order
   uint64_t records = 0;
   uint64_t unmatched = 0;  // message ends without a partner, collective instances skipped
 };

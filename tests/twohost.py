@@ -9,7 +9,6 @@ import mpitest
 
 LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "twohost", "launch.sh")
 HOSTS = ("nodeA", "nodeB")
-SKIP = 77  # ctest's SKIP_RETURN_CODE for these tests
 
 
 def unavailable():
@@ -27,8 +26,7 @@ def unavailable():
 def skip_unless_available():
     why = unavailable()
     if why:
-        print("SKIP: " + why)
-        raise SystemExit(SKIP)
+        mpitest.skip(why)
 
 
 class TwoHostRun(mpitest.Run):

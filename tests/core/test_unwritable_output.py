@@ -39,6 +39,7 @@ CONFIGS = (
     ("umq", "umq", {"MPE_UMQ_THRESHOLD": "0"}, ["ring.umq.txt", "ring.umq.json"], 2,
      ("full", "partial", "close", "create")),
 )
+NEEDS_PVARS = {"time with MPE_TIME_PVARS", "umq"}  # the configurations with nothing to write without a variable
 MODES = {  # the shim's settings for each failure mode
     "full": {"MPE_TEST_FAIL_IO": "full", "MPE_TEST_FAIL_IO_ROOM": "0"},
     "partial": {"MPE_TEST_FAIL_IO": "full", "MPE_TEST_FAIL_IO_ROOM": "40"},
@@ -68,7 +69,9 @@ for label, tool, settings, outputs, max_lines, modes in CONFIGS:
     made = sorted(os.listdir(good_dir))
     usual = set(l for l in good.stderr.splitlines() if good_dir not in l)
     if not made:
-        print("SKIP %s: writes nothing on this MPI (%s)" % (label, good.stderr.strip().replace("\n", " | ")))
+        # Only a tool reading performance variables may write nothing: Debian's MPICH exports none.
+        m.expect(label in NEEDS_PVARS, "%s: wrote nothing\n%s" % (label, good.stderr))
+        print("not checked, %s: writes nothing on this MPI (%s)" % (label, good.stderr.strip().replace("\n", " | ")))
         m.cleanup(good)
         shutil.rmtree(good_dir, ignore_errors=True)
         continue

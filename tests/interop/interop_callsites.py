@@ -66,24 +66,22 @@ def callsites():
         for source, arch in (("liblog", archive), ("convert", converted)):
             w = "%s, %s's OTF2" % (what, source)
             check_archive(arch, st, w, liblog_counts(st, log))
-            # Calling contexts as OTF2's own Python reader finds them.
-            if os.path.exists(SYSTEM_PYTHON) and subprocess.run([SYSTEM_PYTHON, "-c", "import otf2"],
-                                                                capture_output=True).returncode == 0:
-                p = subprocess.run([SYSTEM_PYTHON, "-c", CS_READER, os.path.join(arch, "traces.otf2")],
-                                   capture_output=True, text=True, timeout=300)
-                mpitest.expect(p.returncode == 0, "%s: the OTF2 Python reader failed:\n%s" % (w, p.stderr[-2000:]))
-                seen = collections.Counter()
-                for key, n in json.loads(p.stdout).items():
-                    k = json.loads(key)
-                    mpitest.expect_eq(len(k) - 1, depth, "%s: frames of %s" % (w, k))
-                    seen[(k[0], k[1])] += n
-                for key, n in want.items():
-                    mpitest.expect_eq(seen[key], n, "%s: %s calls at %s (OTF2 Python reader)" % (w, key[0], key[1]))
-                if depth == 3:
-                    deep = ["MPI_Allreduce"] + ["%s:%d" % cs.line_of(m, "callsites.c")
-                                                for m in ("deep_allreduce", "deep_layer_one", "deep_main")]
-                    mpitest.expect_eq(sum(n for key, n in json.loads(p.stdout).items() if json.loads(key) == deep),
-                                      16, w + ": deep_allreduce's three frames")
+            # Calling contexts as OTF2's own Python reader finds them (check_archive made sure it is there).
+            p = subprocess.run([SYSTEM_PYTHON, "-c", CS_READER, os.path.join(arch, "traces.otf2")],
+                               capture_output=True, text=True, timeout=300)
+            mpitest.expect(p.returncode == 0, "%s: the OTF2 Python reader failed:\n%s" % (w, p.stderr[-2000:]))
+            seen = collections.Counter()
+            for key, n in json.loads(p.stdout).items():
+                k = json.loads(key)
+                mpitest.expect_eq(len(k) - 1, depth, "%s: frames of %s" % (w, k))
+                seen[(k[0], k[1])] += n
+            for key, n in want.items():
+                mpitest.expect_eq(seen[key], n, "%s: %s calls at %s (OTF2 Python reader)" % (w, key[0], key[1]))
+            if depth == 3:
+                deep = ["MPI_Allreduce"] + ["%s:%d" % cs.line_of(m, "callsites.c")
+                                            for m in ("deep_allreduce", "deep_layer_one", "deep_main")]
+                mpitest.expect_eq(sum(n for key, n in json.loads(p.stdout).items() if json.loads(key) == deep),
+                                  16, w + ": deep_allreduce's three frames")
             # Back to .mpelog: every state keeps its call site (file:line and function of every
             # frame), and the per-site counts are equal.
             back = os.path.join(r.workdir, "back-%s.mpelog" % source)

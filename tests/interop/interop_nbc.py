@@ -8,7 +8,7 @@ import subprocess
 
 import mpitest
 from interop_common import (SYSTEM_PYTHON, check_archive, expect_counts, liblog_counts, mpe, otf2_print_counts,
-                            python_reader, stat)
+                            require_python_otf2, stat)
 
 
 NBC_RANKS = 3
@@ -118,9 +118,7 @@ def check_nbc_archive(archive, what):
                            "MPI_COLLECTIVE_BEGIN": NBC_RANKS, "MPI_COLLECTIVE_END": NBC_RANKS,  # MPI_Barrier
                            "MPI_ISEND": NBC_RANKS, "MPI_ISEND_COMPLETE": NBC_RANKS,
                            "MPI_IRECV_REQUEST": NBC_RANKS, "MPI_IRECV": NBC_RANKS}, what + " (otf2-print)")
-    if python_reader(archive) is None:
-        print("SKIP: %s has no otf2 module; the otf2-print check of %s ran" % (SYSTEM_PYTHON, what))
-        return
+    require_python_otf2()
     p = subprocess.run([SYSTEM_PYTHON, "-c", NBC_READER, os.path.join(archive, "traces.otf2")],
                        capture_output=True, text=True, timeout=300)
     mpitest.expect(p.returncode == 0, "the OTF2 Python reader failed on %s:\n%s" % (archive, p.stderr[-2000:]))

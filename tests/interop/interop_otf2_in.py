@@ -6,7 +6,7 @@ import shutil
 import subprocess
 
 import mpitest
-from interop_common import MPE, SYSTEM_PYTHON, messages, mpe, site_table, stat, state_lines
+from interop_common import MPE, SYSTEM_PYTHON, messages, mpe, require_python_otf2, site_table, stat, state_lines
 
 
 # An OTF2 archive from another producer (OTF2's own Python writer), Score-P style: its own
@@ -96,11 +96,8 @@ def otf2_in():
     import tempfile
     work = tempfile.mkdtemp(prefix="mpetest-")
     archive = os.path.join(work, "foreign")
-    p = subprocess.run([SYSTEM_PYTHON, "-c", FOREIGN_WRITER, archive], capture_output=True, text=True) \
-        if os.path.exists(SYSTEM_PYTHON) else None
-    if p is None or (p.returncode != 0 and "No module named 'otf2'" in p.stderr):
-        print("SKIP: %s has no otf2 module (Debian package python3-otf2) to write a foreign archive" % SYSTEM_PYTHON)
-        return
+    require_python_otf2()
+    p = subprocess.run([SYSTEM_PYTHON, "-c", FOREIGN_WRITER, archive], capture_output=True, text=True)
     mpitest.expect(p.returncode == 0, "the foreign OTF2 writer failed:\n" + p.stderr)
     st = stat(archive)
     mpitest.expect_eq(st["ranks"], 3, "ranks (process location groups)")

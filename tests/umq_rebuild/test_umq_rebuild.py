@@ -4,8 +4,8 @@ UMQ_REBUILD_MODE selects the MPI:
            against the flood's known queue) or Open MPI (which has the variable: -llog and -lumq
            run together and the rebuilt report is checked against libumq's from the same run);
   pvars    the pvar-enabled MPICH at MPE_MPICH_PVARS_PREFIX (default
-           /var/cache/mpe-tools/mpich-pvars), -llog and -lumq together as above; skipped when it
-           is not built (scripts/build-mpich-pvars builds it, about 8 minutes).
+           /var/cache/mpe-tools/mpich-pvars), -llog and -lumq together as above; built here when
+           missing (scripts/build-mpich-pvars, about 8 minutes), a failure when it cannot be.
 
 The flood sends S*K messages (S = ranks - 1 senders, K each) to rank 0 before a barrier, and rank 0
 receives them after it, one MPI_Recv per message at the line marked flood-receive-line: its first
@@ -124,13 +124,7 @@ if MODE == "default":
     checks(with_libumq=mpitest.MPI == "openmpi")  # Debian's MPICH has no variable
     check_bad_input()
 elif MODE == "pvars":
-    prefix = os.environ.get("MPE_MPICH_PVARS_PREFIX", "/var/cache/mpe-tools/mpich-pvars")
-    if not os.path.exists(os.path.join(prefix, ".mpe-built")):
-        print("SKIP: the pvar-enabled MPICH is missing at %s (scripts/build-mpich-pvars builds it)" % prefix)
-        sys.exit(0)
-    mpitest.MPIEXEC = os.path.join(prefix, "bin", "mpiexec")
-    os.environ["LD_LIBRARY_PATH"] = os.path.join(prefix, "lib") + (
-        ":" + os.environ["LD_LIBRARY_PATH"] if os.environ.get("LD_LIBRARY_PATH") else "")
+    mpitest.use_mpich_pvars(SRC)
     checks(with_libumq=True)
 else:
     mpitest.fail("unknown UMQ_REBUILD_MODE " + MODE)

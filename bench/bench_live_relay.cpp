@@ -69,7 +69,7 @@ std::string frame_of(uint32_t rank, size_t bytes) {
   for (int i = 0; out.size() < bytes; ++i) {
     f.events.push_back(live_stream::TrafficEvent{live_stream::EventKind::kSend,
                                                  50000000ull + static_cast<uint64_t>(i),
-                                                 static_cast<int32_t>((rank + 1) % 64), 1, 512, ""});
+                                                 static_cast<int32_t>((rank + 1) % 64), 1, 1, 512, ""});
     out = live_stream::encode(f);
   }
   return out;

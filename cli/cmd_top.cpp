@@ -42,19 +42,8 @@ std::string percent(double share) {
 }
 
 // One call as a phrase: "MPI_Recv from 1 (tag 0) at ring.c:20, 3.2 s".
-std::string call_text(const json& r) {
-  std::string s = r.value("in_mpi", false) ? r.value("routine", std::string("?")) : "in the application";
-  if (r.contains("peer"))
-    s += " peer " +
-         (r["peer"].is_string() ? r["peer"].get<std::string>() : std::to_string(r["peer"].get<int>()));
-  if (r.contains("tag")) s += " tag " + std::to_string(r["tag"].get<int>());
-  if (r.contains("root")) s += " root " + std::to_string(r["root"].get<int>());
-  if (r.contains("comm") && r["comm"] != "MPI_COMM_WORLD") s += " on " + r["comm"].get<std::string>();
-  if (!r.value("callsite", std::string()).empty()) s += ", in " + r["callsite"].get<std::string>();
-  char buf[32];
-  std::snprintf(buf, sizeof buf, ", %.1f s", r.value("seconds", 0.0));
-  return s + buf;
-}
+// The text of a row's call: the snapshot carries it (live_stream::call_text, as upshot shows it).
+std::string call_text(const json& r) { return r.value("text", std::string("?")); }
 
 // The text view, from the same snapshot --json prints (so the two never disagree).
 std::string render(const json& j) {
@@ -154,29 +143,13 @@ void add_top_command(CLI::App& app) {
     MPE_RETURN_IF_ERROR(sub.connect(*file, o->queue));
     signal(SIGINT, [](int) { g_interrupted = 1; });
     live_stream::JobView view;
-    // The job's end normally arrives from the relay. A viewer far behind may lose it with the
-    // frames; `mpe run` deletes the .live file when the job is over, so a file gone and a
-    // stream quiet for 3 s end the view too (marked: the exit status is unknown).
     auto last_message = Clock::now();
     auto take = [&](int timeout_ms) {
-      if (!view.ended() && !std::filesystem::exists(o->live_file) &&
-          std::chrono::duration<double>(Clock::now() - last_message).count() > 3.0)
-        view.end(live_stream::JobEnd{-1, ""});
+      view.end_if_abandoned(std::filesystem::exists(o->live_file),
+                            std::chrono::duration<double>(Clock::now() - last_message).count());
       for (auto msg = sub.receive(timeout_ms); msg; msg = sub.receive(0)) {
         last_message = Clock::now();
-        auto kind = live_stream::peek_kind(msg->data(), msg->size());
-        if (!kind.ok()) {
-          view.reject();
-        } else if (*kind == live_stream::MessageKind::kRankFrame) {
-          auto f = live_stream::decode_frame(msg->data(), msg->size());
-          f.ok() ? view.add(std::move(*f)) : view.reject();
-        } else {
-          auto e = live_stream::decode_job_end(msg->data(), msg->size());
-          if (e.ok())
-            view.end(*e);
-          else
-            view.reject();
-        }
+        view.ingest(msg->data(), msg->size());
       }
     };
     if (o->once) {

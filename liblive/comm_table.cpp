@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "live_state.h"
+#include "mpe/comm_members.h"
 #include "mpe/config.h"
 #include "mpe/handle_map.h"
 
@@ -19,7 +20,11 @@ namespace {
 constinit HandleMap<MPI_Comm, 4096> g_comms;
 std::mutex g_mutex;                                         // inserts only
 std::unordered_map<uint64_t, uint32_t> g_seen_member_sets;  // hash of members -> communicators made with them
-MPI_Group g_world_group = MPI_GROUP_NULL;
+bool g_started = false;                                     // MPI_COMM_WORLD is registered
+// CommInfo::index -> CommInfo, for the publisher, which meets communicators as indices in events.
+constexpr uint32_t kMaxIndexed = 4096;
+std::atomic<const CommInfo*> g_by_index[kMaxIndexed + 1];
+uint32_t g_next_index = kWorldCommIndex;  // under g_mutex
 
 uint64_t hash_members(const std::vector<int32_t>& m) {
   uint64_t h = 1469598103934665603ull;
@@ -36,24 +41,23 @@ uint64_t run_wide_key(const std::vector<int32_t>& members) {
   return (h ^ (uint64_t{ordinal} * 0xBF58476D1CE4E5B9ull)) | 1;
 }
 
-void publish(MPI_Comm c, const CommInfo* info) {
+// Under g_mutex.
+void publish(MPI_Comm c, CommInfo* info) {
+  if (g_next_index <= kMaxIndexed) {
+    info->index = g_next_index++;
+    g_by_index[info->index].store(info, std::memory_order_release);
+  }
   if (g_comms.put(c, reinterpret_cast<uintptr_t>(info))) return;
   static std::atomic<bool> said{false};
   if (!said.exchange(true))
     config::warn("liblive: more than 4096 communicators; calls on the newer ones show no peers", false);
 }
 
-// Translates all ranks of `group` to world ranks.
-std::vector<int32_t> world_members(MPI_Group group) {
-  int n = 0;
-  PMPI_Group_size(group, &n);
-  std::vector<int> ranks(static_cast<size_t>(n)), world(static_cast<size_t>(n), MPI_UNDEFINED);
-  for (int i = 0; i < n; ++i) ranks[static_cast<size_t>(i)] = i;
-  if (n > 0) PMPI_Group_translate_ranks(group, n, ranks.data(), g_world_group, world.data());
-  return {world.begin(), world.end()};
-}
-
 }  // namespace
+
+const CommInfo* comm_at(uint32_t index) noexcept {
+  return index <= kMaxIndexed ? g_by_index[index].load(std::memory_order_acquire) : nullptr;
+}
 
 const CommInfo* comm_info(MPI_Comm c) noexcept {
   uint64_t info;
@@ -63,7 +67,7 @@ const CommInfo* comm_info(MPI_Comm c) noexcept {
 void define_builtin_comms(int world_size) noexcept {
   try {
     std::lock_guard<std::mutex> lock(g_mutex);
-    PMPI_Comm_group(MPI_COMM_WORLD, &g_world_group);
+    g_started = true;
     auto* world = new CommInfo{0, "MPI_COMM_WORLD", {}};
     for (int r = 0; r < world_size; ++r) world->members.push_back(r);
     world->key = run_wide_key(world->members);
@@ -75,14 +79,10 @@ void define_builtin_comms(int world_size) noexcept {
 }
 
 void register_comm(MPI_Comm c) noexcept {
-  if (c == MPI_COMM_NULL || g_world_group == MPI_GROUP_NULL) return;
+  if (c == MPI_COMM_NULL || !g_started) return;
   try {
-    int inter = 0;
-    PMPI_Comm_test_inter(c, &inter);
-    MPI_Group group = MPI_GROUP_NULL;
-    (inter ? PMPI_Comm_remote_group : PMPI_Comm_group)(c, &group);
-    std::vector<int32_t> members = world_members(group);
-    PMPI_Group_free(&group);
+    bool inter = false;
+    std::vector<int32_t> members = world_members(c, &inter);
     std::lock_guard<std::mutex> lock(g_mutex);
     auto* info = new CommInfo{0, {}, std::move(members)};
     info->key = run_wide_key(info->members) ^ (inter ? 0x5555 : 0);

@@ -14,6 +14,7 @@
 #include "mpe/live_wire.h"
 #include "mpe/request_table.h"
 #include "mpe/tool.h"
+#include "mpe/traffic.h"
 
 namespace mpe::tools::live {
 
@@ -29,7 +30,7 @@ struct NowSlot {
   uint64_t since = 0;  // clock ticks
   uintptr_t caller = 0;
   MPI_Comm comm = MPI_COMM_NULL;
-  int32_t peer = -1, tag = -1, root = -1;
+  int32_t peer = traffic::kPeerUnknown, tag = -1, root = -1;
   int32_t peers[kMaxWaitPeers];
 
   // The owning thread brackets its stores with these: the sequence is odd in between, so a reader
@@ -47,8 +48,9 @@ struct NowSlot {
 struct Event {
   uint64_t ticks;
   uint64_t bytes;
-  int32_t peer;
+  int32_t peer;  // world rank
   int32_t tag;
+  uint32_t comm;  // CommInfo::index of the message's communicator; 0 for a collective
   Fn fn;
   uint8_t kind;  // live_stream::EventKind
 };
@@ -57,13 +59,11 @@ static_assert(sizeof(Event) <= 32, "a ring slot is 32 bytes");
 // Events per thread between two publications; more are dropped and counted.
 inline constexpr uint32_t kRingSize = 2048;
 
-// What a followed request is, for what a Wait on it waits for and what its completion delivers.
+// A followed request: what it was posted as (the one traffic rule, mpe/traffic.h), and its peer
+// as a world rank, for what a Wait on it waits for.
 struct RequestPeer {
-  MPI_Comm comm;  // a receive's: its status names the source in this communicator
-  int32_t peer;   // world rank; -2 for MPI_ANY_SOURCE, -1 unknown
-  int32_t tag;
-  uint64_t bytes;  // persistent sends: moved at each MPI_Start
-  uint8_t kind;    // 1 send, 2 receive, 3 persistent send, 4 collective
+  traffic::Posted posted;
+  int32_t world_peer = traffic::kPeerUnknown;
 };
 
 // A counter that only its thread writes and the publisher reads: a relaxed load and store, no
@@ -84,6 +84,7 @@ struct LiveThread {
   std::atomic<uint64_t> fn_ticks[kFnCount];
   std::atomic<uint64_t> fn_calls[kFnCount];
   RequestTable<RequestPeer> requests;  // the thread's own
+  traffic::ProbedMessages probed;      // Mprobe'd messages awaiting their Mrecv
   // What the requests of the Wait/Test call in progress were (MPI nulls completed handles):
   // the first kMaxSnapshot of them.
   static constexpr int kMaxSnapshot = 256;
@@ -117,29 +118,47 @@ inline void push(LiveThread* t, const Event& e) {
 }
 
 // A communicator's members as world ranks (the remote group for an intercommunicator, whose
-// point-to-point ranks name that group) and its run-wide key. Immutable once published.
+// point-to-point ranks name that group), its run-wide key, and its index in this process's table
+// (what a traffic event carries). Immutable once published.
 struct CommInfo {
   uint64_t key;
   std::string label;
   std::vector<int32_t> members;
+  uint32_t index = 0;  // 1, 2, ...: 0 is no communicator
 };
 
 // The CommInfo of a communicator, or null for one created before liblive saw it. Lock-free.
 const CommInfo* comm_info(MPI_Comm c) noexcept MPE_HIDDEN;
+// The CommInfo of a CommInfo::index, or null. Lock-free.
+const CommInfo* comm_at(uint32_t index) noexcept MPE_HIDDEN;
 // Registers MPI_COMM_WORLD and MPI_COMM_SELF (after MPI_Init).
 void define_builtin_comms(int world_size) noexcept MPE_HIDDEN;
 // Registers a communicator the application just created (in the creating call's leave hook).
 void register_comm(MPI_Comm c) noexcept MPE_HIDDEN;
 
-// The world rank of rank r of communicator c: r itself on MPI_COMM_WORLD, -1 when unknown,
-// MPI_ANY_SOURCE and MPI_PROC_NULL passed through as -2 and -3.
-inline int32_t world_rank(MPI_Comm c, int r) {
-  if (r == MPI_ANY_SOURCE) return -2;
-  if (r == MPI_PROC_NULL) return -3;
-  if (c == MPI_COMM_WORLD) return r;
+// MPI_COMM_WORLD's CommInfo::index: registered first.
+inline constexpr uint32_t kWorldCommIndex = 1;
+
+// A message peer named in world ranks, and its communicator's index.
+struct WorldPeer {
+  int32_t rank;  // a world rank, or traffic::kPeerAny / kPeerNull / kPeerUnknown
+  uint32_t comm;
+};
+
+// Rank r of communicator c as a world rank (traffic's peer codes passed through), with c's index.
+// ~2 ns on MPI_COMM_WORLD (no lookup), a lock-free table probe otherwise.
+inline WorldPeer world_peer(MPI_Comm c, int32_t r) {
+  if (c == MPI_COMM_WORLD) return {r, kWorldCommIndex};
   const CommInfo* info = comm_info(c);
-  if (!info || r < 0 || static_cast<size_t>(r) >= info->members.size()) return -1;
-  return info->members[static_cast<size_t>(r)];
+  const uint32_t index = info ? info->index : 0;
+  if (r < 0) return {r, index};
+  if (!info || static_cast<size_t>(r) >= info->members.size()) return {traffic::kPeerUnknown, index};
+  return {info->members[static_cast<size_t>(r)], index};
+}
+
+// The world rank of rank r (an argument: MPI_ANY_SOURCE and MPI_PROC_NULL become traffic's codes).
+inline int32_t world_rank(MPI_Comm c, int r) {
+  return c == MPI_COMM_WORLD ? traffic::peer_of(r) : world_peer(c, traffic::peer_of(r)).rank;
 }
 
 }  // namespace mpe::tools::live

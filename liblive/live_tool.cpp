@@ -14,6 +14,7 @@
 #include "mpe/completion.h"
 #include "mpe/config.h"
 #include "mpe/core.h"
+#include "mpe/traffic.h"
 #include "publisher.h"
 
 namespace mpe::tools::live {
@@ -53,17 +54,17 @@ WaitKind snapshot_requests(LiveThread* t, const Call& c, NowSlot& s, bool any) {
     const RequestPeer* p = r == MPI_REQUEST_NULL ? nullptr : t->requests.find(r);
     if (i < LiveThread::kMaxSnapshot) {
       t->snapshot_req[i] = r;
-      t->snapshot[i] = p ? *p : RequestPeer{MPI_COMM_NULL, -1, 0, 0, 0};
+      t->snapshot[i] = p ? *p : RequestPeer{};
     }
     if (r == MPI_REQUEST_NULL) continue;
-    if (!p || p->peer < 0) {
+    if (!p || p->world_peer < 0) {
       unknown = true;
       continue;
     }
     bool dup = false;
-    for (int k = 0; k < known && !dup; ++k) dup = s.peers[k] == p->peer;
+    for (int k = 0; k < known && !dup; ++k) dup = s.peers[k] == p->world_peer;
     if (!dup && known < kMaxWaitPeers)
-      s.peers[known++] = p->peer;
+      s.peers[known++] = p->world_peer;
     else if (!dup)
       unknown = true;
   }
@@ -76,7 +77,7 @@ WaitKind snapshot_requests(LiveThread* t, const Call& c, NowSlot& s, bool any) {
 // What the call is about to wait for.
 void fill_wait(LiveThread* t, const Call& c, NowSlot& s) {
   s.npeers = 0;
-  s.peer = -1;
+  s.peer = traffic::kPeerUnknown;
   s.tag = -1;
   s.root = -1;
   s.wait = static_cast<uint8_t>(WaitKind::kNone);
@@ -84,8 +85,8 @@ void fill_wait(LiveThread* t, const Call& c, NowSlot& s) {
   const bool blocking = c.mode == Mode::kBlocking;
   auto single = [&](int32_t peer) {
     s.peer = peer;
-    if (!blocking || peer == -3) return;
-    if (peer == -2) {
+    if (!blocking || peer == traffic::kPeerNull) return;
+    if (peer == traffic::kPeerAny) {
       s.wait = static_cast<uint8_t>(WaitKind::kAnyInComm);
     } else if (peer >= 0) {
       s.peers[0] = peer;
@@ -160,73 +161,52 @@ void on_enter(Call& c) noexcept {
   s.end_write(q);
 }
 
-void put_event(LiveThread* t, EventKind kind, uint64_t ticks, Fn fn, int32_t peer, int32_t tag,
+void put_event(LiveThread* t, EventKind kind, uint64_t ticks, Fn fn, WorldPeer peer, int32_t tag,
                uint64_t bytes) {
-  push(t, Event{ticks, bytes, peer, tag, fn, static_cast<uint8_t>(kind)});
+  push(t, Event{ticks, bytes, peer.rank, tag, peer.comm, fn, static_cast<uint8_t>(kind)});
 }
 
-void put_send(LiveThread* t, const Call& c, int32_t dest, int32_t tag, uint64_t bytes) {
-  if (dest < 0) return;  // MPI_PROC_NULL, or a communicator liblive does not know
-  bump(t->sends, 1);
-  bump(t->send_bytes, bytes);
-  put_event(t, EventKind::kSend, c.t_enter, c.fn, dest, tag, bytes);
-}
+// What the traffic rule (mpe/traffic.h) says a call moved, as liblive's counters and events, its
+// peers named in world ranks.
+struct LiveSink {
+  LiveThread* t;
 
-// A completed receive from its status (the core substitutes one for MPI_STATUS_IGNORE).
-void put_received(LiveThread* t, const Call& c, MPI_Comm comm, const MPI_Status* st) {
-  if (st == nullptr || st == MPI_STATUS_IGNORE || st->MPI_SOURCE < 0) return;
-  int cancelled = 0;
-  PMPI_Test_cancelled(st, &cancelled);
-  if (cancelled) return;
-  const int32_t source = world_rank(comm, st->MPI_SOURCE);
-  if (source < 0) return;
-  const auto bytes = static_cast<uint64_t>(status_bytes(st));
-  bump(t->recvs, 1);
-  bump(t->recv_bytes, bytes);
-  put_event(t, EventKind::kRecv, c.t_leave, c.fn, source, st->MPI_TAG, bytes);
-}
+  void send(const Call& c, const traffic::Message& m, const MPI_Request* req) {
+    const WorldPeer to = world_peer(m.comm, m.peer);
+    if (req) follow(c, *req, traffic::Posted{traffic::RequestKind::kSend, false, m}, to.rank);
+    if (to.rank < 0) return;  // a communicator liblive does not know
+    bump(t->sends, 1);
+    bump(t->send_bytes, m.bytes);
+    put_event(t, EventKind::kSend, c.t_enter, c.fn, to, m.tag, m.bytes);
+  }
+  void recv(const Call& c, const traffic::Message& m) {
+    const WorldPeer from = world_peer(m.comm, m.peer);
+    if (from.rank < 0) return;
+    bump(t->recvs, 1);
+    bump(t->recv_bytes, m.bytes);
+    put_event(t, EventKind::kRecv, c.t_leave, c.fn, from, m.tag, m.bytes);
+  }
+  void post(const Call& c, MPI_Request r, const traffic::Posted& p) {
+    follow(c, r, p, world_peer(p.msg.comm, p.msg.peer).rank);
+  }
+  const traffic::Posted* find(MPI_Request r) {
+    const RequestPeer* p = t->requests.find(r);
+    return p ? &p->posted : nullptr;
+  }
+  traffic::ProbedMessages& probed() { return t->probed; }
 
-void follow(LiveThread* t, const Call& c, RequestPeer p) {
-  if (c.has(role::requests) && c.rc == MPI_SUCCESS) t->requests.put(*c.requests, p);
-}
+  void follow(const Call& c, MPI_Request r, const traffic::Posted& p, int32_t world) {
+    if (c.rc == MPI_SUCCESS) t->requests.put(r, RequestPeer{p, world});
+  }
+};
 
 void record_traffic(LiveThread* t, const Call& c) {
-  const MPI_Comm comm = c.has(role::comm) ? c.comm : MPI_COMM_NULL;
+  LiveSink sink{t};
+  if (traffic::moves_messages(c.cls)) {
+    if (c.rc == MPI_SUCCESS) traffic::visit(c, sink);
+    return;
+  }
   switch (c.cls) {
-    case CallClass::kSend: {
-      const int32_t dest = c.has(role::dest) ? world_rank(comm, c.dest) : -1;
-      const int32_t tag = c.has(role::sendtag) ? c.sendtag : 0;
-      const auto bytes = static_cast<uint64_t>(send_bytes(c));
-      if (c.mode == Mode::kPersistentInit) {
-        follow(t, c, RequestPeer{comm, dest, tag, bytes, 3});
-        return;
-      }
-      put_send(t, c, dest, tag, bytes);
-      if (c.mode == Mode::kNonblocking) follow(t, c, RequestPeer{comm, dest, tag, bytes, 1});
-      return;
-    }
-    case CallClass::kRecv:
-      if (c.mode == Mode::kBlocking) {
-        put_received(t, c, comm, status_of(c));
-      } else {
-        const int32_t source = c.has(role::source) ? world_rank(comm, c.source) : -1;
-        follow(t, c, RequestPeer{comm, source, c.has(role::recvtag) ? c.recvtag : -1, 0, 2});
-      }
-      return;
-    case CallClass::kMrecv:
-      if (c.mode == Mode::kBlocking) put_received(t, c, MPI_COMM_WORLD, status_of(c));
-      return;
-    case CallClass::kSendrecv:
-      put_send(t, c, c.has(role::dest) ? world_rank(comm, c.dest) : -1, c.has(role::sendtag) ? c.sendtag : 0,
-               static_cast<uint64_t>(send_bytes(c)));
-      put_received(t, c, comm, status_of(c));
-      return;
-    case CallClass::kStart:
-      if (c.has(role::requests))
-        for (int i = 0; i < c.nreq(); ++i)
-          if (const RequestPeer* p = t->requests.find(c.requests[i]); p && p->kind == 3)
-            put_send(t, c, p->peer, p->tag, p->bytes);
-      return;
     case CallClass::kCommCreate:
       if (c.rc == MPI_SUCCESS && c.mode == Mode::kBlocking && c.has(role::newcomm)) register_comm(*c.newcomm);
       return;
@@ -237,23 +217,24 @@ void record_traffic(LiveThread* t, const Call& c) {
       break;
   }
   if (completes_requests(c.cls)) {
-    // What completed, by the snapshot taken on entry: receives deliver what their status says;
-    // non-persistent requests are forgotten.
+    // What completed, by the snapshot taken on entry: receives deliver what the traffic rule says;
+    // requests that end at completion are forgotten.
     for_each_completed(c, [&](int i, const MPI_Status* st) {
       if (i < 0 || i >= t->snapshot_n) return;
       const RequestPeer& p = t->snapshot[i];
-      // A receive from MPI_PROC_NULL delivers nothing; MPICH 4.0.2 leaves its status's source
-      // as it was, so the posted peer decides.
-      if (p.kind == 2 && p.peer != -3) put_received(t, c, p.comm, st);
-      if (p.kind == 1 || p.kind == 2 || p.kind == 4) t->requests.erase(t->snapshot_req[i]);
+      traffic::Message m;
+      if (traffic::delivered(p.posted, st, &m)) sink.recv(c, m);
+      if (traffic::ends_at_completion(p.posted.kind)) t->requests.erase(t->snapshot_req[i]);
     });
     return;
   }
   if (is_collective(c.cls)) {
     bump(t->collectives, 1);
     const uint64_t bytes = c.rc == MPI_SUCCESS ? static_cast<uint64_t>(collective_bytes(c).sent) : 0;
-    put_event(t, EventKind::kCollective, c.t_enter, c.fn, -1, 0, bytes);
-    if (c.mode == Mode::kNonblocking) follow(t, c, RequestPeer{comm, -1, 0, 0, 4});
+    put_event(t, EventKind::kCollective, c.t_enter, c.fn, WorldPeer{traffic::kPeerUnknown, 0}, 0, bytes);
+    if (c.mode == Mode::kNonblocking && c.has(role::requests))
+      sink.follow(c, *c.requests, traffic::Posted{traffic::RequestKind::kCollective, false, {}},
+                  traffic::kPeerUnknown);
   }
 }
 

@@ -36,6 +36,7 @@
 #include "live_state.h"
 #include "mpe/clock.h"
 #include "mpe/config.h"
+#include "mpe/frame.h"
 #include "mpe/symbolizer.h"
 
 namespace mpe::tools::live {
@@ -241,7 +242,7 @@ class Publisher {
         }
         if (pending_.size() < max_events) {
           pending_.push_back(live_stream::TrafficEvent{
-              static_cast<EventKind>(e.kind), to_ns(e.ticks), e.peer, e.tag, e.bytes,
+              static_cast<EventKind>(e.kind), to_ns(e.ticks), e.peer, e.tag, comm_key(e.comm), e.bytes,
               e.kind == static_cast<uint8_t>(EventKind::kCollective) ? kFnInfo[static_cast<int>(e.fn)].name
                                                                      : ""});
         } else {
@@ -250,6 +251,12 @@ class Publisher {
       }
       t->tail.store(tail, std::memory_order_release);
     }
+  }
+
+  // The run-wide key of the communicator an event names by its index; 0 for none.
+  static uint64_t comm_key(uint32_t index) {
+    const CommInfo* info = index ? comm_at(index) : nullptr;
+    return info ? info->key : 0;
   }
 
   void fill(live_stream::RankFrame* f, bool last) {
@@ -369,7 +376,7 @@ class Publisher {
     if (!copy.in_mpi) return n;
     n.routine = kFnInfo[static_cast<int>(copy.fn)].name;
     n.callsite = site_text(copy.caller);
-    n.peer = copy.peer == -3 ? -1 : copy.peer;
+    n.peer = copy.peer == traffic::kPeerNull ? traffic::kPeerUnknown : copy.peer;
     n.tag = copy.tag;
     n.root = copy.root;
     n.wait = static_cast<live_stream::WaitKind>(copy.wait);
@@ -399,18 +406,13 @@ class Publisher {
     return n;
   }
 
-  // "exchange at halo2d.c:57", symbolized once per address against this process's own map.
+  // "halo2d.c:57 (exchange)" (mpe::callsite_text, the form every report uses), symbolized once per
+  // address against this process's own map.
   const std::string& site_text(uintptr_t pc) {
     auto it = sites_.find(pc);
     if (it != sites_.end()) return it->second;
     std::string text;
-    if (pc) {
-      const Frame fr = symbolizer_.symbolize(pc, true);
-      text = fr.function;
-      if (!fr.file.empty())
-        text +=
-            (text.empty() ? "" : " at ") + std::string(base_name(fr.file)) + ":" + std::to_string(fr.line);
-    }
+    if (pc) text = callsite_text({symbolizer_.symbolize(pc, true)});
     if (sites_.size() > 4096) sites_.clear();
     return sites_.emplace(pc, std::move(text)).first->second;
   }

@@ -11,6 +11,7 @@
 #include "mpe/callsite.h"
 #include "mpe/core.h"
 #include "mpe/request_table.h"
+#include "mpe/traffic.h"
 
 namespace mpe::tools::time::tool {
 
@@ -43,17 +44,18 @@ struct Aliases {
 
 constexpr int kSnapMax = 1024;  // requests per Wait/Test call whose kind is remembered
 
-// What a followed request will move when it completes (or, for a persistent send, at each Start).
-enum class Tracked : uint8_t { kNone = 0, kRecv, kPersistentRecv, kPersistentSend };
+// A followed request: what it was posted as (the one traffic rule, mpe/traffic.h); a nonblocking
+// file read is followed too, its bytes taken from its status at completion.
 struct TrackedRequest {
-  Tracked kind;
-  uint64_t bytes;  // kPersistentSend: bytes per MPI_Start
+  mpe::traffic::Posted posted;
+  bool file_read = false;
 };
 
-// For the Wait/Test in progress: request i's kind and handle, since MPI overwrites completed handles.
+// For the Wait/Test in progress: request i's handle and what it was, since MPI overwrites
+// completed handles.
 struct SnapEntry {
   MPI_Request request;
-  Tracked kind;
+  TrackedRequest what;
 };
 
 // The core's call-site cache of a thread before its first lookup: empty slots (pc 0, id 0).
@@ -75,6 +77,7 @@ struct Table {
   Aliases aliases;
   mpe::RequestTable<TrackedRequest> requests;
   SnapEntry snap[kSnapMax];
+  mpe::traffic::ProbedMessages probed;  // Mprobe'd messages awaiting their Mrecv
   Table* next;
 };
 

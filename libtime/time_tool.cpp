@@ -91,102 +91,83 @@ void follow(Table* t, MPI_Request r, const TrackedRequest& what) noexcept {
                       false);
 }
 
-// Bytes of request completions: the status of each completed request that was a receive.
+// Bytes of request completions: what each completed receive delivered, by the traffic rule.
 void completed_bytes(const Call& c, Row& st, Table* t) noexcept {
   if (c.depth != 0 || !c.has(role::requests)) return;  // the snapshot is taken for application calls only
   const int n = c.nreq() < kSnapMax ? c.nreq() : kSnapMax;
   auto one = [&](int i, const MPI_Status* s) {
     if (i < 0 || i >= n) return;
     SnapEntry& e = t->snap[i];
-    if (e.kind != Tracked::kRecv && e.kind != Tracked::kPersistentRecv) return;
-    st.recv += static_cast<uint64_t>(mpe::status_bytes(s));
-    if (e.kind == Tracked::kRecv) t->requests.erase(e.request);  // a persistent one lives until freed
-    e.kind = Tracked::kNone;
+    const mpe::traffic::RequestKind kind = e.what.posted.kind;
+    mpe::traffic::Message m;
+    if (e.what.file_read)
+      st.recv += static_cast<uint64_t>(mpe::status_bytes(s));
+    else if (mpe::traffic::delivered(e.what.posted, s, &m))
+      st.recv += m.bytes;
+    if (mpe::traffic::ends_at_completion(kind))
+      t->requests.erase(e.request);  // a persistent one lives until freed
+    e.what = TrackedRequest{};
   };
   mpe::for_each_completed(c, one);
 }
 
-// Before a Wait/Test: remembers which requests are followed receives, since MPI overwrites
-// completed handles with MPI_REQUEST_NULL. ~2 ns per request.
+// Before a Wait/Test: remembers what each request was, since MPI overwrites completed handles
+// with MPI_REQUEST_NULL. ~2 ns per request.
 void snapshot(const Call& c, Table* t) noexcept {
   if (c.depth != 0 || !c.has(role::requests)) return;
   const int n = c.nreq() < kSnapMax ? c.nreq() : kSnapMax;
   for (int i = 0; i < n; ++i) {
     const MPI_Request r = c.requests[i];
     const TrackedRequest* tracked = r == MPI_REQUEST_NULL ? nullptr : t->requests.find(r);
-    t->snap[i] = SnapEntry{r, tracked ? tracked->kind : Tracked::kNone};
+    t->snap[i] = SnapEntry{r, tracked ? *tracked : TrackedRequest{}};
   }
 }
+
+// What the traffic rule (mpe/traffic.h) says a point-to-point call moved, as byte counts.
+struct TimeSink {
+  Table* t;
+  int64_t sent = 0, received = 0;
+
+  void send(const Call&, const mpe::traffic::Message& m, const MPI_Request*) {
+    sent += static_cast<int64_t>(m.bytes);
+  }
+  void recv(const Call&, const mpe::traffic::Message& m) { received += static_cast<int64_t>(m.bytes); }
+  void post(const Call&, MPI_Request r, const mpe::traffic::Posted& p) { follow(t, r, TrackedRequest{p}); }
+  const mpe::traffic::Posted* find(MPI_Request r) {
+    const TrackedRequest* p = t->requests.find(r);
+    return p ? &p->posted : nullptr;
+  }
+  mpe::traffic::ProbedMessages& probed() { return t->probed; }
+};
 
 // Adds the bytes a call moved to its routine's counters. Out of line: most cheap calls move none.
 __attribute__((noinline)) void count_bytes(const Call& c, Row& st, Table* t) noexcept {
   if (c.rc != MPI_SUCCESS) return;
-  const bool receives = c.cls == CallClass::kRecv || c.cls == CallClass::kMrecv ||
-                        c.cls == CallClass::kSendrecv || c.cls == CallClass::kFileRead;
-  if (c.mode == Mode::kPersistentInit) {
-    // Persistent and partitioned requests move their bytes later: a send at each MPI_Start, a
-    // receive at each completion.
-    if (c.has(role::requests) && (c.cls == CallClass::kSend || c.cls == CallClass::kRecv)) {
-      const bool send = c.cls == CallClass::kSend;
-      follow(t, *c.requests,
-             TrackedRequest{send ? Tracked::kPersistentSend : Tracked::kPersistentRecv,
-                            send ? static_cast<uint64_t>(mpe::send_bytes(c)) : 0});
-    }
-    return;
-  }
-  if (c.mode == Mode::kNonblocking && c.has(role::requests) && receives)
-    follow(t, *c.requests, TrackedRequest{Tracked::kRecv, 0});  // its bytes come with its completion
-  const bool blocking = c.mode == Mode::kBlocking;
-  auto sbytes = [&] { return c.sendcount * mpe::type_size(c.sendtype); };
   int64_t sent = 0, recv = 0;
-  if (mpe::is_collective(c.cls)) {
+  if (mpe::traffic::moves_messages(c.cls)) {
+    TimeSink sink{t};
+    mpe::traffic::visit(c, sink);
+    sent = sink.sent;
+    recv = sink.received;
+  } else if (mpe::completes_requests(c.cls)) {
+    completed_bytes(c, st, t);
+    return;
+  } else if (mpe::is_collective(c.cls)) {
     const mpe::Bytes b = mpe::collective_bytes(c);
     sent = b.sent;
     recv = b.recv;
-  }
-  switch (c.cls) {
-    case CallClass::kSend:
-      sent = mpe::send_bytes(c);
-      break;
-    case CallClass::kStart:
-      if (c.has(role::requests))
-        for (int i = 0; i < c.nreq(); ++i)
-          if (const TrackedRequest* p =
-                  c.requests[i] == MPI_REQUEST_NULL ? nullptr : t->requests.find(c.requests[i]))
-            if (p->kind == Tracked::kPersistentSend) sent += static_cast<int64_t>(p->bytes);
-      break;
-    case CallClass::kRecv:
-    case CallClass::kMrecv:
-      if (blocking) recv = mpe::status_bytes(mpe::status_of(c));
-      break;
-    case CallClass::kSendrecv:
-      sent = mpe::send_bytes(c);
-      if (blocking) recv = mpe::status_bytes(mpe::status_of(c));
-      break;
-    case CallClass::kWait:
-    case CallClass::kWaitall:
-    case CallClass::kWaitany:
-    case CallClass::kWaitsome:
-    case CallClass::kTest:
-    case CallClass::kTestall:
-    case CallClass::kTestany:
-    case CallClass::kTestsome:
-      completed_bytes(c, st, t);
-      return;
-    case CallClass::kRma: {
-      const mpe::Bytes b = mpe::rma_bytes(c);
-      sent = b.sent;
-      recv = b.recv;
-      break;
-    }
-    case CallClass::kFileRead:
-      if (blocking) recv = mpe::status_bytes(mpe::status_of(c));
-      break;
-    case CallClass::kFileWrite:
-      sent = sbytes();
-      break;
-    default:
-      break;
+  } else if (c.cls == CallClass::kRma) {
+    const mpe::Bytes b = mpe::rma_bytes(c);
+    sent = b.sent;
+    recv = b.recv;
+  } else if (c.cls == CallClass::kFileRead) {
+    if (c.mode == Mode::kBlocking)
+      recv = mpe::status_bytes(mpe::status_of(c));
+    else if (c.has(role::requests))
+      follow(t, *c.requests,
+             TrackedRequest{{mpe::traffic::RequestKind::kRecv, false, {}}, true});  // bytes at completion
+  } else if (c.cls == CallClass::kFileWrite) {
+    sent = c.sendcount * mpe::type_size(c.sendtype);
   }
   if (sent > 0) st.sent += static_cast<uint64_t>(sent);
   if (recv > 0) st.recv += static_cast<uint64_t>(recv);

@@ -5,6 +5,7 @@
 #include <new>
 #include <vector>
 
+#include "mpe/comm_members.h"
 #include "mpe/config.h"
 #include "mpe/records.h"
 #include "spill.h"
@@ -25,21 +26,6 @@ void comm_insert(MPI_Comm c, uint32_t index) {
   }
 }
 
-std::vector<int32_t> world_ranks(MPI_Group g) {
-  int n = 0;
-  PMPI_Group_size(g, &n);
-  std::vector<int> in(static_cast<size_t>(n)), out(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) in[static_cast<size_t>(i)] = i;
-  MPI_Group world;
-  PMPI_Comm_group(MPI_COMM_WORLD, &world);
-  PMPI_Group_translate_ranks(g, n, in.data(), world, out.data());
-  PMPI_Group_free(&world);
-  std::vector<int32_t> v(out.begin(), out.end());
-  for (auto& x : v)
-    if (x == MPI_UNDEFINED) x = -1;
-  return v;
-}
-
 }  // namespace
 
 void define_builtin_comms() {
@@ -55,33 +41,26 @@ void define_builtin_comms() {
 void register_comm(MPI_Comm c, uint64_t time, ThreadLog* t, bool collective) noexcept {
   if (c == MPI_COMM_NULL) return;
   try {
+    // The allreduces come before anything that may fail to allocate: every member must join them.
     int inter = 0;
     PMPI_Comm_test_inter(c, &inter);
     const uint64_t mine = (static_cast<uint64_t>(g_rank) << 32) | g_comm_counter.fetch_add(1);
     uint64_t id = 0;
-    MPI_Group g;
     if (!collective) {
       id = (1ull << 62) | mine;
-      if (inter)
-        PMPI_Comm_remote_group(c, &g);
-      else
-        PMPI_Comm_group(c, &g);
     } else if (!inter) {
       PMPI_Allreduce(&mine, &id, 1, MPI_UINT64_T, MPI_MIN, c);
-      PMPI_Comm_group(c, &g);
     } else {
       uint64_t remote_min = 0, local_min = 0;
       PMPI_Allreduce(&mine, &remote_min, 1, MPI_UINT64_T, MPI_MIN, c);
       PMPI_Allreduce(&remote_min, &local_min, 1, MPI_UINT64_T, MPI_MIN, c);
       const uint64_t lo = std::min(remote_min, local_min), hi = std::max(remote_min, local_min);
       id = (1ull << 63) | ((lo * 0x9E3779B97F4A7C15ull) ^ hi);
-      PMPI_Comm_remote_group(c, &g);
     }
     format::CommDef def;
     def.global_id = id;
     def.inter = inter != 0;
-    def.members = world_ranks(g);
-    PMPI_Group_free(&g);
+    def.members = world_members(c);
     uint32_t index;
     const auto members = static_cast<int32_t>(def.members.size());
     {

@@ -15,19 +15,18 @@
 #include "mpe/log_layout.h"
 #include "mpe/request_table.h"
 #include "mpe/tool.h"
+#include "mpe/traffic.h"
 
 namespace mpe::tools::log {
 
-// What a followed request is.
-enum class RequestType : uint8_t { kNone = 0, kRecv, kPersistentRecv, kPersistentSend, kSend, kCollective };
-
+// A request liblog follows: what it was posted as (the one traffic rule's view), and what
+// liblog's records add.
 struct RequestInfo {
   MPI_Request req;
-  uint32_t comm;
-  RequestType type;
-  int32_t dest;
-  int32_t tag;
-  uint64_t bytes;
+  traffic::Posted posted;
+  // liblog's index of posted.msg.comm, taken when posted: the application may free the
+  // communicator before the request completes.
+  uint32_t comm = 0;
   uint32_t serial = 0;    // kRecv, kSend, kCollective: the request's serial in its kRequestPost record
   uint32_t snapshot = 0;  // the Wait/Test snapshot that last took this entry (see records.cpp)
 };
@@ -42,12 +41,7 @@ struct ThreadLog {
   uint32_t last_request = 0;         // serial of the last nonblocking request posted on this thread
   uint32_t snapshots = 0;            // Wait/Test snapshots taken on this thread
   std::vector<RequestInfo> snap[2];  // per call depth 0/1: what each request of a Wait/Test was
-  // Mprobe'd messages awaiting their Mrecv. A free slot holds MPI_MESSAGE_NULL, which is not 0 on
-  // MPICH: left default-initialised, every slot looked taken and Mrecv read a stale communicator.
-  struct Probed {
-    MPI_Message msg = MPI_MESSAGE_NULL;
-    uint32_t comm = 0;
-  } messages[16];
+  traffic::ProbedMessages probed;    // Mprobe'd messages awaiting their Mrecv
   ThreadLog* next = nullptr;
 };
 

@@ -15,6 +15,7 @@
 #include "mpe/completion.h"
 #include "mpe/config.h"
 #include "mpe/records.h"
+#include "mpe/traffic.h"
 #include "rma.h"
 
 namespace mpe::tools::log {
@@ -22,6 +23,7 @@ namespace mpe::tools::log {
 using mpe::Call;
 using mpe::CallClass;
 using mpe::Mode;
+using mpe::traffic::RequestKind;
 namespace role = mpe::role;
 
 std::atomic<uint64_t> g_finalize_enter{0};
@@ -52,10 +54,11 @@ uint32_t track_request(ThreadLog* t, const Call& c, RequestInfo info) {
   info.serial = ++t->last_request;
   RequestInfo replaced{};
   if (!t->requests.put(info.req, info, &replaced)) lost_request();
-  if (replaced.type == RequestType::kSend || replaced.type == RequestType::kCollective)
+  const RequestKind was = replaced.posted.kind;
+  if (was == RequestKind::kSend || was == RequestKind::kCollective)
     put(t, format::RequestDoneRecord{{c.t_enter, static_cast<uint16_t>(c.fn), replaced.serial,
-                                      replaced.type == RequestType::kSend ? format::RequestWhat::kSend
-                                                                          : format::RequestWhat::kCollective}}
+                                      was == RequestKind::kSend ? format::RequestWhat::kSend
+                                                                : format::RequestWhat::kCollective}}
                .to_record());
   return info.serial;
 }
@@ -64,33 +67,37 @@ void put_request_post(ThreadLog* t, const Call& c, uint32_t serial, format::Requ
   put(t, format::RequestPostRecord{{c.t_enter, static_cast<uint16_t>(c.fn), serial, what}}.to_record());
 }
 
-// True when st says its request was cancelled.
-bool cancelled(const MPI_Status* st) {
-  int flag = 0;
-  if (st != nullptr && st != MPI_STATUS_IGNORE) PMPI_Test_cancelled(st, &flag);
-  return flag != 0;
+void put_recv(ThreadLog* t, uint64_t time, uint16_t cat, uint32_t comm, const traffic::Message& m) {
+  put(t, format::RecvRecord{time, cat, m.peer, m.tag, comm, m.bytes}.to_record());
 }
 
-// The tag a receive is posted with, or MPI_ANY_TAG when it names none (MPI_Imrecv).
-int posted_tag(const Call& c) { return c.has(role::recvtag) ? c.recvtag : MPI_ANY_TAG; }
+// What the traffic rule (mpe/traffic.h) says a call moved, as liblog's records.
+struct LogSink {
+  ThreadLog* t;
+  uint16_t cat;
 
-// Writes the receive a completed, not cancelled status describes, unless it was from PROC_NULL.
-// `tag_posted`: the tag a nonblocking receive was posted with, or MPI_ANY_TAG. A receive posted
-// with a specific tag matches only messages with that tag, so it is recorded with it: MPICH
-// 4.0.2's MPI_Isendrecv reports an internal tag in its status, which left every such message
-// unmatched.
-void put_received(ThreadLog* t, uint64_t time, uint16_t cat, uint32_t comm, const MPI_Status* st,
-                  int tag_posted = MPI_ANY_TAG) {
-  if (st == nullptr || st == MPI_STATUS_IGNORE || st->MPI_SOURCE == MPI_PROC_NULL || st->MPI_SOURCE < 0)
-    return;
-  put(t, format::RecvRecord{time, cat, st->MPI_SOURCE, tag_posted != MPI_ANY_TAG ? tag_posted : st->MPI_TAG,
-                            comm, static_cast<uint64_t>(mpe::status_bytes(st))}
-             .to_record());
-}
-
-void put_recv(ThreadLog* t, uint64_t time, uint16_t cat, uint32_t comm, const MPI_Status* st) {
-  if (!cancelled(st)) put_received(t, time, cat, comm, st);
-}
+  void send(const Call& c, const traffic::Message& m, const MPI_Request* req) {
+    const uint32_t comm = comm_index(m.comm);
+    // Tracked first: a builtin handle it reuses may first close an older request.
+    const uint32_t serial =
+        req ? track_request(t, c, RequestInfo{*req, traffic::Posted{RequestKind::kSend, false, m}, comm}) : 0;
+    put(t, format::SendRecord{c.t_enter, cat, m.peer, m.tag, comm, m.bytes}.to_record());
+    if (serial) put_request_post(t, c, serial, format::RequestWhat::kSend);
+  }
+  void recv(const Call& c, const traffic::Message& m) { put_recv(t, c.t_leave, cat, comm_index(m.comm), m); }
+  void post(const Call& c, MPI_Request r, const traffic::Posted& p) {
+    const RequestInfo info{r, p, comm_index(p.msg.comm)};
+    if (p.kind == RequestKind::kRecv)
+      put_request_post(t, c, track_request(t, c, info), format::RequestWhat::kRecv);
+    else
+      follow(t, info);
+  }
+  const traffic::Posted* find(MPI_Request r) {
+    const RequestInfo* p = t->requests.find(r);
+    return p ? &p->posted : nullptr;
+  }
+  traffic::ProbedMessages& probed() { return t->probed; }
+};
 
 // Before a Wait/Test: remembers what each request was, since MPI nulls completed handles.
 // ~3 ns per request.
@@ -131,21 +138,18 @@ void completions(ThreadLog* t, const Call& c) {
   auto one = [&](int i, const MPI_Status* st) {
     if (i < 0 || i >= n) return;
     RequestInfo& info = s[static_cast<size_t>(i)];
-    const bool was_cancelled =
-        info.type != RequestType::kNone && info.type != RequestType::kPersistentSend && cancelled(st);
-    const bool serial = info.type == RequestType::kRecv || info.type == RequestType::kSend ||
-                        info.type == RequestType::kCollective;
-    if (serial) {
-      const auto what = was_cancelled                           ? format::RequestWhat::kCancelled
-                        : info.type == RequestType::kSend       ? format::RequestWhat::kSend
-                        : info.type == RequestType::kCollective ? format::RequestWhat::kCollective
-                                                                : format::RequestWhat::kRecv;
+    const RequestKind kind = info.posted.kind;
+    if (traffic::ends_at_completion(kind)) {
+      const auto what = traffic::cancelled(st)             ? format::RequestWhat::kCancelled
+                        : kind == RequestKind::kSend       ? format::RequestWhat::kSend
+                        : kind == RequestKind::kCollective ? format::RequestWhat::kCollective
+                                                           : format::RequestWhat::kRecv;
       put(t, format::RequestDoneRecord{{c.t_leave, cat, info.serial, what}}.to_record());
     }
-    if ((info.type == RequestType::kRecv || info.type == RequestType::kPersistentRecv) && !was_cancelled)
-      put_received(t, c.t_leave, cat, info.comm, st, info.tag);
-    if (serial) t->requests.erase(info.req);
-    info.type = RequestType::kNone;
+    traffic::Message m;
+    if (traffic::delivered(info.posted, st, &m)) put_recv(t, c.t_leave, cat, info.comm, m);
+    if (traffic::ends_at_completion(kind)) t->requests.erase(info.req);
+    info.posted.kind = RequestKind::kNone;
   };
   mpe::for_each_completed(c, one);
 }
@@ -217,87 +221,16 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
     return;
   }
   switch (c.cls) {
-    case CallClass::kSend: {
-      if (!c.has(role::dest) || c.dest == MPI_PROC_NULL) return;
-      const int64_t bytes = mpe::send_bytes(c);
-      const uint32_t comm = comm_index(c.comm);
-      if (c.mode == Mode::kPersistentInit) {
-        if (c.has(role::requests))
-          follow(t, RequestInfo{*c.requests, comm, RequestType::kPersistentSend, c.dest, c.sendtag,
-                                static_cast<uint64_t>(bytes)});
-        return;
-      }
-      const uint32_t serial = c.mode == Mode::kNonblocking && c.has(role::requests)
-                                  ? track_request(t, c,
-                                                  RequestInfo{*c.requests, comm, RequestType::kSend, c.dest,
-                                                              c.sendtag, static_cast<uint64_t>(bytes)})
-                                  : 0;
-      put(t, format::SendRecord{c.t_enter, cat, c.dest, c.sendtag, comm, static_cast<uint64_t>(bytes)}
-                 .to_record());
-      if (serial) put_request_post(t, c, serial, format::RequestWhat::kSend);
-      return;
-    }
+    case CallClass::kSend:
     case CallClass::kRecv:
-    case CallClass::kMrecv: {
-      uint32_t comm = format::kUnknownComm;
-      if (c.cls == CallClass::kRecv) {
-        comm = comm_index(c.comm);
-      } else if (c.has(role::message)) {  // the message handle is already MPI_MESSAGE_NULL; take the oldest
-                                          // Mprobe'd
-        for (auto& m : t->messages)
-          if (m.msg != MPI_MESSAGE_NULL) {
-            comm = m.comm;
-            m.msg = MPI_MESSAGE_NULL;
-            break;
-          }
-      }
-      if (c.mode == Mode::kBlocking) {
-        put_recv(t, c.t_leave, cat, comm, mpe::status_of(c));
-      } else if (c.has(role::requests)) {
-        if (c.cls == CallClass::kRecv && c.source == MPI_PROC_NULL) return;
-        if (c.mode == Mode::kPersistentInit)
-          follow(t, RequestInfo{*c.requests, comm, RequestType::kPersistentRecv, 0, posted_tag(c), 0});
-        else
-          put_request_post(
-              t, c,
-              track_request(t, c, RequestInfo{*c.requests, comm, RequestType::kRecv, 0, posted_tag(c), 0}),
-              format::RequestWhat::kRecv);
-      }
-      return;
-    }
-    case CallClass::kSendrecv: {
-      const uint32_t comm = comm_index(c.comm);
-      if (c.dest != MPI_PROC_NULL)
-        put(t, format::SendRecord{c.t_enter, cat, c.dest, c.sendtag, comm,
-                                  static_cast<uint64_t>(mpe::send_bytes(c))}
-                   .to_record());
-      if (c.mode == Mode::kBlocking)
-        put_recv(t, c.t_leave, cat, comm, mpe::status_of(c));
-      else if (c.has(role::requests) && c.source != MPI_PROC_NULL)
-        put_request_post(
-            t, c,
-            track_request(t, c, RequestInfo{*c.requests, comm, RequestType::kRecv, 0, posted_tag(c), 0}),
-            format::RequestWhat::kRecv);
-      return;
-    }
+    case CallClass::kMrecv:
+    case CallClass::kSendrecv:
     case CallClass::kMprobe:
-      if (c.has(role::message) && *c.message != MPI_MESSAGE_NULL && *c.message != MPI_MESSAGE_NO_PROC &&
-          (c.mode == Mode::kBlocking || (c.has(role::flag) && *c.flag)))
-        for (auto& m : t->messages)
-          if (m.msg == MPI_MESSAGE_NULL) {
-            m.msg = *c.message;
-            m.comm = comm_index(c.comm);
-            break;
-          }
+    case CallClass::kStart: {
+      LogSink sink{t, cat};
+      traffic::visit(c, sink);
       return;
-    case CallClass::kStart:
-      if (!c.has(role::requests)) return;
-      for (int i = 0; i < c.nreq(); ++i) {
-        const RequestInfo* p = c.requests[i] == MPI_REQUEST_NULL ? nullptr : t->requests.find(c.requests[i]);
-        if (p && p->type == RequestType::kPersistentSend)
-          put(t, format::SendRecord{c.t_enter, cat, p->dest, p->tag, p->comm, p->bytes}.to_record());
-      }
-      return;
+    }
     case CallClass::kBarrier:
     case CallClass::kBcast:
     case CallClass::kReduce:
@@ -328,7 +261,9 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
       // waiting happens. Tracked first: a builtin handle it reuses may first close an older request.
       const uint32_t serial =
           c.mode == Mode::kNonblocking && c.has(role::requests)
-              ? track_request(t, c, RequestInfo{*c.requests, comm, RequestType::kCollective, 0, 0, 0})
+              ? track_request(
+                    t, c,
+                    RequestInfo{*c.requests, traffic::Posted{RequestKind::kCollective, false, {}}, comm})
               : 0;
       put(t, format::CollectiveRecord{c.t_enter, cat, root, comm, static_cast<uint64_t>(bytes.sent), received}
                  .to_record());

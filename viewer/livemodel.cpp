@@ -1,7 +1,6 @@
 // The data side of upshot's live mode.
 #include "livemodel.h"
 
-#include <QJsonArray>
 #include <QStringList>
 
 #include <cmath>
@@ -23,7 +22,7 @@ namespace {
 
 QString peerText(const NowRow &r)
 {
-    if (r.peer == -2) return QStringLiteral("any");
+    if (r.peer == mpe::peer::kAnySource) return QStringLiteral("any");
     if (r.peer >= 0) return QString::number(r.peer);
     if (r.root >= 0) return QStringLiteral("root %1").arg(r.root);
     return {};
@@ -202,17 +201,7 @@ int liveRankCount(const mpe::live_stream::JobView &job)
 
 QString describeNow(const NowRow &r)
 {
-    const QString seconds = QString::number(r.seconds, 'f', 2);
-    if (!r.in_mpi) return QStringLiteral("computing for %1 s").arg(seconds);
-    QStringList parts { QString::fromStdString(r.routine) };
-    if (!r.callsite.empty()) parts.back() += QStringLiteral(" at ") + QString::fromStdString(r.callsite);
-    if (r.peer >= 0) parts << QStringLiteral("peer %1").arg(r.peer);
-    if (r.peer == -2) parts << QStringLiteral("any source");
-    if (r.tag >= 0) parts << QStringLiteral("tag %1").arg(r.tag);
-    if (r.root >= 0) parts << QStringLiteral("root %1").arg(r.root);
-    if (!r.comm.empty()) parts << QStringLiteral("on %1").arg(QString::fromStdString(r.comm));
-    parts << QStringLiteral("for %1 s").arg(seconds);
-    return parts.join(QStringLiteral(", "));
+    return QString::fromStdString(mpe::live_stream::call_text(r));
 }
 
 QString diagnosisText(const mpe::live_stream::Diagnosis &d, double stuckSeconds)
@@ -251,7 +240,7 @@ QString liveStatusText(const mpe::live_stream::JobView &job)
     parts << QStringLiteral("events dropped %1").arg(job.events_dropped());
     parts << QStringLiteral("%1 aggregated intervals").arg(job.aggregated_intervals());
     parts << QStringLiteral("%1 rejected messages").arg(job.rejected());
-    if (job.ended() && job.job_end().exit_status == -1)
+    if (job.ended() && job.job_end().end_message_lost())
         parts << QStringLiteral("job ended (its end message was lost on the way)");
     else if (job.ended())
         parts << QStringLiteral("job ended (exit status %1)").arg(job.job_end().exit_status);
@@ -262,29 +251,25 @@ QString liveStatusText(const mpe::live_stream::JobView &job)
     return parts.join(QStringLiteral(" · "));
 }
 
-QJsonObject liveSummary(const mpe::live_stream::JobView &job, double stuckSeconds)
+nlohmann::json liveSummary(const mpe::live_stream::JobView &job, double stuckSeconds)
 {
     const mpe::live_stream::Diagnosis d = job.diagnose(stuckSeconds);
-    QJsonArray deadlocks, stuck;
+    nlohmann::json deadlocks = nlohmann::json::array(), stuck = nlohmann::json::array();
     for (const mpe::live_stream::Deadlock &dl : d.deadlocks) {
-        QJsonArray cycle;
+        nlohmann::json cycle = nlohmann::json::array();
         for (const NowRow &r : dl.cycle)
-            cycle.append(r.rank);
-        deadlocks.append(cycle);
+            cycle.push_back(r.rank);
+        deadlocks.push_back(cycle);
     }
-    for (const mpe::live_stream::Stuck &s : d.stuck) {
-        QJsonArray waiting;
-        for (int32_t r : s.waiting)
-            waiting.append(r);
-        stuck.append(QJsonObject { { "holder", s.holder.rank }, { "waiting", waiting } });
-    }
-    return QJsonObject {
-        { "ranks_seen", static_cast<qint64>(job.ranks_seen()) },
-        { "world_size", static_cast<qint64>(job.world_size()) },
+    for (const mpe::live_stream::Stuck &s : d.stuck)
+        stuck.push_back({ { "holder", s.holder.rank }, { "waiting", s.waiting } });
+    return {
+        { "ranks_seen", job.ranks_seen() },
+        { "world_size", job.world_size() },
         { "ended", job.ended() },
-        { "frames_lost", static_cast<qint64>(job.frames_dropped_by_ranks() + job.frames_lost_in_transit()) },
-        { "events_dropped", static_cast<qint64>(job.events_dropped()) },
-        { "rejected", static_cast<qint64>(job.rejected()) },
+        { "frames_lost", job.frames_dropped_by_ranks() + job.frames_lost_in_transit() },
+        { "events_dropped", job.events_dropped() },
+        { "rejected", job.rejected() },
         { "deadlocks", deadlocks },
         { "stuck", stuck },
     };

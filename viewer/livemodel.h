@@ -4,10 +4,10 @@
 
 #include <QAbstractTableModel>
 #include <QColor>
-#include <QJsonObject>
 #include <QString>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "mpe/live_view.h"
@@ -118,7 +118,7 @@ private:
 
 // The number of rows of a live timeline or matrix: the world size, or more if a rank beyond it sent.
 int liveRankCount(const mpe::live_stream::JobView &job);
-// Describes a rank's call for a person: "MPI_Recv at ring.c:12 main, peer 1, tag 7, for 3.20 s".
+// Describes a rank's call for a person: live_stream::call_text, the text mpe top shows too.
 QString describeNow(const mpe::live_stream::NowRow &row);
 // The diagnosis as text: each deadlock's cycle with each rank's call, call site and peer, then
 // each rank holding others; a line saying there is none otherwise.
@@ -128,6 +128,6 @@ QString liveStatusText(const mpe::live_stream::JobView &job);
 // The summary `upshot --live --export` prints (one line of JSON; see main.cpp):
 // {"ranks_seen", "world_size", "ended", "frames_lost", "events_dropped", "rejected",
 //  "deadlocks": [[ranks of each cycle]], "stuck": [{"holder", "waiting": [ranks]}]}.
-QJsonObject liveSummary(const mpe::live_stream::JobView &job, double stuckSeconds);
+nlohmann::json liveSummary(const mpe::live_stream::JobView &job, double stuckSeconds);
 
 } // namespace upshot

@@ -51,21 +51,7 @@ void LiveSession::detach()
 void LiveSession::ingest(std::string_view message)
 {
     ++m_messages;
-    auto kind = mpe::live_stream::peek_kind(message.data(), message.size());
-    if (kind.ok() && *kind == mpe::live_stream::MessageKind::kRankFrame) {
-        auto frame = mpe::live_stream::decode_frame(message.data(), message.size());
-        if (frame.ok()) {
-            m_job->add(std::move(*frame));
-            return;
-        }
-    } else if (kind.ok() && *kind == mpe::live_stream::MessageKind::kJobEnd) {
-        auto end = mpe::live_stream::decode_job_end(message.data(), message.size());
-        if (end.ok()) {
-            m_job->end(*end);
-            return;
-        }
-    }
-    m_job->reject();
+    m_job->ingest(message.data(), message.size());
 }
 
 void LiveSession::poll()
@@ -81,13 +67,9 @@ void LiveSession::poll()
         ++n;
     }
     if (n > 0) m_quiet.restart();
-    // The job's end normally arrives from the relay; a viewer far behind may lose it with the
-    // frames. `mpe run` deletes the .live file when the job is over, so a file gone and a stream
-    // quiet for 3 s end the view too (exit status unknown, as mpe top does).
-    if (n == 0 && !m_job->ended() && m_quiet.isValid() && m_quiet.elapsed() > 3000 && !QFileInfo::exists(m_path))
-        m_job->end(mpe::live_stream::JobEnd { -1, "" });
-    else if (n == 0)
-        return;
+    const bool abandoned = n == 0 && m_quiet.isValid()
+        && m_job->end_if_abandoned(QFileInfo::exists(m_path), static_cast<double>(m_quiet.elapsed()) / 1000.0);
+    if (n == 0 && !abandoned) return;
     emit updated();
     if (m_job->ended() && !m_endSignalled) {
         m_endSignalled = true;

@@ -522,7 +522,7 @@ void LiveView::updateEndBar()
     const QString log = QString::fromStdString(m_job->job_end().mpelog);
     const bool exists = !log.isEmpty() && QFileInfo::exists(log);
     m_mergedLog = exists ? log : QString();
-    if (m_job->job_end().exit_status == -1)
+    if (m_job->job_end().end_message_lost())
         m_endText->setText(tr("The job ended; its end message was lost on the way (this viewer was behind)."));
     else if (log.isEmpty())
         m_endText->setText(tr("The job ended (exit status %1).").arg(m_job->job_end().exit_status));

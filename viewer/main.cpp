@@ -6,7 +6,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QImage>
-#include <QJsonDocument>
+
 #include <QPainter>
 #include <QTimer>
 
@@ -288,9 +288,9 @@ int runLiveExport(const QString &path, const QString &out, double afterSeconds, 
         std::fprintf(stderr, "upshot: cannot write %s\n", qPrintable(out));
         return 1;
     }
-    QJsonObject summary = upshot::liveSummary(*session.job(), stuckSeconds);
-    summary.insert(QStringLiteral("image"), out);
-    std::printf("%s\n", QJsonDocument(summary).toJson(QJsonDocument::Compact).constData());
+    nlohmann::json summary = upshot::liveSummary(*session.job(), stuckSeconds);
+    summary["image"] = out.toStdString();
+    std::printf("%s\n", summary.dump().c_str());
     return 0;
 }
 

@@ -2,6 +2,7 @@
 #include "mpe/file_io.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -72,17 +73,23 @@ StatusOr<std::string> read_file(const std::string& path) {
   return all;
 }
 
-Status write_file(const std::string& path, std::string_view text, Sync sync) {
+Status write_file(const std::string& path, std::string_view text, Sync sync, Access access) {
   auto failed = [&](const char* step, int err) {
     return Status(StatusCode::kIoError, path + ": " + step + " failed: " + std::strerror(err));
   };
   // Unique per process, and in the target's directory so that the rename cannot cross file systems.
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const bool secret = access == Access::kPrivate;
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, secret ? 0600 : 0644);
   if (fd < 0) return failed("create", errno);
   const char* step = nullptr;
   int err = 0;
-  if (!pwrite_all_raw(fd, text.data(), text.size(), 0)) {
+  // Created 0600 so no other user could open it in between; fchmod makes it exactly that
+  // whatever the umask (a left-over temporary of the same name kept its old mode).
+  if (secret && ::fchmod(fd, 0600) != 0) {
+    step = "chmod";
+    err = errno;
+  } else if (!pwrite_all_raw(fd, text.data(), text.size(), 0)) {
     step = "write";
     err = errno;
   } else if (sync == Sync::kYes && ::fsync(fd) != 0) {

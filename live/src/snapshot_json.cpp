@@ -16,9 +16,12 @@ json row_json(const NowRow& r) {
             {"callsite", r.callsite}, {"seconds", r.seconds}, {"stuck", r.stuck}};
   if (!r.host.empty()) j["host"] = r.host;
   if (!r.comm.empty()) j["comm"] = r.comm;
-  if (r.peer != -1) j["peer"] = r.peer == -2 ? json("MPI_ANY_SOURCE") : json(r.peer);
-  if (r.peer >= 0 || r.peer == -2) j["tag"] = r.tag;
+  if (r.peer >= 0 || r.peer == peer::kAnySource) {
+    j["peer"] = r.peer == peer::kAnySource ? json("MPI_ANY_SOURCE") : json(r.peer);
+    j["tag"] = r.tag;
+  }
   if (r.root >= 0) j["root"] = r.root;
+  j["text"] = call_text(r);
   return j;
 }
 
@@ -38,9 +41,8 @@ std::string snapshot_json(const JobView& view, double stuck_seconds) {
   j["ranks_finalized"] = view.ranks_finalized();
   j["ended"] = view.ended();
   if (view.ended()) {
-    // -1: the end message was lost (the viewer saw the .live file go instead).
     j["exit_status"] = view.job_end().exit_status;
-    j["end_message_lost"] = view.job_end().exit_status == -1;
+    j["end_message_lost"] = view.job_end().end_message_lost();
     j["mpelog"] = view.job_end().mpelog;
   }
   j["now_ns"] = view.now_ns();
@@ -69,7 +71,10 @@ std::string snapshot_json(const JobView& view, double stuck_seconds) {
                   {"send_bytes", view.total_send_bytes()},
                   {"recvs", view.total_recvs()},
                   {"collectives", view.total_collectives()},
-                  {"arrows_kept", view.arrows().size()}};
+                  {"received_pairs", pairs_json(view.received_pairs())},
+                  {"arrows_kept", view.arrows().size()},
+                  {"arrows_matched", std::count_if(view.arrows().begin(), view.arrows().end(),
+                                                   [](const Arrow& a) { return a.recv_ns != 0; })}};
 
   const auto share = view.mpi_share();
   json profile = {{"ranks", share.size()}};

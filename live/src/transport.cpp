@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "mpe/file_io.h"
 #include "mpe/live_transport.h"
 
 namespace mpe::live_stream {
@@ -168,18 +169,7 @@ Status write_live_file(const std::string& path, const LiveFile& f) {
                             {"viewer_secret", f.viewer.secret_key},
                             {"mpelog", f.mpelog},
                             {"relay_pid", f.relay_pid}};
-  const std::string text = j.dump(1) + "\n";
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return Status(StatusCode::kIoError, "cannot write " + tmp + ": " + std::strerror(errno));
-  const bool wrote = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ::fchmod(fd, 0600);
-  ::close(fd);
-  if (!wrote || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return Status(StatusCode::kIoError, "cannot write " + path + ": " + std::strerror(errno));
-  }
-  return Status();
+  return io::write_file(path, j.dump(1) + "\n", io::Sync::kNo, io::Access::kPrivate);
 }
 
 StatusOr<LiveFile> read_live_file(const std::string& path) {

@@ -1,5 +1,6 @@
 // JobView: folds the ranks' frames into what viewers show, and the hang diagnosis.
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <set>
 
@@ -9,10 +10,6 @@ namespace mpe::live_stream {
 
 namespace {
 
-// Sends and receives not yet matched wait at most this many per (from, to, tag): a rank whose
-// sends arrive aggregated (over its budget) never matches its receives, so they must not pile up.
-constexpr size_t kMaxUnmatched = 1024;
-
 double seconds_between(uint64_t from_ns, uint64_t to_ns) {
   return to_ns > from_ns ? static_cast<double>(to_ns - from_ns) / 1e9 : 0.0;
 }
@@ -20,6 +17,39 @@ double seconds_between(uint64_t from_ns, uint64_t to_ns) {
 bool blocking(const ThreadNow& t) { return t.in_mpi && t.wait != WaitKind::kNone; }
 
 }  // namespace
+
+void JobView::ingest(const void* data, size_t n) {
+  auto kind = peek_kind(data, n);
+  if (kind.ok() && *kind == MessageKind::kRankFrame) {
+    if (auto f = decode_frame(data, n); f.ok()) return add(std::move(*f));
+  } else if (kind.ok() && *kind == MessageKind::kJobEnd) {
+    if (auto e = decode_job_end(data, n); e.ok()) return end(*e);
+  }
+  reject();
+}
+
+bool JobView::end_if_abandoned(bool live_file_exists, double quiet_seconds) {
+  if (ended_ || live_file_exists || quiet_seconds <= kAbandonedQuietSeconds) return false;
+  end(JobEnd{JobEnd::kExitUnknown, ""});
+  return true;
+}
+
+std::string call_text(const NowRow& r) {
+  std::string s = r.in_mpi ? (r.routine.empty() ? "?" : r.routine) : "in the application";
+  if (r.in_mpi) {
+    if (r.peer == peer::kAnySource)
+      s += " peer MPI_ANY_SOURCE";
+    else if (r.peer >= 0)
+      s += " peer " + std::to_string(r.peer);
+    if (r.peer >= 0 || r.peer == peer::kAnySource) s += " tag " + std::to_string(r.tag);
+    if (r.root >= 0) s += " root " + std::to_string(r.root);
+    if (!r.comm.empty() && r.comm != "MPI_COMM_WORLD") s += " on " + r.comm;
+    if (!r.callsite.empty()) s += ", in " + r.callsite;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, ", %.1f s", r.seconds);
+  return s + buf;
+}
 
 void JobView::add(RankFrame f) {
   const uint32_t rank = f.rank;
@@ -62,32 +92,21 @@ void JobView::add_traffic(const RankFrame& f) {
   };
   for (const PeerTotal& p : f.per_peer) count(p.peer, p.count, p.bytes);
   for (const TrafficEvent& e : f.events) {
+    // The one matcher's rule (mpe/message_matcher.h), keyed as the logfile's messages are. A
+    // waiting send is its arrow's index (offset by arrows_base_), a waiting receive its time.
     if (e.kind == EventKind::kSend) {
       count(e.peer, 1, e.bytes);
-      const auto key = std::make_tuple(from, e.peer, e.tag);
       Arrow a{from, e.peer, e.tag, e.t_ns, 0, e.bytes};
-      if (auto it = early_recvs_.find(key); it != early_recvs_.end() && !it->second.empty()) {
-        a.recv_ns = it->second.front();
-        it->second.pop_front();
-      } else {
-        auto& open = open_sends_[key];
-        if (open.size() == kMaxUnmatched) open.pop_front();
-        open.push_back(arrows_base_ + arrows_.size());
-      }
+      const uint64_t index = arrows_base_ + arrows_.size();
+      if (auto recv_ns = matcher_.add_send(format::MessageKey{e.comm, from, e.peer, e.tag}, index))
+        a.recv_ns = *recv_ns;
       arrows_.push_back(a);
     } else if (e.kind == EventKind::kRecv) {
-      const auto key = std::make_tuple(e.peer, from, e.tag);
-      auto it = open_sends_.find(key);
-      while (it != open_sends_.end() && !it->second.empty() && it->second.front() < arrows_base_)
-        it->second.pop_front();  // trimmed away
-      if (it != open_sends_.end() && !it->second.empty()) {
-        arrows_[it->second.front() - arrows_base_].recv_ns = e.t_ns;
-        it->second.pop_front();
-      } else {
-        auto& early = early_recvs_[key];
-        if (early.size() == kMaxUnmatched) early.pop_front();
-        early.push_back(e.t_ns);
-      }
+      PairTraffic& r = cumulative_received_[{e.peer, from}];
+      r.from = e.peer, r.to = from, ++r.count, r.bytes += e.bytes;
+      const auto trimmed = [&](uint64_t send) { return send >= arrows_base_; };
+      if (auto send = matcher_.add_recv(format::MessageKey{e.comm, e.peer, from, e.tag}, e.t_ns, trimmed))
+        arrows_[*send - arrows_base_].recv_ns = e.t_ns;
     }
   }
   IntervalTraffic interval{f.interval_end_ns, {}};
@@ -151,8 +170,6 @@ void JobView::trim() {
   }
   const uint64_t traffic_from = now_ns_ > traffic_ns_ ? now_ns_ - traffic_ns_ : 0;
   while (!traffic_.empty() && traffic_.front().end_ns < traffic_from) traffic_.pop_front();
-  for (auto& [key, q] : early_recvs_)
-    while (!q.empty() && q.front() < keep_from) q.pop_front();
 }
 
 size_t JobView::ranks_finalized() const {
@@ -172,25 +189,33 @@ uint64_t JobView::events_dropped() const {
   return n;
 }
 
-std::vector<PairTraffic> JobView::traffic_pairs(bool cumulative) const {
-  std::map<std::pair<int32_t, int32_t>, PairTraffic> sum;
-  if (cumulative) {
-    sum = cumulative_;
-  } else {
-    for (const IntervalTraffic& t : traffic_)
-      for (const PairTraffic& p : t.pairs) {
-        PairTraffic& s = sum[{p.from, p.to}];
-        s.from = p.from;
-        s.to = p.to;
-        s.count += p.count;
-        s.bytes += p.bytes;
-      }
-  }
+namespace {
+
+// The pairs, most bytes first (ties in (from, to) order).
+std::vector<PairTraffic> most_bytes_first(const std::map<std::pair<int32_t, int32_t>, PairTraffic>& pairs) {
   std::vector<PairTraffic> out;
-  for (auto& [key, p] : sum) out.push_back(p);
+  for (const auto& [key, p] : pairs) out.push_back(p);
   std::stable_sort(out.begin(), out.end(),
                    [](const PairTraffic& a, const PairTraffic& b) { return a.bytes > b.bytes; });
   return out;
+}
+
+}  // namespace
+
+std::vector<PairTraffic> JobView::received_pairs() const { return most_bytes_first(cumulative_received_); }
+
+std::vector<PairTraffic> JobView::traffic_pairs(bool cumulative) const {
+  std::map<std::pair<int32_t, int32_t>, PairTraffic> sum;
+  if (cumulative) return most_bytes_first(cumulative_);
+  for (const IntervalTraffic& t : traffic_)
+    for (const PairTraffic& p : t.pairs) {
+      PairTraffic& s = sum[{p.from, p.to}];
+      s.from = p.from;
+      s.to = p.to;
+      s.count += p.count;
+      s.bytes += p.bytes;
+    }
+  return most_bytes_first(sum);
 }
 
 std::map<uint32_t, double> JobView::mpi_share() const {

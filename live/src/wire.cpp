@@ -10,7 +10,7 @@ namespace {
 // allocation (ByteReader::count).
 constexpr size_t kMinThread = 4 + 1 + 8 + 4 + 4 + 4 * 4 + 1 + 4;
 constexpr size_t kMinComm = 8 + 4 + 4;
-constexpr size_t kMinEvent = 1 + 8 + 4 + 4 + 8 + 4;
+constexpr size_t kMinEvent = 1 + 8 + 4 + 4 + 8 + 8 + 4;
 
 void header(ByteWriter& w, MessageKind kind) {
   w.u32(kMagic);
@@ -106,6 +106,7 @@ std::string encode(const RankFrame& f) {
     w.u64(e.t_ns);
     i32(w, e.peer);
     i32(w, e.tag);
+    w.u64(e.comm);
     w.u64(e.bytes);
     w.str(e.routine);
   }
@@ -202,8 +203,8 @@ StatusOr<RankFrame> decode_frame(const void* data, size_t n) {
   f.events.resize(count);
   for (TrafficEvent& e : f.events) {
     uint8_t kind8 = 0;
-    if (!r.u8(&kind8) || !r.u64(&e.t_ns) || !i32(r, &e.peer) || !i32(r, &e.tag) || !r.u64(&e.bytes) ||
-        !r.str(&e.routine))
+    if (!r.u8(&kind8) || !r.u64(&e.t_ns) || !i32(r, &e.peer) || !i32(r, &e.tag) || !r.u64(&e.comm) ||
+        !r.u64(&e.bytes) || !r.str(&e.routine))
       return corrupt("truncated event");
     if (kind8 < 1 || kind8 > 3) return corrupt("bad event kind");
     e.kind = static_cast<EventKind>(kind8);

@@ -28,7 +28,7 @@ RankFrame frame(uint32_t rank, uint32_t size, const std::string& routine, double
   t.in_mpi = !routine.empty();
   t.routine = routine;
   t.since_ns = kNow - static_cast<uint64_t>(seconds_ago * 1e9);
-  t.callsite = "main at hang.c:" + std::to_string(10 + rank);
+  t.callsite = "hang.c:" + std::to_string(10 + rank) + " (main)";
   t.wait = wait;
   t.peers = peers;
   if (peers.size() == 1) t.peer = peers[0];
@@ -59,7 +59,7 @@ TEST(LiveDiagnosis, TwoRanksReceivingFromEachOtherDeadlock) {
   ASSERT_EQ(d.deadlocks.size(), 1u);
   EXPECT_EQ(ranks_of(d.deadlocks[0]), (std::vector<int32_t>{0, 1}));
   EXPECT_EQ(d.deadlocks[0].cycle[0].routine, "MPI_Recv");
-  EXPECT_EQ(d.deadlocks[0].cycle[0].callsite, "main at hang.c:10");
+  EXPECT_EQ(d.deadlocks[0].cycle[0].callsite, "hang.c:10 (main)");
   EXPECT_EQ(d.deadlocks[0].cycle[0].peer, 1);
   EXPECT_TRUE(d.stuck.empty());
 }
@@ -175,11 +175,12 @@ TEST(LiveView, CountsGapsAndIgnoresOldFrames) {
 TEST(LiveView, MatchesSendsToReceivesAsArrows) {
   JobView v;
   RankFrame s = frame(0, 2, "", 1);
-  s.events = {{EventKind::kSend, kNow - 500, 1, 3, 64, ""}, {EventKind::kSend, kNow - 400, 1, 3, 64, ""}};
+  s.events = {{EventKind::kSend, kNow - 500, 1, 3, 7, 64, ""},
+              {EventKind::kSend, kNow - 400, 1, 3, 7, 64, ""}};
   s.sends = 2;
   s.send_bytes = 128;
   RankFrame r = frame(1, 2, "", 1);
-  r.events = {{EventKind::kRecv, kNow - 450, 0, 3, 64, ""}};
+  r.events = {{EventKind::kRecv, kNow - 450, 0, 3, 7, 64, ""}};
   v.add(r);  // the receive's frame may come first
   v.add(s);
   ASSERT_EQ(v.arrows().size(), 2u);
@@ -190,6 +191,28 @@ TEST(LiveView, MatchesSendsToReceivesAsArrows) {
   EXPECT_EQ(pairs[0].count, 2u);
   EXPECT_EQ(pairs[0].bytes, 128u);
   EXPECT_EQ(v.total_sends(), 2u);
+}
+
+// The live view keys messages as the logfile's matcher does: a receive on another communicator,
+// with the same ranks and tag, is not this send's.
+TEST(LiveView, PairsOnlyWithinACommunicator) {
+  JobView v;
+  RankFrame s = frame(0, 2, "", 1);
+  s.events = {{EventKind::kSend, kNow - 500, 1, 3, 7, 64, ""},
+              {EventKind::kSend, kNow - 400, 1, 3, 9, 64, ""}};
+  RankFrame r = frame(1, 2, "", 1);
+  r.events = {{EventKind::kRecv, kNow - 300, 0, 3, 9, 64, ""},
+              {EventKind::kRecv, kNow - 200, 0, 3, 7, 64, ""}};
+  v.add(s);
+  v.add(r);
+  ASSERT_EQ(v.arrows().size(), 2u);
+  EXPECT_EQ(v.arrows()[0].recv_ns, kNow - 200);  // communicator 7's send meets communicator 7's receive
+  EXPECT_EQ(v.arrows()[1].recv_ns, kNow - 300);
+  const auto received = v.received_pairs();
+  ASSERT_EQ(received.size(), 1u);
+  EXPECT_EQ(received[0].from, 0);
+  EXPECT_EQ(received[0].to, 1);
+  EXPECT_EQ(received[0].count, 2u);
 }
 
 TEST(LiveView, AggregatedTrafficCountsPerPeer) {

@@ -28,7 +28,7 @@ RankFrame sample_frame() {
   t.in_mpi = true;
   t.since_ns = 1500;
   t.routine = "MPI_Recv";
-  t.callsite = "main at ring.c:20";
+  t.callsite = "ring.c:20 (main)";
   t.comm = 0;
   t.peer = 1;
   t.tag = 7;
@@ -36,8 +36,8 @@ RankFrame sample_frame() {
   t.peers = {1};
   f.threads = {t};
   f.comms = {CommDef{42, "MPI_COMM_WORLD", to_ranges({0, 1, 2, 3})}};
-  f.events = {{EventKind::kSend, 1600, 3, 7, 128, ""},
-              {EventKind::kCollective, 1700, -1, 0, 8, "MPI_Allreduce"}};
+  f.events = {{EventKind::kSend, 1600, 3, 7, 42, 128, ""},
+              {EventKind::kCollective, 1700, -1, 0, 0, 8, "MPI_Allreduce"}};
   f.per_peer = {{3, 5, 640}};
   return f;
 }
@@ -55,13 +55,14 @@ TEST(LiveWire, FrameRoundTrips) {
   EXPECT_TRUE(back->aggregated);
   EXPECT_FALSE(back->finalized);
   ASSERT_EQ(back->threads.size(), 1u);
-  EXPECT_EQ(back->threads[0].callsite, "main at ring.c:20");
+  EXPECT_EQ(back->threads[0].callsite, "ring.c:20 (main)");
   EXPECT_EQ(back->threads[0].wait, WaitKind::kAllOf);
   EXPECT_EQ(back->threads[0].peers, std::vector<int32_t>{1});
   ASSERT_EQ(back->comms.size(), 1u);
   EXPECT_EQ(back->comms[0].members(), (std::vector<int32_t>{0, 1, 2, 3}));
   EXPECT_EQ(back->comms[0].ranges.size(), 1u);  // run-length encoded
   ASSERT_EQ(back->events.size(), 2u);
+  EXPECT_EQ(back->events[0].comm, 42u);
   EXPECT_EQ(back->events[1].routine, "MPI_Allreduce");
   EXPECT_EQ(back->per_peer[0].bytes, 640u);
   EXPECT_EQ(encode(*back), bytes);
@@ -85,7 +86,7 @@ TEST(LiveWire, RejectsForeignAndNewerMessages) {
   const std::string garbage = "GET / HTTP/1.1\r\n\r\n";
   EXPECT_EQ(peek_kind(garbage.data(), garbage.size()).status().code(), StatusCode::kCorrupt);
   std::string newer = encode(sample_frame());
-  newer[4] = 2;  // version 2
+  newer[4] = static_cast<char>(kWireVersion + 1);  // a version this reader does not know
   EXPECT_EQ(peek_kind(newer.data(), newer.size()).status().code(), StatusCode::kUnsupportedVersion);
 }
 

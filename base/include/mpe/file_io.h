@@ -24,11 +24,18 @@ StatusOr<std::string> read_file(const std::string& path);
 // How write_file makes a file durable.
 enum class Sync : bool { kNo = false, kYes = true };
 
-// The one checked writer of whole output files (reports, per-process files): writes `text` to a
-// temporary name in the same directory ("<path>.tmp.<pid>"), checks every write and the close
-// (and fsync()s first when asked), then renames it to `path`. On any failure the temporary is
-// removed and `path` is left as it was, so no half file ever carries the final name. The file
-// gets mode 0644 less the umask. Errors: kIoError, "<path>: <step> failed: <errno text>".
-Status write_file(const std::string& path, std::string_view text, Sync sync = Sync::kNo);
+// Who may read a file write_file makes.
+enum class Access : bool {
+  kShared = false,  // mode 0644 less the umask: reports, per-process files
+  kPrivate = true,  // mode 0600 exactly, from its creation on: files that hold secrets (.live keys)
+};
+
+// The one checked writer of whole output files (reports, per-process files, the .live file):
+// writes `text` to a temporary name in the same directory ("<path>.tmp.<pid>"), checks every
+// write and the close (and fsync()s first when asked), then renames it to `path`. On any failure
+// the temporary is removed and `path` is left as it was, so no half file ever carries the final
+// name. Errors: kIoError, "<path>: <step> failed: <errno text>".
+Status write_file(const std::string& path, std::string_view text, Sync sync = Sync::kNo,
+                  Access access = Access::kShared);
 
 }  // namespace mpe::io

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "mpe/live_wire.h"
+#include "mpe/message_matcher.h"
 
 namespace mpe::live_stream {
 
@@ -22,7 +23,7 @@ struct NowRow {
   double seconds = 0;  // in this call (or in the application) as of the rank's last frame
   std::string routine, callsite, comm;
   std::string host;
-  int32_t peer = -1, tag = -1, root = -1;
+  int32_t peer = peer::kUnknown, tag = -1, root = -1;
   bool stuck = false;  // longer than the threshold in a blocking call
 };
 
@@ -71,6 +72,17 @@ class JobView {
       : keep_ns_(static_cast<uint64_t>(keep_seconds * 1e9)),
         traffic_ns_(static_cast<uint64_t>(traffic_seconds * 1e9)) {}
 
+  // The one reader of the stream, for `mpe top` and upshot alike: decodes a message from the relay
+  // and folds it in (a rank's frame, or the job's end); what is not one of ours is counted as
+  // rejected.
+  void ingest(const void* data, size_t n);
+  // How long a stream must be quiet, its .live file gone, before the job counts as over.
+  static constexpr double kAbandonedQuietSeconds = 3.0;
+  // Ends the view of a job whose end message was lost: a viewer far behind may lose it with the
+  // frames, and `mpe run` deletes the .live file when the job is over, so a file gone and a stream
+  // quiet for kAbandonedQuietSeconds end it (JobEnd::kExitUnknown). True when it ended it now.
+  bool end_if_abandoned(bool live_file_exists, double quiet_seconds);
+
   // Adds a rank's frame; old frames (a seq not above the last seen) are ignored.
   void add(RankFrame frame);
   void end(const JobEnd& e) { ended_ = true, end_ = e; }
@@ -106,6 +118,9 @@ class JobView {
   // Sends per (from, to) over the last `traffic_seconds` of frames (the matrix of recent
   // traffic), or since the viewer attached when `cumulative`; most bytes first.
   std::vector<PairTraffic> traffic_pairs(bool cumulative = false) const;
+  // Receives per (source, receiver) since the viewer attached, from the receive events (not
+  // counted for intervals a rank aggregated); most bytes first.
+  std::vector<PairTraffic> received_pairs() const;
   // Totals over all frames received: what the ranks counted, interval by interval.
   uint64_t total_sends() const { return total_sends_; }
   uint64_t total_send_bytes() const { return total_send_bytes_; }
@@ -126,7 +141,7 @@ class JobView {
   void trim();
 
   uint64_t keep_ns_, traffic_ns_;
-  std::map<std::pair<int32_t, int32_t>, PairTraffic> cumulative_;
+  std::map<std::pair<int32_t, int32_t>, PairTraffic> cumulative_, cumulative_received_;
   uint32_t world_size_ = 0;
   std::map<uint32_t, RankFrame> latest_;  // without events (kept in arrows_)
   struct RankTotals {
@@ -141,10 +156,11 @@ class JobView {
   };
   std::deque<IntervalTraffic> traffic_;
   std::deque<Arrow> arrows_;
-  // Sends not yet matched to a receive, per (from, to, tag), oldest first: indices into arrows_
-  // offset by arrows_base_.
-  std::map<std::tuple<int32_t, int32_t, int32_t>, std::deque<uint64_t>> open_sends_;
-  std::map<std::tuple<int32_t, int32_t, int32_t>, std::deque<uint64_t>> early_recvs_;
+  // Sends (indices into arrows_ offset by arrows_base_) and receives (their times) waiting for
+  // their partner; at most kMaxUnmatched per key and side: a rank whose sends arrive aggregated
+  // (over its budget) never matches its receives, so they must not pile up.
+  static constexpr size_t kMaxUnmatched = 1024;
+  format::StreamingMessageMatcher<uint64_t> matcher_{kMaxUnmatched};
   uint64_t arrows_base_ = 0;
   std::deque<LiveState> states_;
   uint64_t states_base_ = 0;                 // states popped from the front so far
@@ -153,6 +169,10 @@ class JobView {
   bool ended_ = false;
   JobEnd end_;
 };
+
+// What a rank is doing, for people: "MPI_Recv peer 2 tag 7 on comm of 3 ranks, in hang.c:10 (main),
+// 2.0 s", or "in the application, 2.0 s". `mpe top` and upshot both show this text.
+std::string call_text(const NowRow& row);
 
 // The snapshot `mpe top --once --json` prints (schema in docs/live.md).
 std::string snapshot_json(const JobView& view, double stuck_seconds);

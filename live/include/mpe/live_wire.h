@@ -7,12 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "mpe/peer.h"
 #include "mpe/status.h"
 
 namespace mpe::live_stream {
 
 inline constexpr uint32_t kMagic = 0x4C45504D;  // "MPEL", little-endian
-inline constexpr uint32_t kWireVersion = 1;
+inline constexpr uint32_t kWireVersion = 2;     // 2: traffic events carry their communicator
 
 enum class MessageKind : uint8_t { kRankFrame = 1, kJobEnd = 2 };
 
@@ -40,11 +41,11 @@ struct CommDef {
 struct ThreadNow {
   uint32_t thread = 0;  // 0 for the thread that called MPI_Init
   bool in_mpi = false;
-  uint64_t since_ns = 0;  // entered the call, or returned to the application
-  std::string routine;    // "MPI_Recv"; empty in the application
-  std::string callsite;   // "halo2d.c:57 exchange", or "" when unknown
-  int32_t comm = -1;      // index into RankFrame::comms, or -1
-  int32_t peer = -1;      // world rank of the point-to-point peer; -1 none, -2 MPI_ANY_SOURCE
+  uint64_t since_ns = 0;          // entered the call, or returned to the application
+  std::string routine;            // "MPI_Recv"; empty in the application
+  std::string callsite;           // "halo2d.c:57 (exchange)" (mpe::callsite_text), or "" when unknown
+  int32_t comm = -1;              // index into RankFrame::comms, or -1
+  int32_t peer = peer::kUnknown;  // world rank of the point-to-point peer, or a code of mpe/peer.h
   int32_t tag = -1;
   int32_t root = -1;  // world rank of a rooted collective's root, or -1
   WaitKind wait = WaitKind::kNone;
@@ -56,8 +57,10 @@ enum class EventKind : uint8_t { kSend = 1, kRecv = 2, kCollective = 3 };
 struct TrafficEvent {
   EventKind kind = EventKind::kSend;
   uint64_t t_ns = 0;
-  int32_t peer = -1;  // world rank: destination of a send, source of a receive; -1 collective
+  int32_t peer =
+      peer::kUnknown;  // world rank: destination of a send, source of a receive; kUnknown collective
   int32_t tag = 0;
+  uint64_t comm = 0;  // the message's communicator, as CommDef::key (the same on every member); 0 collective
   uint64_t bytes = 0;
   std::string routine;  // collectives: "MPI_Allreduce"
 };
@@ -100,8 +103,11 @@ struct RankFrame {
 
 // The relay's last word: the launcher returned.
 struct JobEnd {
+  // The exit status of a job whose end message was lost (the viewer saw the .live file go).
+  static constexpr int32_t kExitUnknown = -1;
   int32_t exit_status = 0;
   std::string mpelog;  // the merged logfile when liblog ran too, else ""
+  bool end_message_lost() const { return exit_status == kExitUnknown; }
 };
 
 std::string encode(const RankFrame& f);

@@ -1,5 +1,5 @@
-// The one message matcher: the reader (load_trace), the viewer's model and the analyses' endpoints
-// pair sends with receives here, so all of them agree on every message.
+// The one message matcher: the reader (load_trace), the viewer's model, the analyses' endpoints
+// and the live view pair sends with receives here, so all of them agree on every message.
 //
 // The rule (MPI's non-overtaking rule): the k-th send of each key (global communicator, source,
 // destination, tag; world ranks) is matched with the k-th receive of that key, each side taken in
@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <tuple>
 #include <unordered_map>
@@ -122,6 +123,51 @@ class MessageMatcher {
 
   TimeOf time_of_;
   Queues queues_;
+};
+
+// The same rule for ends that arrive as a stream (the live view, which sees each rank's interval
+// as it comes): the k-th send of a key meets the k-th receive of that key, each side in the
+// order added (a key's sends come from one rank, which reports them in time order; likewise its
+// receives). Either side may come first; what waits is bounded per key and side (`max_waiting`:
+// the oldest is forgotten), since a rank that reports only totals never sends its ends.
+template <class End>
+class StreamingMessageMatcher {
+ public:
+  explicit StreamingMessageMatcher(size_t max_waiting) : max_waiting_(max_waiting) {}
+
+  // Adds a send; returns the receive it meets, when one was waiting.
+  std::optional<End> add_send(const MessageKey& key, const End& end) {
+    return add(queues_[key], &Queue::recvs, &Queue::sends, end, [](const End&) { return true; });
+  }
+  // Adds a receive; returns the send it meets, skipping (and forgetting) waiting sends for which
+  // usable(send) is false (the caller dropped them).
+  template <class Usable>
+  std::optional<End> add_recv(const MessageKey& key, const End& end, Usable&& usable) {
+    return add(queues_[key], &Queue::sends, &Queue::recvs, end, usable);
+  }
+
+ private:
+  struct Queue {
+    std::deque<End> sends, recvs;  // waiting for a partner, oldest first
+  };
+  template <class Usable>
+  std::optional<End> add(Queue& q, std::deque<End> Queue::*other, std::deque<End> Queue::*own, const End& end,
+                         Usable&& usable) {
+    std::deque<End>& partners = q.*other;
+    while (!partners.empty() && !usable(partners.front())) partners.pop_front();
+    if (!partners.empty()) {
+      End partner = partners.front();
+      partners.pop_front();
+      return partner;
+    }
+    std::deque<End>& waiting = q.*own;
+    if (waiting.size() == max_waiting_) waiting.pop_front();
+    waiting.push_back(end);
+    return std::nullopt;
+  }
+
+  size_t max_waiting_;
+  std::unordered_map<MessageKey, Queue, MessageKeyHash> queues_;
 };
 
 }  // namespace mpe::format

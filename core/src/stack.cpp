@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "mpe/config.h"
+
 namespace mpe::stack {
 
 Routine g_routines[kFnCount];
@@ -27,8 +29,7 @@ namespace {
 
 // One line on stderr, from the first rank only (before MPI_Init the rank is the launcher's).
 void say(const std::string& what) {
-  for (const char* name : {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"})
-    if (const char* v = std::getenv(name); v && std::atoi(v) != 0) return;
+  if (config::launcher_rank() > 0) return;
   std::fprintf(stderr, "mpe-tools: MPE_STACK: %s\n", what.c_str());
   std::fflush(stderr);
 }

@@ -8,6 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <string_view>
+
+#include "mpe/stack_list.h"
 
 namespace mpe::cli {
 
@@ -57,21 +60,23 @@ StatusOr<std::vector<std::string>> defined_mpi_functions(const std::string& path
 
 StatusOr<std::string> resolve_stack(const std::string& listed, bool with_suite) {
   std::string out;
+  auto append = [&out](std::string_view entry) {
+    if (!out.empty()) out += stack::kSeparator;
+    out += entry;
+  };
   bool suite_named = false;
-  size_t layers = 0;
-  for (size_t start = 0; start <= listed.size();) {
-    size_t end = listed.find(',', start);
-    if (end == std::string::npos) end = listed.size();
-    const std::string entry = listed.substr(start, end - start);
-    start = end + 1;
-    if (entry.empty()) continue;
+  int layers = 0;
+  std::string_view rest = listed;
+  std::string_view named;
+  while (stack::next_entry(rest, &named)) {
+    const std::string entry(named);
     ++layers;
-    if (entry == "mpe") {
+    if (entry == stack::kSuiteEntry) {
       if (!with_suite)
         return Status(StatusCode::kInvalidArgument,
                       "--stack names mpe, but no tool of ours is chosen: add --time, --umq, --log or --live");
       suite_named = true;
-      out += (out.empty() ? "" : ",") + entry;
+      append(entry);
       continue;
     }
     std::error_code ec;
@@ -83,15 +88,17 @@ StatusOr<std::string> resolve_stack(const std::string& listed, bool with_suite) 
     if (functions->empty())
       return Status(StatusCode::kInvalidArgument,
                     "--stack: " + entry + " defines no MPI_ function, so it is not a PMPI tool");
-    if (path.string().find(',') != std::string::npos)
+    if (path.string().find(stack::kSeparator) != std::string::npos)
       return Status(StatusCode::kInvalidArgument,
                     "--stack: " + entry + ": a path with a comma cannot be listed");
-    out += (out.empty() ? "" : ",") + path.string();
+    append(path.string());
   }
   if (layers == 0) return Status(StatusCode::kInvalidArgument, "--stack: no library named");
-  if (layers + (with_suite && !suite_named) > 16)
-    return Status(StatusCode::kInvalidArgument, "--stack: at most 16 layers, ours included");
-  if (with_suite && !suite_named) out = "mpe," + out;  // ours on top unless placed
+  if (layers + (with_suite && !suite_named) > stack::kMaxLayers)
+    return Status(StatusCode::kInvalidArgument,
+                  "--stack: at most " + std::to_string(stack::kMaxLayers) + " layers, ours included");
+  if (with_suite && !suite_named)  // ours on top unless placed
+    out = std::string(stack::kSuiteEntry) + stack::kSeparator + out;
   return out;
 }
 

@@ -19,19 +19,12 @@ const char* env(const char* name) {
   const char* v = std::getenv(name);
   return (v && *v) ? v : nullptr;
 }
-
-// The rank before MPI_Init, from the launcher's environment (MPICH's Hydra, Open MPI's ORTE).
-int launcher_rank() {
-  for (const char* name : {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"})
-    if (const char* v = env(name)) return std::atoi(v);
-  return 0;
-}
 }  // namespace
 
 void warn(const char* message, bool rank0_only) noexcept {
   int rank = mpe_core_world_rank();
-  if (rank < 0) rank = launcher_rank();
-  if (rank0_only && rank != 0) return;
+  if (rank < 0) rank = launcher_rank();  // -1 still: a process no launcher started is the first
+  if (rank0_only && rank > 0) return;
   std::fprintf(stderr, "mpe-tools: %s\n", message);
   std::fflush(stderr);
 }

@@ -80,13 +80,6 @@ void before_finalize(ThreadState& ts) {
 
 namespace {
 
-// The rank the launcher gave this process, or -1: for the exit line below, which cannot ask MPI.
-int launcher_rank() {
-  for (const char* name : {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"})
-    if (const char* v = std::getenv(name)) return std::atoi(v);
-  return -1;
-}
-
 // A process that started MPI without the core seeing MPI_Init (a binding the core does not wrap,
 // or the MPI library found before the tools) has records of nothing: say so at exit instead of
 // leaving the user with no output and no reason. Only the core the tools registered with speaks.
@@ -94,7 +87,7 @@ __attribute__((destructor)) void say_if_init_unseen() {
   if (g_registry.ntools == 0 || g_world_rank >= 0) return;
   int initialized = 0;
   if (PMPI_Initialized(&initialized) != MPI_SUCCESS || !initialized) return;  // not an MPI program
-  if (launcher_rank() > 0) return;  // one line per job, not per rank
+  if (config::launcher_rank() > 0) return;  // one line per job, not per rank (it cannot ask MPI)
   config::warn(
       "the tools never saw MPI_Init in this program, so they recorded nothing; likely cause: it calls MPI "
       "through a binding they do not wrap (an mpi_f08 library missing when mpe-tools was built, MPI "

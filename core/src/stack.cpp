@@ -12,7 +12,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "mpe/config.h"
 
 namespace mpe::stack {
 
@@ -27,8 +30,7 @@ namespace {
 
 // One line on stderr, from the first rank only (before MPI_Init the rank is the launcher's).
 void say(const std::string& what) {
-  for (const char* name : {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"})
-    if (const char* v = std::getenv(name); v && std::atoi(v) != 0) return;
+  if (config::launcher_rank() > 0) return;
   std::fprintf(stderr, "mpe-tools: MPE_STACK: %s\n", what.c_str());
   std::fflush(stderr);
 }
@@ -55,7 +57,7 @@ struct Layer {
 // their wrappers as a layer, mpe_stacked_MPI_X(call site, arguments...).
 bool suite_layer(Layer* layer) {
   if (!dlsym(RTLD_DEFAULT, "mpe_stacked_MPI_Init")) return false;
-  layer->name = "mpe";
+  layer->name = kSuiteEntry;
   layer->fns.assign(kFnCount, nullptr);
   for (int i = 0; i < kFnCount; ++i)
     layer->fns[i] = dlsym(RTLD_DEFAULT, (std::string("mpe_stacked_") + kFnInfo[i].name).c_str());
@@ -84,21 +86,6 @@ bool foreign_layer(const std::string& path, Layer* layer) {
   return true;
 }
 
-std::vector<std::string> split(const char* text) {
-  std::vector<std::string> out;
-  std::string item;
-  for (const char* p = text;; ++p) {
-    if (*p == ',' || *p == '\0') {
-      if (!item.empty()) out.push_back(item);
-      item.clear();
-      if (*p == '\0') break;
-    } else {
-      item += *p;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 void load() {
@@ -118,21 +105,23 @@ void load() {
   const bool have_suite = suite_layer(&suite);
   const char* listed = std::getenv("MPE_STACK");
   bool suite_listed = false;
-  for (const std::string& entry : split(listed ? listed : "")) {
+  std::string_view rest = listed ? listed : "";
+  std::string_view entry;
+  while (next_entry(rest, &entry)) {
     if (layers.size() == kMaxLayers) {
-      say("more than " + std::to_string(kMaxLayers) + " layers; " + entry +
+      say("more than " + std::to_string(kMaxLayers) + " layers; " + std::string(entry) +
           " and those after it are left out");
       break;
     }
     Layer layer;
-    if (entry == "mpe") {
+    if (entry == kSuiteEntry) {
       suite_listed = true;
       if (have_suite)
         layers.push_back(suite);
       else
         say("lists mpe, but no mpe-tools library (libmpetime, liblog, libumq, liblive) is loaded: "
             "link one or preload it after libmpestack.so");
-    } else if (foreign_layer(entry, &layer)) {
+    } else if (foreign_layer(std::string(entry), &layer)) {
       layers.push_back(std::move(layer));
     }
   }
@@ -148,7 +137,7 @@ void load() {
     }
   }
   for (int k = 0; k < bottom; ++k)
-    if (layers[k].name == "mpe") g_mpe_layer = k;
+    if (layers[k].name == kSuiteEntry) g_mpe_layer = k;
   g_layers = bottom;
   __atomic_store_n(&g_loaded, true, __ATOMIC_RELEASE);
 }

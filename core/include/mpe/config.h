@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 namespace mpe::config {
@@ -26,6 +27,14 @@ std::string output_name();
 // directory that does not exist or cannot be written gets one line, and the working directory
 // is used instead.
 std::string output_path(const std::string& suffix);
+
+// Returns the rank the launcher (MPICH's Hydra, Open MPI's ORTE/PRRTE) gave this process, or -1
+// when none did. Inline: libmpestack, which carries no core objects, asks it too.
+inline int launcher_rank() noexcept {
+  for (const char* name : {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"})
+    if (const char* v = std::getenv(name); v && *v) return std::atoi(v);
+  return -1;
+}
 
 // Prints one line "mpe-tools: <message>" on stderr; from rank 0 only when rank0_only is set.
 void warn(const std::string& message, bool rank0_only = true) noexcept;

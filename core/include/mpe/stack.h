@@ -10,13 +10,13 @@
 #include <type_traits>
 
 #include "mpe/calls.h"
+#include "mpe/stack_list.h"
 #include "mpe/tool.h"
 
 #define MPE_RETURN_ADDRESS() reinterpret_cast<uintptr_t>(__builtin_return_address(0))
 
 namespace mpe::stack {
 
-inline constexpr int kMaxLayers = 16;
 // t_level outside every layer: the application.
 inline constexpr int kApplication = -2;
 // t_level inside the MPI's Fortran binding entered from the application: its C calls go to the

@@ -11,21 +11,6 @@ namespace mpe::analysis::diff {
 
 double pct_change(double a, double b) { return a != 0 ? 100.0 * (b - a) / a : NAN; }
 
-Spread spread(const std::vector<double>& v) {
-  Spread s;
-  if (v.empty()) return s;
-  s.min = s.max = v[0];
-  double total = 0;
-  for (uint32_t r = 0; r < v.size(); ++r) {
-    if (v[r] < s.min) s.min = v[r], s.min_rank = r;
-    if (v[r] > s.max) s.max = v[r], s.max_rank = r;
-    total += v[r];
-  }
-  s.mean = total / static_cast<double>(v.size());
-  s.imbalance = s.max > 0 ? 100.0 * (s.max - s.mean) / s.max : 0.0;
-  return s;
-}
-
 double sum(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;

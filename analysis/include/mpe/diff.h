@@ -17,6 +17,7 @@
 #include "mpe/chunk_pass.h"
 #include "mpe/iterations.h"
 #include "mpe/log_reader.h"
+#include "mpe/spread.h"
 #include "mpe/status.h"
 
 namespace mpe::analysis::diff {
@@ -129,13 +130,8 @@ struct Row {
   double delta() const { return ns_b - ns_a; }
 };
 
-// min (its rank), mean, max (its rank) of per-rank values; imbalance as libmpetime's:
-// (max - mean) / max, in percent.
-struct Spread {
-  double min = 0, mean = 0, max = 0, imbalance = 0;
-  uint32_t min_rank = 0, max_rank = 0;
-};
-Spread spread(const std::vector<double>& v);
+// Per-rank values (wall_per_rank, mpi_per_rank, outside_mpi()) spread over the ranks: mpe::spread()
+// (mpe/spread.h), whose imbalance is libmpetime's.
 double sum(const std::vector<double>& v);
 // Each rank's time outside MPI (the application's): its wall time less its MPI time.
 std::vector<double> outside_mpi(const Run& r);

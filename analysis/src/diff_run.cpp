@@ -11,14 +11,6 @@
 
 namespace mpe::analysis::diff {
 
-namespace {
-
-// The innermost frame of a call site, as `mpe diff` names and matches it.
-struct Where {
-  std::string file, function, location;
-  int line = 0;
-};
-
 Where where_of(const std::vector<Frame>& frames) {
   Where w;
   if (frames.empty()) {
@@ -35,6 +27,8 @@ Where where_of(const std::vector<Frame>& frames) {
   return w;
 }
 
+namespace {
+
 std::string key_of(const std::string& routine, const Where& w) {
   return routine + "|" + w.file + ":" + std::to_string(w.line) + "|" + w.function +
          (w.line ? "" : "|" + w.location);
@@ -44,19 +38,14 @@ Site& site_at(Run* run, const std::string& routine, const Where& w) {
   auto [it, fresh] = run->sites.try_emplace(key_of(routine, w));
   if (fresh) {
     it->second.routine = routine;
-    it->second.file = w.file;
-    it->second.line = w.line;
-    it->second.function = w.function;
-    it->second.location = w.location;
+    it->second.where = w;
   }
   return it->second;
 }
 
 }  // namespace
 
-std::string site_key(const Site& s) {
-  return key_of(s.routine, Where{s.file, s.function, s.location, s.line});
-}
+std::string site_key(const Site& s) { return key_of(s.routine, s.where); }
 
 Site& site_of(Run* run, const std::string& routine, const std::vector<Frame>& frames) {
   return site_at(run, routine, where_of(frames));

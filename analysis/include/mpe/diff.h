@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "mpe/chunk_pass.h"
+#include "mpe/frame.h"
 #include "mpe/iterations.h"
 #include "mpe/log_reader.h"
 #include "mpe/spread.h"
@@ -40,14 +41,23 @@ struct Measure {
   }
 };
 
+// Where a call site is: its innermost frame, as `mpe diff` names and matches it. Two are the same
+// site (of the same routine) when every field is equal.
+struct Where {
+  std::string file;  // base name; empty without a source line
+  int line = 0;
+  std::string function;
+  std::string location;  // "halo2d.c:146 (main)", the module+offset text without a line, "?" unknown
+  bool operator==(const Where&) const = default;
+};
+// The Where of a call site's frames, innermost first (none: the unknown site, "?").
+Where where_of(const std::vector<Frame>& frames);
+
 // One call site: one routine called from one source line (the innermost frame), over all ranks
 // (and over the outer frames, when the run recorded deeper stacks).
 struct Site {
   std::string routine;
-  std::string file;  // base name; empty without a source line
-  int line = 0;
-  std::string function;
-  std::string location;  // "halo2d.c:146 (main)", or the module+offset text without a line
+  Where where;
   Measure m;
 };
 
@@ -120,6 +130,9 @@ struct Row {
   std::string name;  // routine, site location, pattern, region
   std::string routine;
   std::string note;  // "moved from L1 to L2", "only in A", "only in B"
+  // Call-site rows and their wait rows: the site in A and in B (a default Where where the run has
+  // none), so that a front end finds each run's instances without reading the name or the note.
+  Where site_a, site_b;
   uint64_t calls_a = 0, calls_b = 0;
   double ns_a = 0, ns_b = 0;
   double bytes_a = 0, bytes_b = 0;

@@ -2,10 +2,10 @@
 // log here, from a libmpetime profile in cli/), the comparison of two, and the comparison of their
 // iterations. No output: `mpe diff` prints text or JSON, upshot draws.
 //
-// A viewer calls, per log: run_from_log() (one streamed pass; or RunBuilder fed by its own chunk
-// pass, then finish_run()), find_iterations() (mpe/iterations.h) when it aligns the timelines;
-// then compare(a, b) for the tables (rows ranked by the change in time) and
-// compare_iterations(a, b) for the per-iteration, per-rank difference band.
+// A viewer calls, per log: run_from_log() (one streamed pass; or a RunBuilder fed by its own chunk
+// pass, then finish()), find_iterations() (mpe/iterations.h; or an IterationCollector on the same
+// pass) when it aligns the timelines; then compare(a, b) for the tables (rows ranked by the change
+// in time) and compare_iterations(a, b) for the per-iteration, per-rank difference band.
 #pragma once
 
 #include <cstdint>
@@ -95,11 +95,17 @@ std::string site_key(const Site& s);
 // Finds or adds the site of `routine` at the innermost frame of `frames` (empty: unknown).
 Site& site_of(Run* run, const std::string& routine, const std::vector<Frame>& frames);
 
-// Builds a Run from the chunks of a log in index order: per-rank span and MPI time, routines,
-// call sites and regions. Feed it from a chunk pass (consumer()), then finish_run().
+struct LogOptions {
+  uint64_t eager_limit = 65536;  // the wait-state analysis's (analysis::waits::Options)
+  int decoders = 1;              // the chunk pass's decoding threads
+};
+
+// Builds a Run from the chunks of a log in index order: per-rank span and MPI time, routines, call
+// sites and regions, and what the wait-state analysis's collector keeps
+// (mpe/endpoint_collector.h). Feed it from a chunk pass (consumer()), then finish() it once.
 class RunBuilder {
  public:
-  RunBuilder(const format::LogFile& file, std::string path);
+  RunBuilder(const format::LogFile& file, std::string path, const LogOptions& options = {});
   ~RunBuilder();
   RunBuilder(const RunBuilder&) = delete;
   RunBuilder& operator=(const RunBuilder&) = delete;
@@ -107,17 +113,13 @@ class RunBuilder {
   format::ChunkConsumer consumer() {
     return [this](const format::Chunk& c) { consume(c); };
   }
-  // Ends the pass: closes the open Pcontrol levels and sets the spans.
-  Run finish();
+  // Ends the pass: closes the open Pcontrol levels, sets the spans, then measures the wait states
+  // from what the collector kept. Errors: the wait-state analysis's.
+  StatusOr<Run> finish();
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
-};
-
-struct LogOptions {
-  uint64_t eager_limit = 65536;  // the wait-state analysis's (analysis::waits::Options)
-  int decoders = 1;              // the chunk pass's decoding threads
 };
 
 // Reads a log into a Run in one pass over its chunks (each decoded once), which feeds the tables

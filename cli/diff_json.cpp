@@ -11,8 +11,8 @@ namespace {
 Json num(double x) { return std::isfinite(x) ? Json(x) : Json(nullptr); }
 
 Json spread_json(const Spread& s) {
-  return {{"min_s", sec(s.min)}, {"min_rank", s.min_rank}, {"mean_s", sec(s.mean)},
-          {"max_s", sec(s.max)}, {"max_rank", s.max_rank}, {"imbalance_pct", s.imbalance}};
+  return {{"min_s", sec(s.min)}, {"min_rank", s.min_rank}, {"mean_s", sec(s.mean())},
+          {"max_s", sec(s.max)}, {"max_rank", s.max_rank}, {"imbalance_pct", s.imbalance()}};
 }
 
 Json rows_json(const std::vector<Row>& rows, bool with_calls, bool with_bytes) {

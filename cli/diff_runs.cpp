@@ -1,12 +1,12 @@
-// Reads one run for `mpe diff`: a libmpetime profile into the comparison's model (analysis/'s
-// mpe/diff.h, which reads logs itself), or a log through the readers of `mpe waits`.
+// Reads one run for `mpe diff`: a libmpetime profile (through libtime's readers of its files and
+// JSON report, profile.h) into the comparison's model (analysis/'s mpe/diff.h, which reads logs
+// itself), or a log through the readers of `mpe waits`.
 #include "diff_runs.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "mpe/interop.h"
 #include "profile.h"
@@ -14,8 +14,6 @@
 namespace mpe::cli::diff {
 
 namespace {
-
-using Json = nlohmann::json;
 
 // One rank's profile into the run.
 void add_rank(Run* run, const tools::time::RankProfile& p) {
@@ -31,61 +29,27 @@ void add_rank(Run* run, const tools::time::RankProfile& p) {
         .m.add(r, run->ranks, s.calls, static_cast<double>(s.excl_ns), s.bytes_sent + s.bytes_recv);
 }
 
-void finish_profile(Run* run) {
-  run->wall_ns = 0;
-  for (double w : run->wall_per_rank) run->wall_ns = std::max(run->wall_ns, w);
-}
-
-// A libmpetime JSON report: its per-rank section holds everything the per-process files did.
-StatusOr<Run> profile_from_json(const std::string& path, const std::string& text) {
-  const Json doc = Json::parse(text, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || doc.value("tool", "") != "libmpetime")
-    return Status(StatusCode::kNotALogfile, path + ": not a libmpetime JSON report");
+// A run from its per-rank profiles: the per-process files, or the JSON report's per_rank section,
+// which holds everything they did.
+Run profile_run(const std::string& path, const std::string& program, int size,
+                const std::vector<tools::time::RankProfile>& profiles) {
   Run run;
   run.kind = Kind::kProfile;
   run.path = path;
-  try {
-    run.program = doc.value("command", "");
-    const int size = doc.at("size").get<int>();
-    if (size <= 0 || size > (1 << 24)) return Status(StatusCode::kCorrupt, path + ": bad size in the report");
-    run.ranks = static_cast<uint32_t>(size);
-    run.wall_per_rank.assign(run.ranks, 0.0);
-    run.mpi_per_rank.assign(run.ranks, 0.0);
-    auto stats = [](const Json& j, tools::time::CallStats* c) {
-      c->calls = j.at("calls").get<uint64_t>();
-      c->incl_ns = j.at("incl_ns").get<uint64_t>();
-      c->excl_ns = j.at("excl_ns").get<uint64_t>();
-      c->bytes_sent = j.at("bytes_sent").get<uint64_t>();
-      c->bytes_recv = j.at("bytes_recv").get<uint64_t>();
-    };
-    for (const Json& pr : doc.at("per_rank")) {
-      tools::time::RankProfile p;
-      p.rank = pr.at("rank").get<int>();
-      if (p.rank < 0 || p.rank >= size)
-        return Status(StatusCode::kCorrupt, path + ": rank " + std::to_string(p.rank) + " out of range");
-      p.run_ns = pr.at("run_ns").get<uint64_t>();
-      p.mpi_ns = pr.at("mpi_ns").get<uint64_t>();
-      for (const auto& [name, j] : pr.at("routines").items()) {
-        tools::time::RoutineStats s;
-        s.name = name;
-        stats(j, &s);
-        p.routines.push_back(std::move(s));
-      }
-      if (pr.contains("callsites"))
-        for (const Json& j : pr.at("callsites")) {
-          tools::time::SiteStats s;
-          s.routine = j.at("routine").get<std::string>();
-          stats(j, &s);
-          for (const Json& f : j.at("frames")) s.frames.push_back(tools::time::frame_from_json(f));
-          p.sites.push_back(std::move(s));
-        }
-      add_rank(&run, p);
-    }
-  } catch (const Json::exception& e) {
-    return Status(StatusCode::kCorrupt, path + ": corrupt libmpetime report: " + e.what());
-  }
-  finish_profile(&run);
+  run.program = program;
+  run.ranks = static_cast<uint32_t>(std::max(size, 1));
+  run.wall_per_rank.assign(run.ranks, 0.0);
+  run.mpi_per_rank.assign(run.ranks, 0.0);
+  for (const auto& p : profiles) add_rank(&run, p);
+  for (double w : run.wall_per_rank) run.wall_ns = std::max(run.wall_ns, w);
   return run;
+}
+
+// A libmpetime JSON report, read by libtime's reader (profile.h).
+StatusOr<Run> profile_from_json(const std::string& path, const std::string& text) {
+  auto report = tools::time::read_json_report(text);
+  if (!report.ok()) return Status(report.status().code(), path + ": " + report.status().message());
+  return profile_run(path, report->command, report->size, report->ranks);
 }
 
 // Every per-process file of the run that `path` (one of them) belongs to.
@@ -101,7 +65,8 @@ StatusOr<Run> profile_from_files(const std::string& path) {
     const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       const std::string n = e.path().filename().string();
-      if (n.starts_with(prefix) && n.ends_with(".txt") &&
+      // <prefix>.mpetime.txt, the text report beside them, has no rank: not one of them.
+      if (n.starts_with(prefix) && n.ends_with(".txt") && n.size() > prefix.size() + 4 &&
           std::all_of(n.begin() + static_cast<std::ptrdiff_t>(prefix.size()), n.end() - 4,
                       [](char c) { return c >= '0' && c <= '9'; }))
         files.push_back(e.path().string());
@@ -116,16 +81,7 @@ StatusOr<Run> profile_from_files(const std::string& path) {
     profiles.push_back(std::move(*one));
   }
   MPE_RETURN_IF_ERROR(tools::time::check_run(&profiles));
-  Run run;
-  run.kind = Kind::kProfile;
-  run.path = path;
-  run.program = profiles.front().command;
-  run.ranks = static_cast<uint32_t>(std::max(profiles.front().size, 1));
-  run.wall_per_rank.assign(run.ranks, 0.0);
-  run.mpi_per_rank.assign(run.ranks, 0.0);
-  for (const auto& q : profiles) add_rank(&run, q);
-  finish_profile(&run);
-  return run;
+  return profile_run(path, profiles.front().command, profiles.front().size, profiles);
 }
 
 }  // namespace

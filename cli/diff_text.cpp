@@ -87,8 +87,8 @@ void print_text(const Comparison& c, size_t top) {
   std::printf("\nper rank (s)     %14s %8s %12s %14s %8s %12s\n", "min", "(rank)", "mean", "max", "(rank)",
               "imbalance");
   auto sline = [](const char* what, const Spread& s) {
-    std::printf("%-16s %14.6f %8u %12.6f %14.6f %8u %11.2f%%\n", what, sec(s.min), s.min_rank, sec(s.mean),
-                sec(s.max), s.max_rank, s.imbalance);
+    std::printf("%-16s %14.6f %8u %12.6f %14.6f %8u %11.2f%%\n", what, sec(s.min), s.min_rank, sec(s.mean()),
+                sec(s.max), s.max_rank, s.imbalance());
   };
   sline("MPI A", spread(a.mpi_per_rank));
   sline("MPI B", spread(b.mpi_per_rank));

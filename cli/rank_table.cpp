@@ -7,6 +7,8 @@
 #include <numeric>
 #include <utility>
 
+#include "mpe/spread.h"
+
 namespace mpe::cli {
 
 namespace {
@@ -63,8 +65,8 @@ std::string RankTable::text(size_t top, const std::string& indent) const {
 }
 
 std::string RankTable::summary(size_t top, const std::string& indent) const {
-  // Per numeric column: min, mean and max over the ranks that have a value, with the first rank
-  // holding the min and the max.
+  // Per numeric column: min, mean and max over the ranks that have a value (mpe/spread.h), with
+  // the first rank holding the min and the max.
   size_t label = 0;
   for (const Column& c : columns_) label = std::max(label, c.header.size());
   int w = 10;  // the statistics share one width: the widest column's, 10 at least
@@ -79,28 +81,18 @@ std::string RankTable::summary(size_t top, const std::string& indent) const {
   for (size_t k = 0; k < columns_.size(); ++k) {
     const Column& c = columns_[k];
     if (c.precision == kText) continue;
-    const Row* lo = nullptr;
-    const Row* hi = nullptr;
-    double sum = 0;
-    size_t n = 0;
-    for (const Row& row : rows_) {
-      const double v = row.cells[k].number;
-      if (std::isnan(v)) continue;
-      if (!lo || v < lo->cells[k].number) lo = &row;
-      if (!hi || v > hi->cells[k].number) hi = &row;
-      sum += v;
-      ++n;
-    }
+    Spread spread;
+    for (const Row& row : rows_)
+      if (!std::isnan(row.cells[k].number)) spread.add(row.cells[k].number, row.rank);
     s += indent + padded(c.header, static_cast<int>(label), true) + " ";
-    if (!n) {
+    if (!spread.n) {
       s += padded("-", w, false) + "\n";
       continue;
     }
-    s += number(lo->cells[k].number, w, c.precision, c.sign) + " " +
-         padded(std::to_string(lo->rank), kRankWidth, false) + " " +
-         number(sum / static_cast<double>(n), w, std::max(c.precision, 2), c.sign) + " " +
-         number(hi->cells[k].number, w, c.precision, c.sign) + " " +
-         padded(std::to_string(hi->rank), kRankWidth, false) + "\n";
+    s += number(spread.min, w, c.precision, c.sign) + " " +
+         padded(std::to_string(spread.min_rank), kRankWidth, false) + " " +
+         number(spread.mean(), w, std::max(c.precision, 2), c.sign) + " " + number(spread.max, w, c.precision, c.sign) +
+         " " + padded(std::to_string(spread.max_rank), kRankWidth, false) + "\n";
   }
   // The top ranks by the rank_by column, largest first (ranks without a value last), ties in
   // the order added.

@@ -1,4 +1,5 @@
-// Writes and reads libmpetime's per-process file, and builds the text and JSON reports from it.
+// Writes and reads libmpetime's per-process file, and builds the text reports from it (the JSON
+// report is profile_json.cpp's).
 #include "profile.h"
 
 #include <algorithm>
@@ -8,15 +9,18 @@
 #include <cstdarg>
 #include <cstdio>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "mpe/file_io.h"
+#include "profile_detail.h"
 
 namespace mpe::tools::time {
 
 namespace {
+
+using detail::pct;
+using detail::whole;
 
 std::string one_line(std::string s) {
   for (char& c : s)
@@ -34,10 +38,7 @@ std::string fmt(const char* f, ...) {
   return buf;
 }
 
-double sec(uint64_t ns) { return static_cast<double>(ns) * 1e-9; }
-double pct(uint64_t part, uint64_t whole) {
-  return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
-}
+double sec(double ns) { return ns * 1e-9; }
 
 // Reads all of s as a decimal integer.
 template <typename T>
@@ -45,61 +46,6 @@ bool to_number(const std::string& s, T* out) {
   const char* end = s.data() + s.size();
   const auto [stop, ec] = std::from_chars(s.data(), end, *out);
   return ec == std::errc() && stop == end;
-}
-
-// x rounded to `decimals` places, as the reports have always printed it.
-double rounded(double x, int decimals) {
-  const double scale = std::pow(10.0, decimals);
-  return std::round(x * scale) / scale;
-}
-
-// One routine across the ranks: per-rank values of one measure, reduced to min/mean/max.
-struct Spread {
-  uint64_t min = 0, max = 0, sum = 0;
-  int min_rank = 0, max_rank = 0;
-  int n = 0;
-  void add(uint64_t v, int rank) {
-    if (n == 0 || v < min) min = v, min_rank = rank;
-    if (n == 0 || v > max) max = v, max_rank = rank;
-    sum += v;
-    ++n;
-  }
-  double mean() const { return n ? static_cast<double>(sum) / n : 0.0; }
-  // Load imbalance: how far the slowest rank is above the mean, as a percentage of the max.
-  double imbalance() const {
-    return max ? 100.0 * (static_cast<double>(max) - mean()) / static_cast<double>(max) : 0.0;
-  }
-};
-
-struct Aggregate {
-  std::string name;
-  uint64_t calls = 0, incl = 0, sent = 0, recv = 0;
-  Spread excl;   // exclusive time per rank (ranks that never called count as 0)
-  Spread bytes;  // bytes sent + received per rank
-};
-
-std::vector<Aggregate> aggregate(const std::vector<RankProfile>& ps) {
-  std::map<std::string, Aggregate> by_name;
-  for (const auto& p : ps)
-    for (const auto& r : p.routines) by_name[r.name].name = r.name;
-  for (auto& [name, a] : by_name) {
-    for (const auto& p : ps) {
-      const RoutineStats* found = nullptr;
-      for (const auto& r : p.routines)
-        if (r.name == name) found = &r;
-      const RoutineStats zero;
-      const RoutineStats& r = found ? *found : zero;
-      a.calls += r.calls;
-      a.incl += r.incl_ns;
-      a.sent += r.bytes_sent;
-      a.recv += r.bytes_recv;
-      a.excl.add(r.excl_ns, p.rank);
-      a.bytes.add(r.bytes_sent + r.bytes_recv, p.rank);
-    }
-  }
-  std::vector<Aggregate> out;
-  for (auto& [name, a] : by_name) out.push_back(a);
-  return out;
 }
 
 // A frame's text field in the per-process file: tab-separated, so no tab or line break inside.
@@ -118,13 +64,6 @@ std::vector<std::string> split_tabs(const std::string& line) {
   return out;
 }
 
-// The line that called MPI: "halo.c:42 (exchange)"; "?" for the unknown call site.
-std::string innermost_text(const std::vector<Frame>& frames) {
-  return callsite_text(frames.empty() ? std::vector<Frame>{} : std::vector<Frame>{frames.front()});
-}
-
-using Json = nlohmann::ordered_json;  // keeps the keys in the order written
-
 // The one text form of CallStats in the per-process file: " calls incl excl min max sent recv".
 std::string stats_fields(const CallStats& c) {
   return fmt(" %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64, c.calls,
@@ -135,61 +74,6 @@ bool read_stats(std::istream& in, CallStats* c) {
   return static_cast<bool>(in >> c->calls >> c->incl_ns >> c->excl_ns >> c->min_ns >> c->max_ns >>
                            c->bytes_sent >> c->bytes_recv);
 }
-
-// The one JSON form of CallStats, for routines and call sites alike.
-Json stats_json(const CallStats& c) {
-  return {{"calls", c.calls},          {"incl_ns", c.incl_ns}, {"excl_ns", c.excl_ns},
-          {"min_ns", c.min_ns},        {"max_ns", c.max_ns},   {"bytes_sent", c.bytes_sent},
-          {"bytes_recv", c.bytes_recv}};
-}
-Json frames_json(const std::vector<Frame>& frames) {
-  Json out = Json::array();
-  for (const Frame& f : frames)
-    out.push_back({{"function", f.function},
-                   {"file", f.file},
-                   {"line", f.line},
-                   {"module", f.module},
-                   {"offset", f.offset}});
-  return out;
-}
-
-Json site_json(const SiteSummary& m) {
-  const Frame none;
-  const Frame& inner = m.frames.empty() ? none : m.frames.front();
-  return {{"id", m.id},
-          {"routine", m.routine},
-          {"location", innermost_text(m.frames)},
-          {"file", std::string(base_name(inner.file))},
-          {"line", inner.line},
-          {"function", inner.function},
-          {"text", m.text},
-          {"calls", m.calls},
-          {"incl_ns", m.incl_ns},
-          {"excl_ns", m.excl_ns},
-          {"mpi_pct", rounded(m.mpi_pct, 4)},
-          {"bytes_sent", m.bytes_sent},
-          {"bytes_recv", m.bytes_recv},
-          {"call_min_ns", m.call_min_ns},
-          {"call_max_ns", m.call_max_ns},
-          {"ranks", m.ranks},
-          {"rank_min_ns", m.rank_min_ns},
-          {"rank_min", m.rank_min},
-          {"rank_mean_ns", rounded(m.rank_mean_ns, 1)},
-          {"rank_max_ns", m.rank_max_ns},
-          {"rank_max", m.rank_max},
-          {"imbalance", rounded(m.imbalance, 4)},
-          {"frames", frames_json(m.frames)}};
-}
-
-Json sites_json(const std::vector<SiteSummary>& sites) {
-  Json out = Json::array();
-  for (const SiteSummary& m : sites) out.push_back(site_json(m));
-  return out;
-}
-
-// The text of a JSON document; bytes that are not UTF-8 (a command line, a host name, a file
-// name) become U+FFFD instead of an exception.
-std::string dump(const Json& j) { return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n"; }
 
 constexpr size_t kTopSites = 20;  // call sites in the text reports; all of them in the JSON
 
@@ -202,13 +86,45 @@ std::string sites_heading(size_t count, size_t top) {
   return s;
 }
 
+}  // namespace
+
+namespace detail {
+
+std::vector<Aggregate> aggregate(const std::vector<RankProfile>& ps) {
+  std::map<std::string, Aggregate> by_name;
+  for (const auto& p : ps)
+    for (const auto& r : p.routines) by_name[r.name].name = r.name;
+  for (auto& [name, a] : by_name) {
+    for (const auto& p : ps) {
+      const RoutineStats* found = nullptr;
+      for (const auto& r : p.routines)
+        if (r.name == name) found = &r;
+      const RoutineStats zero;
+      const RoutineStats& r = found ? *found : zero;
+      a.calls += r.calls;
+      a.incl += r.incl_ns;
+      a.sent += r.bytes_sent;
+      a.recv += r.bytes_recv;
+      a.excl.add(static_cast<double>(r.excl_ns), static_cast<uint32_t>(p.rank));
+      a.bytes.add(static_cast<double>(r.bytes_sent + r.bytes_recv), static_cast<uint32_t>(p.rank));
+    }
+  }
+  std::vector<Aggregate> out;
+  for (auto& [name, a] : by_name) out.push_back(a);
+  return out;
+}
+
 std::vector<std::string> hosts_of(const std::vector<RankProfile>& ps) {
   std::set<std::string> hosts;
   for (const auto& p : ps) hosts.insert(p.host);
   return {hosts.begin(), hosts.end()};
 }
 
-}  // namespace
+std::string innermost_text(const std::vector<Frame>& frames) {
+  return callsite_text(frames.empty() ? std::vector<Frame>{} : std::vector<Frame>{frames.front()});
+}
+
+}  // namespace detail
 
 std::string serialize(const RankProfile& p) {
   std::string s;
@@ -353,7 +269,7 @@ Status check_run(std::vector<RankProfile>* ps) {
 
 std::string text_report(const std::vector<RankProfile>& ps) {
   const RankProfile& p0 = ps.front();
-  const auto hosts = hosts_of(ps);
+  const auto hosts = detail::hosts_of(ps);
   std::string s = "mpe-tools libmpetime report\n\n";
   s += "Command : " + p0.command + "\n";
   s += fmt("Ranks   : %zu of %d\n", ps.size(), p0.size);
@@ -374,16 +290,17 @@ std::string text_report(const std::vector<RankProfile>& ps) {
   }
   s += fmt("%6s %-20s %8s %12.6f %12.6f %8.2f\n\n", "*", "", "", sec(run), sec(mpi), pct(mpi, run));
 
-  auto ag = aggregate(ps);
+  using detail::Aggregate;
+  auto ag = detail::aggregate(ps);
   std::stable_sort(ag.begin(), ag.end(),
                    [](const Aggregate& a, const Aggregate& b) { return a.excl.sum > b.excl.sum; });
   s += "Routines by aggregate time (exclusive, summed over ranks; min/mean/max across ranks)\n";
   s += fmt("%-28s %10s %12s %12s %7s %12s %5s %12s %12s %5s %7s\n", "Routine", "Calls", "Incl(s)", "Excl(s)",
            "%MPI", "Min(s)", "@", "Mean(s)", "Max(s)", "@", "Imb%");
   for (const auto& a : ag)
-    s += fmt("%-28s %10" PRIu64 " %12.6f %12.6f %7.2f %12.6f %5d %12.6f %12.6f %5d %7.2f\n", a.name.c_str(),
-             a.calls, sec(a.incl), sec(a.excl.sum), pct(a.excl.sum, mpi), sec(a.excl.min), a.excl.min_rank,
-             a.excl.mean() * 1e-9, sec(a.excl.max), a.excl.max_rank, a.excl.imbalance());
+    s += fmt("%-28s %10" PRIu64 " %12.6f %12.6f %7.2f %12.6f %5u %12.6f %12.6f %5u %7.2f\n", a.name.c_str(),
+             a.calls, sec(a.incl), sec(a.excl.sum), pct(whole(a.excl.sum), mpi), sec(a.excl.min),
+             a.excl.min_rank, a.excl.mean() * 1e-9, sec(a.excl.max), a.excl.max_rank, a.excl.imbalance());
   s += "\n";
 
   std::stable_sort(ag.begin(), ag.end(),
@@ -393,68 +310,15 @@ std::string text_report(const std::vector<RankProfile>& ps) {
            "@", "Mean", "Max", "@", "Imb%");
   for (const auto& a : ag) {
     if (a.sent + a.recv == 0) continue;
-    s += fmt("%-28s %10" PRIu64 " %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %5d %16.1f %14" PRIu64
-             " %5d %7.2f\n",
-             a.name.c_str(), a.calls, a.sent, a.recv, a.bytes.min, a.bytes.min_rank, a.bytes.mean(),
-             a.bytes.max, a.bytes.max_rank, a.bytes.imbalance());
+    s += fmt("%-28s %10" PRIu64 " %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %5u %16.1f %14" PRIu64
+             " %5u %7.2f\n",
+             a.name.c_str(), a.calls, a.sent, a.recv, whole(a.bytes.min), a.bytes.min_rank, a.bytes.mean(),
+             whole(a.bytes.max), a.bytes.max_rank, a.bytes.imbalance());
   }
   const auto sites = summarize_sites(ps);
   s += "\n" + sites_heading(sites.size(), kTopSites);
   s += callsite_table(sites, kTopSites);
   return s;
-}
-
-std::string json_report(const std::vector<RankProfile>& ps) {
-  const RankProfile& p0 = ps.front();
-  Json per_rank = Json::array();
-  for (const auto& p : ps) {
-    Json routines = Json::object();
-    for (const auto& r : p.routines) routines[r.name] = stats_json(r);
-    Json sites = Json::array();
-    for (const auto& c : p.sites) {
-      Json site = {{"id", c.id}, {"routine", c.routine}, {"text", callsite_text(c.frames)}};
-      site.update(stats_json(c));
-      site["frames"] = frames_json(c.frames);
-      sites.push_back(std::move(site));
-    }
-    per_rank.push_back({{"rank", p.rank},
-                        {"host", p.host},
-                        {"threads", p.threads},
-                        {"run_ns", p.run_ns},
-                        {"mpi_ns", p.mpi_ns},
-                        {"mpi_pct", rounded(pct(p.mpi_ns, p.run_ns), 4)},
-                        {"routines", std::move(routines)},
-                        {"callsites", std::move(sites)}});
-  }
-  auto ag = aggregate(ps);
-  std::stable_sort(ag.begin(), ag.end(),
-                   [](const Aggregate& a, const Aggregate& b) { return a.excl.sum > b.excl.sum; });
-  Json routines = Json::array();
-  for (const auto& a : ag)
-    routines.push_back({{"name", a.name},
-                        {"calls", a.calls},
-                        {"incl_ns", a.incl},
-                        {"excl_ns", a.excl.sum},
-                        {"excl_min_ns", a.excl.min},
-                        {"excl_min_rank", a.excl.min_rank},
-                        {"excl_mean_ns", rounded(a.excl.mean(), 1)},
-                        {"excl_max_ns", a.excl.max},
-                        {"excl_max_rank", a.excl.max_rank},
-                        {"imbalance_pct", rounded(a.excl.imbalance(), 4)},
-                        {"bytes_sent", a.sent},
-                        {"bytes_recv", a.recv}});
-  const Json report = {{"tool", "libmpetime"},
-                       {"version", kCurrentVersion},
-                       {"command", p0.command},
-                       {"ranks", ps.size()},
-                       {"size", p0.size},
-                       {"hosts", hosts_of(ps)},
-                       {"mpi", p0.mpi},
-                       {"timer", p0.timer},
-                       {"per_rank", std::move(per_rank)},
-                       {"routines", std::move(routines)},
-                       {"callsites", sites_json(summarize_sites(ps))}};
-  return dump(report);
 }
 
 std::string rank_report(const RankProfile& p) {
@@ -512,17 +376,9 @@ std::vector<SiteSummary> summarize_sites(const std::vector<RankProfile>& ps) {
   out.reserve(by_key.size());
   for (auto& [key, m] : by_key) {
     SiteSummary& t = m.sum;
-    Spread spread;
-    for (const auto& [rank, ns] : m.per_rank) spread.add(ns, rank);
+    for (const auto& [rank, ns] : m.per_rank) t.per_rank.add(static_cast<double>(ns), static_cast<uint32_t>(rank));
     t.text = callsite_text(t.frames);
     t.mpi_pct = pct(t.excl_ns, mpi);
-    t.ranks = spread.n;
-    t.rank_min_ns = spread.min;
-    t.rank_min = spread.min_rank;
-    t.rank_mean_ns = spread.mean();
-    t.rank_max_ns = spread.max;
-    t.rank_max = spread.max_rank;
-    t.imbalance = t.rank_mean_ns > 0 ? static_cast<double>(t.rank_max_ns) / t.rank_mean_ns : 1.0;
     out.push_back(std::move(t));
   }
   std::stable_sort(out.begin(), out.end(),
@@ -534,54 +390,16 @@ std::vector<SiteSummary> summarize_sites(const std::vector<RankProfile>& ps) {
 std::string callsite_table(const std::vector<SiteSummary>& sites, size_t top) {
   std::string s =
       fmt("%4s %-24s %10s %12s %7s %14s %12s %12s %12s %8s %5s  %s\n", "Site", "Routine", "Calls", "Time(s)",
-          "%MPI", "Bytes", "Min(s)", "Mean(s)", "Max(s)", "Max/Mean", "Ranks", "Location");
+          "%MPI", "Bytes", "Min(s)", "Mean(s)", "Max(s)", "Imb%", "Ranks", "Location");
   for (size_t i = 0; i < sites.size() && (top == 0 || i < top); ++i) {
     const SiteSummary& m = sites[i];
-    s += fmt("%4d %-24s %10" PRIu64 " %12.6f %7.2f %14" PRIu64 " %12.6f %12.6f %12.6f %8.2f %5d  ", m.id,
-             m.routine.c_str(), m.calls, sec(m.excl_ns), m.mpi_pct, m.bytes_sent + m.bytes_recv,
-             sec(m.rank_min_ns), m.rank_mean_ns * 1e-9, sec(m.rank_max_ns), m.imbalance, m.ranks) +
+    const Spread& r = m.per_rank;
+    s += fmt("%4d %-24s %10" PRIu64 " %12.6f %7.2f %14" PRIu64 " %12.6f %12.6f %12.6f %8.2f %5u  ", m.id,
+             m.routine.c_str(), m.calls, sec(m.excl_ns), m.mpi_pct, m.bytes_sent + m.bytes_recv, sec(r.min),
+             r.mean() * 1e-9, sec(r.max), r.imbalance(), r.n) +
          m.text + "\n";
   }
   return s;
-}
-
-std::string callsites_json(const std::vector<SiteSummary>& sites) { return dump(sites_json(sites)); }
-
-StatusOr<std::vector<SiteSummary>> sites_from_json_report(const std::string& text) {
-  const Json doc = Json::parse(text, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || doc.value("tool", "") != "libmpetime")
-    return Status(StatusCode::kNotALogfile, "not a libmpetime JSON report");
-  if (!doc.contains("callsites") || !doc["callsites"].is_array())
-    return Status(StatusCode::kCorrupt, "the report has no call sites (written before libmpetime had them)");
-  std::vector<SiteSummary> out;
-  try {
-    for (const Json& j : doc["callsites"]) {
-      SiteSummary m;
-      m.id = j.at("id").get<int>();
-      m.routine = j.at("routine").get<std::string>();
-      m.text = j.at("text").get<std::string>();
-      m.calls = j.at("calls").get<uint64_t>();
-      m.incl_ns = j.at("incl_ns").get<uint64_t>();
-      m.excl_ns = j.at("excl_ns").get<uint64_t>();
-      m.mpi_pct = j.at("mpi_pct").get<double>();
-      m.bytes_sent = j.at("bytes_sent").get<uint64_t>();
-      m.bytes_recv = j.at("bytes_recv").get<uint64_t>();
-      m.call_min_ns = j.at("call_min_ns").get<uint64_t>();
-      m.call_max_ns = j.at("call_max_ns").get<uint64_t>();
-      m.ranks = j.at("ranks").get<int>();
-      m.rank_min_ns = j.at("rank_min_ns").get<uint64_t>();
-      m.rank_min = j.at("rank_min").get<int>();
-      m.rank_mean_ns = j.at("rank_mean_ns").get<double>();
-      m.rank_max_ns = j.at("rank_max_ns").get<uint64_t>();
-      m.rank_max = j.at("rank_max").get<int>();
-      m.imbalance = j.at("imbalance").get<double>();
-      for (const Json& f : j.at("frames")) m.frames.push_back(frame_from_json(f));
-      out.push_back(std::move(m));
-    }
-  } catch (const Json::exception& e) {
-    return Status(StatusCode::kCorrupt, std::string("corrupt call site in the report: ") + e.what());
-  }
-  return out;
 }
 
 }  // namespace mpe::tools::time

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mpe/frame.h"
+#include "mpe/spread.h"
 #include "mpe/status.h"
 
 namespace mpe::tools::time {
@@ -73,14 +74,8 @@ struct SiteSummary {
   uint64_t bytes_recv = 0;
   uint64_t call_min_ns = 0;  // shortest and longest single call on any rank (inclusive)
   uint64_t call_max_ns = 0;
-  // The site's exclusive time per rank, over the ranks that made its calls only.
-  int ranks = 0;
-  uint64_t rank_min_ns = 0;
-  int rank_min = 0;
-  double rank_mean_ns = 0;
-  uint64_t rank_max_ns = 0;
-  int rank_max = 0;
-  double imbalance = 0;  // rank_max_ns / rank_mean_ns, as mpiP: 1 when balanced
+  // The site's exclusive time per rank, over the ranks that made its calls only (per_rank.n).
+  Spread per_rank;
 };
 
 // Renders a profile as the per-process file (line-based text, integers only).
@@ -114,21 +109,18 @@ std::vector<SiteSummary> summarize_sites(const std::vector<RankProfile>& profile
 std::string callsite_table(const std::vector<SiteSummary>& sites, size_t top = 0);
 // The sites as the JSON report's "callsites" array writes them.
 std::string callsites_json(const std::vector<SiteSummary>& sites);
-// A call-site frame as the JSON report writes it ({"function", "file", "line", "module",
-// "offset"}), for any nlohmann JSON type; throws its exception on a missing or mistyped key.
-template <typename JsonT>
-Frame frame_from_json(const JsonT& f) {
-  Frame fr;
-  fr.function = f.at("function").template get<std::string>();
-  fr.file = f.at("file").template get<std::string>();
-  fr.line = f.at("line").template get<int>();
-  fr.module = f.at("module").template get<std::string>();
-  fr.offset = f.at("offset").template get<uintptr_t>();
-  return fr;
-}
-
-// The call sites of a JSON report (<prefix>.mpetime.json). Errors: not-a-logfile (not a
-// libmpetime JSON report), corrupt (no call sites in it: written before version 2).
+// The JSON report (<prefix>.mpetime.json, json_report()) read back, written and read in
+// profile_json.cpp. Errors of both readers: not-a-logfile (not a libmpetime JSON report), corrupt.
+// A report's run and the per-rank profiles it holds (each as its per-process file had it, with
+// the report's size, command, MPI library and timer), in the report's order. Errors: corrupt when
+// the size or a rank is out of range or a key is missing or mistyped.
+struct JsonReport {
+  std::string command;
+  int size = 0;
+  std::vector<RankProfile> ranks;
+};
+StatusOr<JsonReport> read_json_report(const std::string& text);
+// The run's call sites. Errors: corrupt also when it has none (written before version 2).
 StatusOr<std::vector<SiteSummary>> sites_from_json_report(const std::string& text);
 
 }  // namespace mpe::tools::time

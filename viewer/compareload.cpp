@@ -1,8 +1,12 @@
-// Loads two runs for the compare view: models, iterations, aligned time, band and diff rows.
+// Loads two runs for the compare view: models, iterations, aligned time, band and diff rows, each
+// log decoded once.
 #include "compareload.h"
 
 #include <QFileInfo>
 
+#include <new>
+
+#include "mpe/chunk_pass.h"
 #include "mpe/interop.h"
 #include "mpe/iterations.h"
 #include "tracebuilder.h"
@@ -17,8 +21,9 @@ mpe::Status named(const QString &path, const mpe::Status &s)
 }
 
 // One run's model (built unless given), iterations and diff model (mpe/diff.h), all from one
-// opened file. Iterations that cannot be found leave the run without any (the view then aligns
-// the starts and says why).
+// chunk pass over the opened file: each chunk is decoded once and handed to the model's builder
+// (when there is no model), the diff model's and the iterations' collector. Iterations that
+// cannot be found leave the run without any (the view then aligns the starts and says why).
 struct LoadedRun
 {
     std::shared_ptr<TraceModel> model;
@@ -32,18 +37,33 @@ mpe::StatusOr<LoadedRun> loadRun(const QString &path, std::shared_ptr<TraceModel
     auto opened = mpe::interop::OpenedLog::open(path.toStdString());
     if (!opened.ok()) return named(path, opened.status());
     const mpe::format::LogFile &file = (*opened)->file();
+    mpe::analysis::diff::RunBuilder diffBuilder(file, path.toStdString());
+    mpe::analysis::IterationCollector iterations(file);
+    const std::vector<mpe::format::ChunkConsumer> consumers { diffBuilder.consumer(), iterations.consumer() };
+    // Once the pass is over: the wait states and the cut, alongside the model's own finish.
+    mpe::StatusOr<mpe::analysis::diff::Run> diffRun = mpe::Status::out_of_memory();
+    mpe::StatusOr<mpe::analysis::Iterations> found = mpe::Status::out_of_memory();
+    auto afterPass = [&] {
+        try {
+            diffRun = diffBuilder.finish();
+            found = iterations.finish();
+        } catch (const std::bad_alloc &) {
+        }
+    };
     LoadedRun run;
     if (model) {
         run.model = std::move(model);
+        mpe::format::ChunkPassOptions pass;
+        pass.decoders = 0;
+        if (const mpe::Status s = mpe::format::run_chunk_pass(file, consumers, pass); !s.ok()) return named(path, s);
+        afterPass();
     } else {
-        auto built = buildModel(file);
+        auto built = buildModel(file, {}, 0, consumers, afterPass);
         if (!built.ok()) return named(path, built.status());
         run.model = *built;
     }
-    auto diffRun = mpe::analysis::diff::run_from_log(file, path.toStdString());
     if (!diffRun.ok()) return named(path, diffRun.status());
     run.run = std::move(*diffRun);
-    auto found = mpe::analysis::find_iterations(file);
     if (found.ok())
         run.iterations = std::move(*found);
     else

@@ -23,9 +23,10 @@ struct CompareData
 };
 
 // Compares the log at aPath (whose model, when given, is reused) with the log at bPath. B is read
-// first, so that a B that cannot be read fails before A is touched. Errors: the reader's, the
-// message starting with the path that failed. Runs without iterations are aligned at their
-// starts (scene.note says so).
+// first, so that a B that cannot be read fails before A is touched. Each log is decoded once, in
+// one chunk pass that feeds its model (unless given), its diff model and its iterations. Errors:
+// the reader's, the message starting with the path that failed. Runs without iterations are
+// aligned at their starts (scene.note says so).
 mpe::StatusOr<std::shared_ptr<CompareData>> loadCompare(
     const QString &aPath, std::shared_ptr<TraceModel> aModel, const QString &bPath);
 

@@ -3,9 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-
-#include "mpe/frame.h"
 
 namespace upshot {
 
@@ -80,27 +77,17 @@ QVariant CompareTableModel::headerData(int section, Qt::Orientation o, int role)
     return section >= 0 && section < ColumnCount ? tr(kNames[section]) : QVariant();
 }
 
-StateRef worstInstance(const TraceModel &model, const QString &routine, const QString &location, bool anyLine)
+StateRef worstInstance(const TraceModel &model, const QString &routine, const mpe::analysis::diff::Where &where)
 {
     const int category = model.findCategory(routine);
     if (category < 0) return {};
-    // The model's sites whose innermost frame reads `location` (several when outer frames differ);
-    // with anyLine, those in the same file and function, whatever the line ("f.c:12 (main)").
-    auto loose = [](const std::string &text) {
-        const size_t colon = text.find(':'), paren = text.find(" (");
-        return colon != std::string::npos && paren != std::string::npos && colon < paren
-            ? text.substr(0, colon) + text.substr(paren)
-            : text;
-    };
-    const std::string want = anyLine ? loose(location.toStdString()) : location.toStdString();
+    // The model's sites at `where` (several when outer frames differ), by the diff model's own
+    // reading of their frames; site 0 holds the states without a known call site.
     std::vector<bool> sites(static_cast<size_t>(model.callSiteCount()) + 1, false);
-    sites[0] = want == "?"; // states without a known call site
-    for (int id = 1; id <= model.callSiteCount(); ++id) {
-        const CallSiteInfo &s = model.callSite(static_cast<uint32_t>(id));
-        if (s.frames.empty()) continue;
-        const std::string text = mpe::callsite_text({ s.frames.front() });
-        sites[static_cast<size_t>(id)] = (anyLine ? loose(text) : text) == want;
-    }
+    sites[0] = mpe::analysis::diff::where_of({}) == where;
+    for (int id = 1; id <= model.callSiteCount(); ++id)
+        sites[static_cast<size_t>(id)]
+            = mpe::analysis::diff::where_of(model.callSite(static_cast<uint32_t>(id)).frames) == where;
     StateRef best;
     int64_t longest = -1;
     for (int row = 0; row < model.rowCount(); ++row)
@@ -119,23 +106,9 @@ StateRef worstInstance(const TraceModel &model, const QString &routine, const QS
 StateRef worstInstanceOf(const TraceModel &model, const CompareRow &row, bool a)
 {
     if (!row.isSite) return {};
-    const std::string &note = row.diff.note;
-    if (note == (a ? "only in B" : "only in A")) return {};
-    QString location = QString::fromStdString(row.diff.name);
-    const QString routine = QString::fromStdString(row.diff.routine);
-    if (a && note.rfind("moved", 0) == 0) {
-        // The name is B's location; "moved from L12 to L15" gives A's line.
-        int from = 0, to = 0;
-        if (std::sscanf(note.c_str(), "moved from L%d to L%d", &from, &to) == 2) {
-            const QString bLine = QStringLiteral(":%1 (").arg(to);
-            const int at = location.indexOf(bLine);
-            if (at >= 0)
-                return worstInstance(
-                    model, routine, location.replace(at, bLine.size(), QStringLiteral(":%1 (").arg(from)));
-        }
-        return worstInstance(model, routine, location, true);
-    }
-    return worstInstance(model, routine, location);
+    const mpe::analysis::diff::Where &where = a ? row.diff.site_a : row.diff.site_b;
+    if (where.location.empty()) return {}; // the site is only in the other run
+    return worstInstance(model, QString::fromStdString(row.diff.routine), where);
 }
 
 } // namespace upshot

@@ -14,7 +14,7 @@ namespace upshot {
 
 // One row of the table: a routine over the whole run, or a call site (a routine at a source
 // line), as the shared diff model compared it (its name is B's location, or A's for a site only
-// in A; its note says when the site moved).
+// in A; its note says when the site moved; its site_a and site_b say where the site is in each run).
 struct CompareRow
 {
     bool isSite = false;
@@ -59,14 +59,12 @@ private:
     std::vector<CompareRow> m_rows;
 };
 
-// The longest state of routine called from location (the innermost frame's text, as
-// mpe::callsite_text() writes it) anywhere in the model, or an invalid ref when there is none.
-// With anyLine, any line of location's file and function matches (a site that moved between the
-// runs). Cost: O(states).
-StateRef worstInstance(const TraceModel &model, const QString &routine, const QString &location, bool anyLine = false);
+// The longest state of routine called from `where` (a call site's innermost frame, as the diff
+// model keys it) anywhere in the model, or an invalid ref when there is none. Cost: O(states).
+StateRef worstInstance(const TraceModel &model, const QString &routine, const mpe::analysis::diff::Where &where);
 
-// The worst instance of row's site in run A (a = true) or B: none for a site only in the other
-// run, any line for A's side of a moved site.
+// The worst instance of row's site in run A (a = true) or B, at that run's own line (the row's
+// site_a or site_b: a site that moved has both): none for a site only in the other run.
 StateRef worstInstanceOf(const TraceModel &model, const CompareRow &row, bool a);
 
 } // namespace upshot

@@ -11,21 +11,6 @@ namespace mpe::analysis::diff {
 
 double pct_change(double a, double b) { return a != 0 ? 100.0 * (b - a) / a : NAN; }
 
-Spread spread(const std::vector<double>& v) {
-  Spread s;
-  if (v.empty()) return s;
-  s.min = s.max = v[0];
-  double total = 0;
-  for (uint32_t r = 0; r < v.size(); ++r) {
-    if (v[r] < s.min) s.min = v[r], s.min_rank = r;
-    if (v[r] > s.max) s.max = v[r], s.max_rank = r;
-    total += v[r];
-  }
-  s.mean = total / static_cast<double>(v.size());
-  s.imbalance = s.max > 0 ? 100.0 * (s.max - s.mean) / s.max : 0.0;
-  return s;
-}
-
 double sum(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;
@@ -88,6 +73,17 @@ void compare_measures(const Comparison& c, const std::map<std::string, Measure>&
   sort_by_change(out);
 }
 
+// A call site's row: sa of A against sb of B (either absent), named by B's location (A's when
+// only A has it), with both sites' Where.
+Row site_row(const Comparison& c, const Site* sa, const Site* sb) {
+  const Site& named = sb ? *sb : *sa;
+  Row row = measure_row(c, named.where.location, sa ? &sa->m : nullptr, sb ? &sb->m : nullptr);
+  row.routine = named.routine;
+  if (sa) row.site_a = sa->where;
+  if (sb) row.site_b = sb->where;
+  return row;
+}
+
 // Call sites: the same routine at the same file:line in the same function first; then, among
 // the rest, the same routine in the same file and function, paired in line order ("moved").
 void match_sites(Comparison* c, SitePairs* pairs_out) {
@@ -95,22 +91,22 @@ void match_sites(Comparison* c, SitePairs* pairs_out) {
   std::vector<std::string> key_a, key_b;
   std::set<std::string> used_b;
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<std::string>> rest_a, rest_b;
-  auto loose = [](const Site& s) { return std::make_tuple(s.routine, s.file, s.function); };
+  auto loose = [](const Site& s) { return std::make_tuple(s.routine, s.where.file, s.where.function); };
   for (const auto& [k, s] : c->a.sites) {
-    if (s.location != "?") ++c->known_sites_a;
+    if (s.where.location != "?") ++c->known_sites_a;
     const auto it = c->b.sites.find(k);
     if (it != c->b.sites.end()) {
       pairs.emplace_back(&s, &it->second);
       key_a.push_back(k);
       key_b.push_back(k);
       used_b.insert(k);
-      if (s.location != "?") ++c->common_sites;
+      if (s.where.location != "?") ++c->common_sites;
     } else {
       rest_a[loose(s)].push_back(k);
     }
   }
   for (const auto& [k, s] : c->b.sites) {
-    if (s.location != "?") ++c->known_sites_b;
+    if (s.where.location != "?") ++c->known_sites_b;
     if (!used_b.count(k)) rest_b[loose(s)].push_back(k);
   }
   std::vector<std::string> moved_note(pairs.size());
@@ -120,7 +116,7 @@ void match_sites(Comparison* c, SitePairs* pairs_out) {
     auto& kb = ib->second;
     auto by_line = [](const std::map<std::string, Site>& sites) {
       return [&sites](const std::string& x, const std::string& y) {
-        return sites.at(x).line < sites.at(y).line;
+        return sites.at(x).where.line < sites.at(y).where.line;
       };
     };
     std::sort(ka.begin(), ka.end(), by_line(c->a.sites));
@@ -132,9 +128,9 @@ void match_sites(Comparison* c, SitePairs* pairs_out) {
       pairs.emplace_back(&sa, &sb);
       key_a.push_back(ka[i]);
       key_b.push_back(kb[i]);
-      moved_note.push_back(sa.line && sb.line
-                               ? "moved from L" + std::to_string(sa.line) + " to L" + std::to_string(sb.line)
-                               : "moved");
+      moved_note.push_back(sa.where.line && sb.where.line ? "moved from L" + std::to_string(sa.where.line) +
+                                                                " to L" + std::to_string(sb.where.line)
+                                                          : "moved");
       used_b.insert(kb[i]);
       ++c->common_sites;
       ++c->moved_sites;
@@ -143,8 +139,7 @@ void match_sites(Comparison* c, SitePairs* pairs_out) {
   }
   for (size_t i = 0; i < pairs.size(); ++i) {
     const auto [sa, sb] = pairs[i];
-    Row row = measure_row(*c, sb->location, &sa->m, &sb->m);
-    row.routine = sb->routine;
+    Row row = site_row(*c, sa, sb);
     row.note = moved_note[i];
     pairs_out->of_a[key_a[i]] = c->sites.size();
     pairs_out->of_b[key_b[i]] = c->sites.size();
@@ -152,17 +147,14 @@ void match_sites(Comparison* c, SitePairs* pairs_out) {
   }
   for (const auto& [lk, ka] : rest_a)
     for (const auto& k : ka) {
-      const Site& s = c->a.sites.at(k);
-      Row row = measure_row(*c, s.location, &s.m, nullptr);
-      row.routine = s.routine;
+      Row row = site_row(*c, &c->a.sites.at(k), nullptr);
       row.note = "only in A";
       pairs_out->of_a[k] = c->sites.size();
       c->sites.push_back(std::move(row));
     }
   for (const auto& [k, s] : c->b.sites) {
     if (used_b.count(k)) continue;
-    Row row = measure_row(*c, s.location, nullptr, &s.m);
-    row.routine = s.routine;
+    Row row = site_row(*c, nullptr, &s);
     row.note = "only in B";
     pairs_out->of_b[k] = c->sites.size();
     c->sites.push_back(std::move(row));
@@ -199,6 +191,8 @@ void compare_waits(Comparison* c, const SitePairs& site_pairs) {
     row.name = site.name;
     row.routine = site.routine;
     row.note = site.note;
+    row.site_a = site.site_a;
+    row.site_b = site.site_b;
     row.pattern = w.pattern;
     (is_a ? row.ns_a : row.ns_b) += w.ns * (is_a ? c->fa : c->fb);
     (is_a ? row.calls_a : row.calls_b) += w.instances;

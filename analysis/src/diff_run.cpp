@@ -11,14 +11,6 @@
 
 namespace mpe::analysis::diff {
 
-namespace {
-
-// The innermost frame of a call site, as `mpe diff` names and matches it.
-struct Where {
-  std::string file, function, location;
-  int line = 0;
-};
-
 Where where_of(const std::vector<Frame>& frames) {
   Where w;
   if (frames.empty()) {
@@ -35,28 +27,40 @@ Where where_of(const std::vector<Frame>& frames) {
   return w;
 }
 
+namespace {
+
 std::string key_of(const std::string& routine, const Where& w) {
   return routine + "|" + w.file + ":" + std::to_string(w.line) + "|" + w.function +
          (w.line ? "" : "|" + w.location);
+}
+
+// The Where of each of the log's call sites, by run-wide id (0: the unknown site).
+std::vector<Where> where_by_id(const format::LogFile& file) {
+  std::vector<Where> where(file.callsites().size() + 1);
+  where[0].location = "?";
+  for (const format::CallSite& cs : file.callsites())
+    if (cs.id > 0 && cs.id < where.size()) where[cs.id] = where_of(cs.frames);
+  return where;
+}
+
+CollectSettings collect_settings(const LogOptions& options) {
+  CollectSettings collect;
+  collect.eager_limit = options.eager_limit;
+  return collect;
 }
 
 Site& site_at(Run* run, const std::string& routine, const Where& w) {
   auto [it, fresh] = run->sites.try_emplace(key_of(routine, w));
   if (fresh) {
     it->second.routine = routine;
-    it->second.file = w.file;
-    it->second.line = w.line;
-    it->second.function = w.function;
-    it->second.location = w.location;
+    it->second.where = w;
   }
   return it->second;
 }
 
 }  // namespace
 
-std::string site_key(const Site& s) {
-  return key_of(s.routine, Where{s.file, s.function, s.location, s.line});
-}
+std::string site_key(const Site& s) { return key_of(s.routine, s.where); }
 
 Site& site_of(Run* run, const std::string& routine, const std::vector<Frame>& frames) {
   return site_at(run, routine, where_of(frames));
@@ -65,7 +69,8 @@ Site& site_of(Run* run, const std::string& routine, const std::vector<Frame>& fr
 // The run's site and routine of a state, by run-wide site id and category: a cache per site id
 // (a site is nearly always one routine) in front of the maps, since this runs once per record.
 struct RunBuilder::Impl {
-  Impl(const format::LogFile& f, std::string path) : file(f) {
+  Impl(const format::LogFile& f, std::string path, const LogOptions& o)
+      : file(f), options(o), collector(f, collect_settings(o)) {
     run.kind = Kind::kLog;
     run.path = std::move(path);
     run.program = file.definitions().program;
@@ -74,15 +79,14 @@ struct RunBuilder::Impl {
     run.mpi_per_rank.assign(run.ranks, 0.0);
     first.assign(run.ranks, INT64_MAX);
     last.assign(run.ranks, INT64_MIN);
-    where.resize(file.callsites().size() + 1);
-    where[0].location = "?";
-    for (const format::CallSite& cs : file.callsites())
-      if (cs.id > 0 && cs.id < where.size()) where[cs.id] = where_of(cs.frames);
+    where = where_by_id(file);
     routine_of.assign(format::kUserCategoryBase, nullptr);
     cache.assign(where.size(), {UINT32_MAX, nullptr});
   }
 
   const format::LogFile& file;
+  LogOptions options;
+  EndpointCollector collector;  // the wait-state analysis's pass 1, fed the same chunks
   Run run;
   std::vector<int64_t> first, last;                    // per rank: its first and last record
   std::vector<Where> where;                            // by run-wide call site id
@@ -212,37 +216,22 @@ struct RunBuilder::Impl {
   }
 };
 
-RunBuilder::RunBuilder(const format::LogFile& file, std::string path)
-    : impl_(std::make_unique<Impl>(file, std::move(path))) {}
-RunBuilder::~RunBuilder() = default;
-void RunBuilder::consume(const format::Chunk& chunk) { impl_->consume(chunk); }
-Run RunBuilder::finish() { return impl_->finish(); }
+namespace {
 
-StatusOr<Run> run_from_log(const format::LogFile& file, const std::string& path, const LogOptions& options) {
-  // One decode of each chunk, for the tables and for the wait-state analysis's pass 1.
-  RunBuilder builder(file, path);
-  CollectSettings collect;
-  collect.eager_limit = options.eager_limit;
-  EndpointCollector collector(file, collect);
-  format::ChunkPassOptions pass;
-  pass.decoders = options.decoders;
-  MPE_RETURN_IF_ERROR(format::run_chunk_pass(file, {builder.consumer(), collector.consumer()}, pass));
-  Run run = builder.finish();
-
+// The wait states of what the collector kept, into the run: per pattern, and per (call site,
+// pattern), a site that waited being a site even if no state named it.
+Status add_waits(const format::LogFile& file, Collected& collected, const LogOptions& options, Run* run) {
   analysis::waits::Options wo;
   wo.keep_blame = false;
   wo.eager_limit = options.eager_limit;
-  auto report = analysis::waits::analyze(file, *collector.finish(), wo);
+  auto report = analysis::waits::analyze(file, collected, wo);
   if (!report.ok()) return report.status();
-  std::vector<Where> where(file.callsites().size() + 1);
-  where[0].location = "?";
-  for (const format::CallSite& cs : file.callsites())
-    if (cs.id > 0 && cs.id < where.size()) where[cs.id] = where_of(cs.frames);
+  const std::vector<Where> where = where_by_id(file);
   for (int i = 0; i < analysis::waits::kPatternCount; ++i) {
     const auto p = static_cast<analysis::waits::Pattern>(i);
     const analysis::waits::PatternTotal& t = report->patterns[static_cast<size_t>(i)];
-    run.patterns[analysis::waits::pattern_key(p)] = static_cast<double>(t.ns);
-    run.pattern_count[analysis::waits::pattern_key(p)] = t.instances;
+    run->patterns[analysis::waits::pattern_key(p)] = static_cast<double>(t.ns);
+    run->pattern_count[analysis::waits::pattern_key(p)] = t.instances;
     for (const auto& [key, total] : t.per_site) {
       const Where& w = key.first < where.size() ? where[key.first] : where[0];
       const std::string routine = file.category_name(key.second);
@@ -251,11 +240,35 @@ StatusOr<Run> run_from_log(const format::LogFile& file, const std::string& path,
       sw.site_key = key_of(routine, w);
       sw.ns = static_cast<double>(total.ns);
       sw.instances = total.instances;
-      site_at(&run, routine, w);  // a site that waited is a site, even if no state named it
-      run.site_waits.push_back(std::move(sw));
+      site_at(run, routine, w);
+      run->site_waits.push_back(std::move(sw));
     }
   }
+  return Status();
+}
+
+}  // namespace
+
+RunBuilder::RunBuilder(const format::LogFile& file, std::string path, const LogOptions& options)
+    : impl_(std::make_unique<Impl>(file, std::move(path), options)) {}
+RunBuilder::~RunBuilder() = default;
+void RunBuilder::consume(const format::Chunk& chunk) {
+  impl_->consume(chunk);
+  impl_->collector.consume(chunk);
+}
+StatusOr<Run> RunBuilder::finish() {
+  Run run = impl_->finish();
+  MPE_RETURN_IF_ERROR(add_waits(impl_->file, *impl_->collector.finish(), impl_->options, &run));
   return run;
+}
+
+StatusOr<Run> run_from_log(const format::LogFile& file, const std::string& path, const LogOptions& options) {
+  // One decode of each chunk, for the tables and for the wait-state analysis's pass 1.
+  RunBuilder builder(file, path, options);
+  format::ChunkPassOptions pass;
+  pass.decoders = options.decoders;
+  MPE_RETURN_IF_ERROR(format::run_chunk_pass(file, {builder.consumer()}, pass));
+  return builder.finish();
 }
 
 }  // namespace mpe::analysis::diff

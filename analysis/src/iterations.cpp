@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "mpe/chunk_pass.h"
 #include "mpe/records.h"
 
 namespace mpe::analysis {
@@ -55,15 +56,20 @@ using RankStats = std::unordered_map<uint64_t, Occurrences>;
 // interpret_records(); make_sink(rank) gives the rank's sink, rank_done(rank, sink) takes it back
 // after the rank's last chunk. A log written rank by rank (liblog's) holds one sink at a time; one
 // whose chunks interleave ranks (the synthesizer's) holds one per rank.
+// Each rank's main thread: its lowest thread index (UINT32_MAX for a rank without chunks).
+std::vector<uint32_t> main_threads(const format::LogFile& file, uint32_t ranks) {
+  std::vector<uint32_t> main_thread(ranks, UINT32_MAX);
+  for (const format::IndexEntry& e : file.index())
+    if (e.rank < ranks) main_thread[e.rank] = std::min(main_thread[e.rank], e.thread);
+  return main_thread;
+}
+
 template <class MakeSink, class RankDone>
 Status stream_main_threads(const format::LogFile& file, uint32_t ranks, MakeSink make_sink,
                            RankDone rank_done) {
   const auto& index = file.index();
-  std::vector<uint32_t> main_thread(ranks, UINT32_MAX);
+  const std::vector<uint32_t> main_thread = main_threads(file, ranks);
   std::vector<size_t> last_chunk(ranks, SIZE_MAX);
-  for (size_t i = 0; i < index.size(); ++i)
-    if (index[i].rank < ranks)
-      main_thread[index[i].rank] = std::min(main_thread[index[i].rank], index[i].thread);
   for (size_t i = 0; i < index.size(); ++i)
     if (index[i].rank < ranks && index[i].thread == main_thread[index[i].rank]) last_chunk[index[i].rank] = i;
   std::vector<format::Record> recs;
@@ -249,8 +255,10 @@ struct TimesSink {
     return it != sites->end() && it->second.first >= loop_first && it->second.first < loop_last;
   }
   void event(const format::Event& e) {
-    if (basis == What::kMarker && e.kind == format::RecordKind::kMarker)
-      markers.emplace_back(e.time, format::as<format::MarkerRecord>(e).level);
+    if (e.kind == format::RecordKind::kMarker) marker(e.time, format::as<format::MarkerRecord>(e).level);
+  }
+  void marker(int64_t t, int32_t level) {
+    if (basis == What::kMarker) markers.emplace_back(t, level);
   }
   void message_end(bool, const format::MessageKey&, int64_t, uint64_t) {}
   void cancel_send(const format::MessageKey&) {}
@@ -289,13 +297,128 @@ int64_t Iterations::end(size_t k) const {
   return t;
 }
 
+namespace {
+
+// The ranks a run's iterations span, set in out->ranks; 0 when the definitions do not describe every
+// rank (no iterations then).
+uint32_t usable_ranks(const format::LogFile& file, Iterations* out) {
+  const format::Definitions& defs = file.definitions();
+  out->ranks = defs.world_size ? defs.world_size : static_cast<uint32_t>(defs.ranks.size());
+  const uint32_t ranks = std::min<uint32_t>(out->ranks, static_cast<uint32_t>(defs.ranks.size()));
+  return ranks == out->ranks ? ranks : 0;
+}
+
+// The cut chosen from pass 1's statistics: the sink that takes each rank's times in pass 2 (its
+// basis and count set), and the repeating call it is made by (kCall).
+struct Cut {
+  bool found = false;
+  TimesSink chosen;
+  uint64_t call = 0;
+};
+
+// Chooses how to cut (mpe/iterations.h, 1-4) and names it in out->basis, which also sizes out's
+// tables; found false when nothing repeats.
+Cut choose_cut(const format::LogFile& file, const std::vector<RankStats>& stats,
+               const std::map<uint64_t, uint32_t>& collective_comm, Iterations* out) {
+  const std::map<uint64_t, Pooled> pooled = pool(stats);
+  Cut c;
+  TimesSink& chosen = c.chosen;
+  uint64_t& cut = c.call;
+  const uint64_t marker_key = key_of(What::kMarker, 0, 0);
+  // Markers that repeat come first; one Pcontrol region (around the timed part of a run) only
+  // when nothing inside it repeats.
+  const bool markers = pooled.count(marker_key) > 0;
+  auto cut_by_markers = [&] {
+    chosen.basis = What::kMarker;
+    chosen.n = pooled.at(marker_key).min_count;
+    out->basis = "MPI_Pcontrol markers";
+  };
+  if (markers && pooled.at(marker_key).min_count >= 2) {
+    cut_by_markers();
+  } else {
+    const Pooled* widest = nullptr;
+    uint64_t state = 0;
+    for (const auto& [key, p] : pooled)
+      if (what_of(key) == What::kUserState && p.same_count() && p.min_count >= 2 &&
+          (!widest || p.covered_ns > widest->covered_ns))
+        widest = &p, state = key;
+    if (widest) {
+      chosen.basis = What::kUserState;
+      chosen.user_cat = cat_of(state);
+      chosen.n = widest->min_count;
+      out->basis = "user state \"" + file.category_name(cat_of(state)) + "\"";
+    }
+  }
+  if (out->basis.empty()) {
+    cut = most_regular(pooled, &collective_comm);
+    if (cut) {
+      const uint32_t comm = collective_comm.at(cut);
+      out->basis = file.category_name(cat_of(cut)) +
+                   (comm == 0 ? " on MPI_COMM_WORLD" : " on a communicator of all ranks");
+      const std::string site = file.callsite_text(site_of(cut));
+      if (!site.empty()) out->basis += " at " + site;
+    } else if ((cut = most_regular(pooled, nullptr))) {
+      // Named by the first call of the iteration: the one the cut is made at.
+      out->basis = call_name(file, opener_of(cut, pooled, stats)) +
+                   ", once per iteration on every rank (no collective over all ranks repeats)";
+    }
+    if (cut) {
+      chosen.basis = What::kCall;
+      chosen.n = pooled.at(cut).min_count;
+      chosen.opener = opener_of(cut, pooled, stats);
+    } else if (markers) {
+      cut_by_markers();
+    } else {
+      return c;
+    }
+  }
+  c.found = true;
+  const size_t n = chosen.n;
+  const uint32_t ranks = static_cast<uint32_t>(stats.size());
+  out->start_ns.assign(n, std::vector<int64_t>(ranks, 0));
+  out->end_ns.assign(n, std::vector<int64_t>(ranks, 0));
+  out->mpi_ns.assign(n, std::vector<int64_t>(ranks, 0));
+  return c;
+}
+
+// The sink of rank r's pass 2.
+TimesSink times_sink(const Cut& c, const std::vector<RankStats>& stats, uint32_t r) {
+  TimesSink s = c.chosen;
+  if (s.basis == What::kCall) {
+    s.sites = &stats[r];
+    s.loop_first = stats[r].at(s.opener).first;
+    s.loop_last = stats[r].at(c.call).last;
+  }
+  return s;
+}
+
+// Rank r's iterations, from its pass-2 sink, into out: their spans and the MPI time inside each.
+Status place_rank(uint32_t r, TimesSink& s, Iterations* out) {
+  const size_t n = s.n;
+  if (s.basis != What::kMarker && s.opens.size() != n)
+    return Status(StatusCode::kCorrupt, "rank " + std::to_string(r) + ": " + std::to_string(s.opens.size()) +
+                                            " iterations in the second pass, " + std::to_string(n) +
+                                            " in the first");
+  std::sort(s.mpi.begin(), s.mpi.end());
+  size_t j = 0;  // the first MPI call that may overlap iteration k
+  for (size_t k = 0; k < n; ++k) {
+    const auto [begin, end] = s.span_of(k);
+    out->start_ns[k][r] = begin;
+    out->end_ns[k][r] = std::max(begin, end);
+    while (j < s.mpi.size() && s.mpi[j].second <= begin) ++j;
+    for (size_t i = j; i < s.mpi.size() && s.mpi[i].first < end; ++i)
+      out->mpi_ns[k][r] += std::min(end, s.mpi[i].second) - std::max(begin, s.mpi[i].first);
+  }
+  return Status();
+}
+
+}  // namespace
+
 StatusOr<Iterations> find_iterations(const format::LogFile& file) {
   Iterations out;
+  const uint32_t ranks = usable_ranks(file, &out);
+  if (ranks == 0) return out;
   const format::Definitions& defs = file.definitions();
-  out.ranks = defs.world_size ? defs.world_size : static_cast<uint32_t>(defs.ranks.size());
-  const uint32_t ranks = std::min<uint32_t>(out.ranks, static_cast<uint32_t>(defs.ranks.size()));
-  if (ranks == 0 || ranks != out.ranks) return out;
-
   std::vector<RankStats> stats(ranks);
   std::map<uint64_t, uint32_t> collective_comm;
   std::vector<bool> seen(ranks, false);
@@ -310,90 +433,97 @@ StatusOr<Iterations> find_iterations(const format::LogFile& file) {
       }));
   if (std::count(seen.begin(), seen.end(), false)) return out;  // a rank without records
 
-  const std::map<uint64_t, Pooled> pooled = pool(stats);
-  TimesSink chosen;
-  const uint64_t marker_key = key_of(What::kMarker, 0, 0);
-  uint64_t cut = 0;
-  // Markers that repeat come first; one Pcontrol region (around the timed part of a run) only
-  // when nothing inside it repeats.
-  const bool markers = pooled.count(marker_key) > 0;
-  auto cut_by_markers = [&] {
-    chosen.basis = What::kMarker;
-    chosen.n = pooled.at(marker_key).min_count;
-    out.basis = "MPI_Pcontrol markers";
-  };
-  if (markers && pooled.at(marker_key).min_count >= 2) {
-    cut_by_markers();
-  } else {
-    const Pooled* widest = nullptr;
-    for (const auto& [key, p] : pooled)
-      if (what_of(key) == What::kUserState && p.same_count() && p.min_count >= 2 &&
-          (!widest || p.covered_ns > widest->covered_ns))
-        widest = &p, cut = key;
-    if (widest) {
-      chosen.basis = What::kUserState;
-      chosen.user_cat = cat_of(cut);
-      chosen.n = widest->min_count;
-      out.basis = "user state \"" + file.category_name(cat_of(cut)) + "\"";
-    }
-  }
-  if (out.basis.empty()) {
-    cut = most_regular(pooled, &collective_comm);
-    if (cut) {
-      const uint32_t comm = collective_comm.at(cut);
-      out.basis = file.category_name(cat_of(cut)) +
-                  (comm == 0 ? " on MPI_COMM_WORLD" : " on a communicator of all ranks");
-      const std::string site = file.callsite_text(site_of(cut));
-      if (!site.empty()) out.basis += " at " + site;
-    } else if ((cut = most_regular(pooled, nullptr))) {
-      // Named by the first call of the iteration: the one the cut is made at.
-      out.basis = call_name(file, opener_of(cut, pooled, stats)) +
-                  ", once per iteration on every rank (no collective over all ranks repeats)";
-    }
-    if (cut) {
-      chosen.basis = What::kCall;
-      chosen.n = pooled.at(cut).min_count;
-      chosen.opener = opener_of(cut, pooled, stats);
-    } else if (markers) {
-      cut_by_markers();
-    } else {
-      return out;
-    }
-  }
-
-  const size_t n = chosen.n;
-  out.start_ns.assign(n, std::vector<int64_t>(ranks, 0));
-  out.end_ns.assign(n, std::vector<int64_t>(ranks, 0));
-  out.mpi_ns.assign(n, std::vector<int64_t>(ranks, 0));
+  const Cut cut = choose_cut(file, stats, collective_comm, &out);
+  if (!cut.found) return out;
   MPE_RETURN_IF_ERROR(stream_main_threads(
-      file, ranks,
-      [&](uint32_t r) {
-        TimesSink s = chosen;
-        if (s.basis == What::kCall) {
-          s.sites = &stats[r];
-          s.loop_first = stats[r].at(s.opener).first;
-          s.loop_last = stats[r].at(cut).last;
-        }
-        return s;
-      },
-      [&](uint32_t r, TimesSink& s) {
-        if (s.basis != What::kMarker && s.opens.size() != n)
-          return Status(StatusCode::kCorrupt,
-                        "rank " + std::to_string(r) + ": " + std::to_string(s.opens.size()) +
-                            " iterations in the second pass, " + std::to_string(n) + " in the first");
-        std::sort(s.mpi.begin(), s.mpi.end());
-        size_t j = 0;  // the first MPI call that may overlap iteration k
-        for (size_t k = 0; k < n; ++k) {
-          const auto [begin, end] = s.span_of(k);
-          out.start_ns[k][r] = begin;
-          out.end_ns[k][r] = std::max(begin, end);
-          while (j < s.mpi.size() && s.mpi[j].second <= begin) ++j;
-          for (size_t i = j; i < s.mpi.size() && s.mpi[i].first < end; ++i)
-            out.mpi_ns[k][r] += std::min(end, s.mpi[i].second) - std::max(begin, s.mpi[i].first);
-        }
-        return Status();
-      }));
+      file, ranks, [&](uint32_t r) { return times_sink(cut, stats, r); },
+      [&](uint32_t r, TimesSink& s) { return place_rank(r, s, &out); }));
   return out;
 }
+
+// One pass instead of two: pass 1's statistics are counted as the chunks come, and what pass 2
+// reads of each rank's main thread (its outermost states and its markers, in the order the records
+// gave them, and its last time) is kept, to be replayed into pass 2's sink once the cut is chosen.
+// Memory: 24 bytes per outermost state of each rank's main thread, every rank at once.
+struct IterationCollector::Impl {
+  // One outermost state ([a, b), cat, site) or, with cat kMarkerStep, a marker (time a, level b).
+  struct Step {
+    int64_t a, b;
+    uint32_t cat, site;
+  };
+  static constexpr uint32_t kMarkerStep = UINT32_MAX;
+  struct Rank {
+    std::optional<StatsSink> stats;
+    format::UserStates user_states;
+    std::vector<Step> steps;
+    int64_t last = INT64_MIN;
+  };
+  // interpret_records()'s sink for one chunk of a main thread: pass 1's counts and the steps.
+  struct Sink {
+    StatsSink* stats;
+    Rank* rank;
+    void state(int64_t start, int64_t end, uint32_t cat, uint32_t depth, uint32_t site) {
+      stats->state(start, end, cat, depth, site);
+      if (depth == 0) rank->steps.push_back({start, end, cat, site});
+    }
+    void event(const format::Event& e) {
+      stats->event(e);
+      if (e.kind == format::RecordKind::kMarker)
+        rank->steps.push_back({e.time, format::as<format::MarkerRecord>(e).level, kMarkerStep, 0});
+    }
+    void message_end(bool, const format::MessageKey&, int64_t, uint64_t) {}
+    void cancel_send(const format::MessageKey&) {}
+    void span(int64_t t, int64_t end) { rank->last = std::max(rank->last, std::max(t, end)); }
+  };
+
+  explicit Impl(const format::LogFile& f) : file(f) {
+    ranks = usable_ranks(file, &out);
+    main_thread = main_threads(file, ranks);
+    stats.resize(ranks);
+    per_rank.resize(ranks);
+  }
+
+  void consume(const format::Chunk& c) {
+    const format::IndexEntry& e = c.entry;
+    if (e.rank >= ranks || e.thread != main_thread[e.rank]) return;
+    Rank& r = per_rank[e.rank];
+    if (!r.stats) r.stats.emplace(StatsSink{&file.definitions().ranks[e.rank], ranks, &stats[e.rank], &collective_comm});
+    Sink sink{&*r.stats, &r};
+    format::interpret_records(file, e, c.records, c.count, &r.user_states, sink);
+  }
+
+  StatusOr<Iterations> finish() {
+    for (const Rank& r : per_rank)
+      if (!r.stats) return std::move(out);  // a rank without records (or no usable ranks)
+    const Cut cut = choose_cut(file, stats, collective_comm, &out);
+    for (uint32_t r = 0; cut.found && r < ranks; ++r) {
+      TimesSink s = times_sink(cut, stats, r);
+      for (const Step& step : per_rank[r].steps)
+        if (step.cat == kMarkerStep)
+          s.marker(step.a, static_cast<int32_t>(step.b));
+        else
+          s.state(step.a, step.b, step.cat, 0, step.site);
+      s.last = per_rank[r].last;
+      per_rank[r] = Rank();
+      MPE_RETURN_IF_ERROR(place_rank(r, s, &out));
+    }
+    return std::move(out);
+  }
+
+  const format::LogFile& file;
+  Iterations out;
+  uint32_t ranks = 0;
+  std::vector<uint32_t> main_thread;
+  std::vector<RankStats> stats;
+  std::map<uint64_t, uint32_t> collective_comm;
+  std::vector<Rank> per_rank;
+};
+
+IterationCollector::IterationCollector(const format::LogFile& file) : impl_(std::make_unique<Impl>(file)) {}
+IterationCollector::~IterationCollector() = default;
+format::ChunkConsumer IterationCollector::consumer() {
+  return [impl = impl_.get()](const format::Chunk& c) { impl->consume(c); };
+}
+StatusOr<Iterations> IterationCollector::finish() { return impl_->finish(); }
 
 }  // namespace mpe::analysis

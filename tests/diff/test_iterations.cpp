@@ -1,10 +1,12 @@
 // find_iterations() and compare_iterations() against logs whose iterations are known exactly: three
-// ranks, times in nanoseconds (1 tick = 1 ns, no clock correction).
+// ranks, times in nanoseconds (1 tick = 1 ns, no clock correction). Every cut is made twice, by
+// find_iterations()'s two passes and by an IterationCollector on one chunk pass, which must agree.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "mpe/chunk_pass.h"
 #include "mpe/diff.h"
 #include "mpe/iterations.h"
 #include "synthetic_log.h"
@@ -30,6 +32,27 @@ void collective(std::vector<Record>* r, uint64_t start, uint64_t end, Cat cat) {
 void marker(std::vector<Record>* r, uint64_t t, int32_t level) {
   r->push_back(state(t, t + 10, kPcontrol));
   r->push_back(mpe::format::make_record(RecordKind::kMarker, t, kPcontrol, level, level != 0, 0, 0));
+}
+
+// The iterations of `file` by find_iterations(), after checking that an IterationCollector fed by a
+// chunk pass (with two decoders, so chunks of several ranks are in flight) cuts the same.
+mpe::StatusOr<mpe::analysis::Iterations> cut(const mpe::format::LogFile& file) {
+  auto two_passes = mpe::analysis::find_iterations(file);
+  mpe::analysis::IterationCollector collector(file);
+  mpe::format::ChunkPassOptions pass;
+  pass.decoders = 2;
+  const mpe::Status s = mpe::format::run_chunk_pass(file, {collector.consumer()}, pass);
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  auto one_pass = collector.finish();
+  EXPECT_EQ(two_passes.ok(), one_pass.ok());
+  if (two_passes.ok() && one_pass.ok()) {
+    EXPECT_EQ(one_pass->basis, two_passes->basis);
+    EXPECT_EQ(one_pass->ranks, two_passes->ranks);
+    EXPECT_EQ(one_pass->start_ns, two_passes->start_ns);
+    EXPECT_EQ(one_pass->end_ns, two_passes->end_ns);
+    EXPECT_EQ(one_pass->mpi_ns, two_passes->mpi_ns);
+  }
+  return two_passes;
 }
 
 // Iteration k of rank r starts at its start(k, r): a little later on higher ranks, and on rank 1 a
@@ -62,7 +85,7 @@ std::vector<std::vector<Record>> loop(int iterations, bool with_allreduce, uint6
 TEST(Iterations, CutByTheRepeatingCollectiveFromTheFirstCallOfTheLoop) {
   mpe::testing::OpenedTestLog log(mpe::testing::write_synthetic_log("iter_coll", loop(6, true), kNames));
   ASSERT_TRUE(log.file);
-  auto it = mpe::analysis::find_iterations(*log.file);
+  auto it = cut(*log.file);
   ASSERT_TRUE(it.ok()) << it.status().to_string();
   EXPECT_EQ(it->basis, "MPI_Allreduce on MPI_COMM_WORLD");
   ASSERT_EQ(it->count(), 6u);
@@ -82,7 +105,7 @@ TEST(Iterations, CutByTheRepeatingCollectiveFromTheFirstCallOfTheLoop) {
 TEST(Iterations, WithoutACollectiveTheRepeatingCallSite) {
   mpe::testing::OpenedTestLog log(mpe::testing::write_synthetic_log("iter_p2p", loop(5, false), kNames));
   ASSERT_TRUE(log.file);
-  auto it = mpe::analysis::find_iterations(*log.file);
+  auto it = cut(*log.file);
   ASSERT_TRUE(it.ok()) << it.status().to_string();
   EXPECT_NE(it->basis.find("once per iteration on every rank"), std::string::npos) << it->basis;
   ASSERT_EQ(it->count(), 5u);
@@ -106,7 +129,7 @@ TEST(Iterations, PcontrolMarkersComeFirst) {
   }
   mpe::testing::OpenedTestLog log(mpe::testing::write_synthetic_log("iter_pcontrol", ranks, kNames));
   ASSERT_TRUE(log.file);
-  auto it = mpe::analysis::find_iterations(*log.file);
+  auto it = cut(*log.file);
   ASSERT_TRUE(it.ok()) << it.status().to_string();
   EXPECT_EQ(it->basis, "MPI_Pcontrol markers");
   ASSERT_EQ(it->count(), 4u);
@@ -122,7 +145,7 @@ TEST(Iterations, NothingRepeatsNoIterations) {
   for (auto& v : ranks) v = {state(0, 500, kInit), state(600, 700, kBarrier), state(800, 900, kFinalize)};
   mpe::testing::OpenedTestLog log(mpe::testing::write_synthetic_log("iter_none", ranks, kNames));
   ASSERT_TRUE(log.file);
-  auto it = mpe::analysis::find_iterations(*log.file);
+  auto it = cut(*log.file);
   ASSERT_TRUE(it.ok()) << it.status().to_string();
   EXPECT_EQ(it->basis, "");
   EXPECT_EQ(it->count(), 0u);
@@ -133,8 +156,8 @@ TEST(CompareIterations, NamesTheIterationAndTheRankThatComputedLonger) {
   mpe::testing::OpenedTestLog a(mpe::testing::write_synthetic_log("iter_a", loop(8, true), kNames));
   mpe::testing::OpenedTestLog b(mpe::testing::write_synthetic_log("iter_b", loop(8, true, kExtra), kNames));
   ASSERT_TRUE(a.file && b.file);
-  auto ia = mpe::analysis::find_iterations(*a.file);
-  auto ib = mpe::analysis::find_iterations(*b.file);
+  auto ia = cut(*a.file);
+  auto ib = cut(*b.file);
   ASSERT_TRUE(ia.ok() && ib.ok());
   const auto c = mpe::analysis::diff::compare_iterations(*ia, *ib);
   ASSERT_EQ(c.rows.size(), 8u);

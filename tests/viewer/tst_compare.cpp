@@ -1,7 +1,8 @@
 // The compare view (docs/compare.md): the aligned-time map puts iteration k of A over iteration k
 // of B, the difference band is slower (red) where a delay was injected and faster (blue) where
 // time was taken out, by the injected amount, a table row moves both timelines to its call site's
-// longest instance, the export writes both timelines, and bad input falls back with a message.
+// longest instance (each run's at its own line when the site moved), the export writes both
+// timelines, and bad input falls back with a message.
 #include <QElapsedTimer>
 #include <QFile>
 #include <QImage>
@@ -100,12 +101,13 @@ std::vector<std::vector<Record>> loopRecords(const Schedule &s)
     return ranks;
 }
 
-Definitions loopDefs()
+// The loop's definitions: its barrier called from loop.c:<line> (main).
+Definitions loopDefs(int line = 42)
 {
     Definitions d = testlog::defs(kRanks);
     d.program = "loop";
     for (auto &m : d.ranks)
-        m.callsites = { CallSiteDef { kSite, { mpe::Frame { "main", "/src/loop.c", 42, "/bin/loop", 0x1234 } } } };
+        m.callsites = { CallSiteDef { kSite, { mpe::Frame { "main", "/src/loop.c", line, "/bin/loop", 0x1234 } } } };
     return d;
 }
 
@@ -291,6 +293,34 @@ private slots:
         emit B->zoomRequested(2.0, 400);
         QVERIFY(std::fabs(A->view().scale.visibleSpan() - span / 2) < span * 1e-9);
         QCOMPARE(B->view().scale.nsPerPixel(), A->view().scale.nsPerPixel());
+    }
+
+    void aMovedSiteShowsEachRunsInstanceAtItsOwnLine()
+    {
+        // B rebuilt with 3 lines added above the barrier: loop.c:45. Its row pairs it with A's
+        // loop.c:42 and says where the site is in each run, so each run's longest barrier is found
+        // at that run's line, and not at the other's.
+        const QString moved = m_dir.filePath("moved.mpelog");
+        QVERIFY(testlog::writeLog(moved.toStdString(), loopRecords(scheduleB()), loopDefs(45)));
+        auto loaded = loadCompare(m_a, nullptr, moved);
+        QVERIFY2(loaded.ok(), loaded.status().to_string().c_str());
+        const CompareScene &s = (*loaded)->scene;
+        const CompareRow *site = nullptr;
+        for (const CompareRow &r : (*loaded)->rows)
+            if (r.isSite) site = &r;
+        QVERIFY(site);
+        QCOMPARE(QString::fromStdString(site->diff.note), QStringLiteral("moved from L42 to L45"));
+        QCOMPARE(site->diff.site_a.line, 42);
+        QCOMPARE(site->diff.site_b.line, 45);
+        const Schedule a = scheduleA(), b = scheduleB();
+        const StateRef sa = worstInstanceOf(*s.a, *site, true), sb = worstInstanceOf(*s.b, *site, false);
+        QVERIFY(sa.valid() && sb.valid());
+        QCOMPARE(sa.row, 3);
+        QCOMPARE(s.a->startNs(sa.row, sa.index), barrierOf(a, 1, 3).first);
+        QCOMPARE(sb.row, 0);
+        QCOMPARE(s.b->startNs(sb.row, sb.index), barrierOf(b, 3, 0).first);
+        QVERIFY(!worstInstance(*s.a, QStringLiteral("MPI_Barrier"), site->diff.site_b).valid());
+        QVERIFY(!worstInstance(*s.b, QStringLiteral("MPI_Barrier"), site->diff.site_a).valid());
     }
 
     void exportWritesBothTimelinesAndTheBand()

@@ -2,10 +2,10 @@
 // log here, from a libmpetime profile in cli/), the comparison of two, and the comparison of their
 // iterations. No output: `mpe diff` prints text or JSON, upshot draws.
 //
-// A viewer calls, per log: run_from_log() (one streamed pass; or RunBuilder fed by its own chunk
-// pass, then finish_run()), find_iterations() (mpe/iterations.h) when it aligns the timelines;
-// then compare(a, b) for the tables (rows ranked by the change in time) and
-// compare_iterations(a, b) for the per-iteration, per-rank difference band.
+// A viewer calls, per log: run_from_log() (one streamed pass; or a RunBuilder fed by its own chunk
+// pass, then finish()), find_iterations() (mpe/iterations.h; or an IterationCollector on the same
+// pass) when it aligns the timelines; then compare(a, b) for the tables (rows ranked by the change
+// in time) and compare_iterations(a, b) for the per-iteration, per-rank difference band.
 #pragma once
 
 #include <cstdint>
@@ -15,8 +15,10 @@
 #include <vector>
 
 #include "mpe/chunk_pass.h"
+#include "mpe/frame.h"
 #include "mpe/iterations.h"
 #include "mpe/log_reader.h"
+#include "mpe/spread.h"
 #include "mpe/status.h"
 
 namespace mpe::analysis::diff {
@@ -39,14 +41,23 @@ struct Measure {
   }
 };
 
+// Where a call site is: its innermost frame, as `mpe diff` names and matches it. Two are the same
+// site (of the same routine) when every field is equal.
+struct Where {
+  std::string file;  // base name; empty without a source line
+  int line = 0;
+  std::string function;
+  std::string location;  // "halo2d.c:146 (main)", the module+offset text without a line, "?" unknown
+  bool operator==(const Where&) const = default;
+};
+// The Where of a call site's frames, innermost first (none: the unknown site, "?").
+Where where_of(const std::vector<Frame>& frames);
+
 // One call site: one routine called from one source line (the innermost frame), over all ranks
 // (and over the outer frames, when the run recorded deeper stacks).
 struct Site {
   std::string routine;
-  std::string file;  // base name; empty without a source line
-  int line = 0;
-  std::string function;
-  std::string location;  // "halo2d.c:146 (main)", or the module+offset text without a line
+  Where where;
   Measure m;
 };
 
@@ -84,11 +95,17 @@ std::string site_key(const Site& s);
 // Finds or adds the site of `routine` at the innermost frame of `frames` (empty: unknown).
 Site& site_of(Run* run, const std::string& routine, const std::vector<Frame>& frames);
 
-// Builds a Run from the chunks of a log in index order: per-rank span and MPI time, routines,
-// call sites and regions. Feed it from a chunk pass (consumer()), then finish_run().
+struct LogOptions {
+  uint64_t eager_limit = 65536;  // the wait-state analysis's (analysis::waits::Options)
+  int decoders = 1;              // the chunk pass's decoding threads
+};
+
+// Builds a Run from the chunks of a log in index order: per-rank span and MPI time, routines, call
+// sites and regions, and what the wait-state analysis's collector keeps
+// (mpe/endpoint_collector.h). Feed it from a chunk pass (consumer()), then finish() it once.
 class RunBuilder {
  public:
-  RunBuilder(const format::LogFile& file, std::string path);
+  RunBuilder(const format::LogFile& file, std::string path, const LogOptions& options = {});
   ~RunBuilder();
   RunBuilder(const RunBuilder&) = delete;
   RunBuilder& operator=(const RunBuilder&) = delete;
@@ -96,17 +113,13 @@ class RunBuilder {
   format::ChunkConsumer consumer() {
     return [this](const format::Chunk& c) { consume(c); };
   }
-  // Ends the pass: closes the open Pcontrol levels and sets the spans.
-  Run finish();
+  // Ends the pass: closes the open Pcontrol levels, sets the spans, then measures the wait states
+  // from what the collector kept. Errors: the wait-state analysis's.
+  StatusOr<Run> finish();
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
-};
-
-struct LogOptions {
-  uint64_t eager_limit = 65536;  // the wait-state analysis's (analysis::waits::Options)
-  int decoders = 1;              // the chunk pass's decoding threads
 };
 
 // Reads a log into a Run in one pass over its chunks (each decoded once), which feeds the tables
@@ -119,6 +132,9 @@ struct Row {
   std::string name;  // routine, site location, pattern, region
   std::string routine;
   std::string note;  // "moved from L1 to L2", "only in A", "only in B"
+  // Call-site rows and their wait rows: the site in A and in B (a default Where where the run has
+  // none), so that a front end finds each run's instances without reading the name or the note.
+  Where site_a, site_b;
   uint64_t calls_a = 0, calls_b = 0;
   double ns_a = 0, ns_b = 0;
   double bytes_a = 0, bytes_b = 0;
@@ -129,13 +145,8 @@ struct Row {
   double delta() const { return ns_b - ns_a; }
 };
 
-// min (its rank), mean, max (its rank) of per-rank values; imbalance as libmpetime's:
-// (max - mean) / max, in percent.
-struct Spread {
-  double min = 0, mean = 0, max = 0, imbalance = 0;
-  uint32_t min_rank = 0, max_rank = 0;
-};
-Spread spread(const std::vector<double>& v);
+// Per-rank values (wall_per_rank, mpi_per_rank, outside_mpi()) spread over the ranks: mpe::spread()
+// (mpe/spread.h), whose imbalance is libmpetime's.
 double sum(const std::vector<double>& v);
 // Each rank's time outside MPI (the application's): its wall time less its MPI time.
 std::vector<double> outside_mpi(const Run& r);

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "mpe/chunk_pass.h"
 #include "mpe/log_reader.h"
 #include "mpe/status.h"
 
@@ -50,5 +52,24 @@ struct Iterations {
 //   4. one Pcontrol region per rank (around the timed part of a run), when nothing repeats inside.
 // Errors: the reader's.
 StatusOr<Iterations> find_iterations(const format::LogFile& file);
+
+// find_iterations() as a consumer of a chunk pass that the caller runs for other consumers too
+// (mpe/chunk_pass.h; upshot's compare view feeds it from the pass that builds its model), so that
+// the log is decoded once: feed it every chunk in index order, then finish() it once. The same cut,
+// from one pass instead of two: instead of reading each rank again, it keeps the outermost states
+// and the markers of every rank's main thread (24 bytes each) until finish(). Errors: corrupt.
+class IterationCollector {
+ public:
+  explicit IterationCollector(const format::LogFile& file);
+  ~IterationCollector();  // not copyable: it owns the kept states (impl_)
+  // What the pass calls with each chunk; the collector must outlive the pass.
+  format::ChunkConsumer consumer();
+  // After the pass: the cut.
+  StatusOr<Iterations> finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace mpe::analysis

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mpe/live_view.h"
+#include "mpe/spread.h"
 
 namespace mpe::live_stream {
 
@@ -79,19 +80,19 @@ std::string snapshot_json(const JobView& view, double stuck_seconds) {
   const auto share = view.mpi_share();
   json profile = {{"ranks", share.size()}};
   if (!share.empty()) {
-    double lo = 1, hi = 0, sum = 0;
+    Spread spread;  // the one min/mean/max (mpe/spread.h)
     std::vector<std::pair<double, uint32_t>> worst;
     for (const auto& [rank, s] : share) {
-      lo = std::min(lo, s), hi = std::max(hi, s), sum += s;
+      spread.add(s, rank);
       worst.emplace_back(s, rank);
     }
     std::sort(worst.begin(), worst.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     json w = json::array();
     for (size_t i = 0; i < worst.size() && i < 5; ++i)
       w.push_back({{"rank", worst[i].second}, {"mpi_share", worst[i].first}});
-    profile.update({{"mpi_share_min", lo},
-                    {"mpi_share_mean", sum / static_cast<double>(share.size())},
-                    {"mpi_share_max", hi},
+    profile.update({{"mpi_share_min", spread.min},
+                    {"mpi_share_mean", spread.mean()},
+                    {"mpi_share_max", spread.max},
                     {"worst", w}});
   }
   j["profile"] = profile;

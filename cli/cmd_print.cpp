@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -46,6 +47,199 @@ const char* kind_name(format::RecordKind k) {
       return "counter";
   }
   return "?";
+}
+
+// What `mpe print` keeps: kinds, ranks (empty: all) and a time window.
+struct Filter {
+  std::set<std::string> kinds;
+  std::set<int> ranks;
+  int64_t from, to;
+
+  bool kind(const char* k) const { return kinds.empty() || kinds.count(k); }
+  bool rank(int r) const { return ranks.empty() || ranks.count(r); }
+  bool time(int64_t t) const { return t >= from && t <= to; }
+};
+
+// One printed line: sorted by time, then by timeline.
+struct Line {
+  int64_t t;
+  uint32_t tl;
+  std::string text;
+};
+
+// " at callsites.c:44 (main)", or nothing for a log without call sites.
+std::string at_site(const format::LogFile& file, uint32_t site) {
+  return site ? " at " + file.callsite_text(site) : std::string();
+}
+
+// The line of an event of timeline T; none for the RMA records, which are printed as transfers.
+std::optional<std::string> event_text(const format::LogFile& file, const format::Timeline& T,
+                                      const format::Event& e) {
+  const char* k = kind_name(e.kind);
+  char buf[512];
+  // An unmatched send or receive: its communicator is unknown.
+  auto unmatched = [&](int32_t peer, int32_t tag, uint32_t comm, uint64_t bytes) {
+    std::snprintf(buf, sizeof buf, "%lld r%u.t%u %s peer=%d tag=%d comm=%u bytes=%llu (unmatched)",
+                  static_cast<long long>(e.time), T.rank, T.thread, k, peer, tag, comm,
+                  static_cast<unsigned long long>(bytes));
+  };
+  switch (e.kind) {
+    case format::RecordKind::kCollective: {
+      const auto c = format::as<format::CollectiveRecord>(e);
+      std::snprintf(buf, sizeof buf, "%lld r%u.t%u coll %s root=%d comm=%u bytes=%llu received=%d",
+                    static_cast<long long>(e.time), T.rank, T.thread, file.category_name(c.cat).c_str(),
+                    c.root, c.comm, static_cast<unsigned long long>(c.sent), c.received);
+      break;
+    }
+    case format::RecordKind::kMarker: {
+      const auto m = format::as<format::MarkerRecord>(e);
+      std::snprintf(buf, sizeof buf, "%lld r%u.t%u marker %s level=%d logging=%s",
+                    static_cast<long long>(e.time), T.rank, T.thread, file.category_name(m.cat).c_str(),
+                    m.level, m.logging_on ? "on" : "off");
+      break;
+    }
+    case format::RecordKind::kUserEvent: {
+      const auto u = format::as<format::UserEventRecord>(e);
+      std::snprintf(buf, sizeof buf, "%lld r%u.t%u event %s data=%llu%s", static_cast<long long>(e.time),
+                    T.rank, T.thread, file.category_name(u.id).c_str(),
+                    static_cast<unsigned long long>(u.data), at_site(file, e.site).c_str());
+      break;
+    }
+    case format::RecordKind::kCommCreate: {
+      const auto c = format::as<format::CommCreateRecord>(e);
+      std::snprintf(buf, sizeof buf, "%lld r%u.t%u comm index=%u size=%d", static_cast<long long>(e.time),
+                    T.rank, T.thread, c.comm, c.size);
+      break;
+    }
+    case format::RecordKind::kWinCreate: {
+      const auto w = format::as<format::WinCreateRecord>(e);
+      std::snprintf(buf, sizeof buf, "%lld r%u.t%u win %s index=%u comm=%u ordinal=%u bytes=%llu",
+                    static_cast<long long>(e.time), T.rank, T.thread, file.category_name(w.cat).c_str(),
+                    w.window, w.comm, w.ordinal, static_cast<unsigned long long>(w.size));
+      break;
+    }
+    case format::RecordKind::kRmaOp:  // printed below, as transfers
+    case format::RecordKind::kRmaComplete:
+      return std::nullopt;
+    case format::RecordKind::kSend: {
+      const auto s = format::as<format::SendRecord>(e);
+      unmatched(s.dest, s.tag, s.comm, s.bytes);
+      break;
+    }
+    case format::RecordKind::kRecv: {
+      const auto v = format::as<format::RecvRecord>(e);
+      unmatched(v.source, v.tag, v.comm, v.bytes);
+      break;
+    }
+    default:  // a kind this reader does not know (a damaged log, or a newer writer's)
+      std::snprintf(buf, sizeof buf, "%lld r%u.t%u %s kind=%d (unknown)", static_cast<long long>(e.time),
+                    T.rank, T.thread, k, static_cast<int>(e.kind));
+      break;
+  }
+  return std::string(buf);
+}
+
+// The states and events of every timeline.
+void add_timeline_lines(const format::LogFile& file, const format::Trace& tr, const Filter& want,
+                        std::vector<Line>& lines) {
+  char buf[512];
+  for (uint32_t i = 0; i < tr.timelines.size(); ++i) {
+    const auto& T = tr.timelines[i];
+    for (const auto& s : T.states)
+      if (want.kind("state") && want.rank(static_cast<int>(T.rank)) && want.time(s.start)) {
+        std::snprintf(buf, sizeof buf, "%lld r%u.t%u state %s dur=%lld depth=%u",
+                      static_cast<long long>(s.start), T.rank, T.thread, file.category_name(s.cat).c_str(),
+                      static_cast<long long>(s.end - s.start), s.depth);
+        lines.push_back({s.start, i, buf + at_site(file, s.site)});
+      }
+    for (const auto& e : T.events) {
+      if (!want.kind(kind_name(e.kind)) || !want.rank(static_cast<int>(T.rank)) || !want.time(e.time))
+        continue;
+      if (auto text = event_text(file, T, e)) lines.push_back({e.time, i, std::move(*text)});
+    }
+  }
+}
+
+// The matched messages, at their send; a rank filter keeps those it sends or receives.
+void add_message_lines(const format::Trace& tr, const Filter& want, std::vector<Line>& lines) {
+  char buf[512];
+  for (const auto& m : tr.messages) {
+    const auto& S = tr.timelines[m.send_timeline];
+    const auto& R = tr.timelines[m.recv_timeline];
+    if (want.kind("msg") && (want.ranks.empty() || want.ranks.count(m.src) || want.ranks.count(m.dst)) &&
+        want.time(m.send_time)) {
+      std::snprintf(buf, sizeof buf, "%lld r%u.t%u msg -> r%u.t%u recv=%lld tag=%d bytes=%llu comm=%llx",
+                    static_cast<long long>(m.send_time), S.rank, S.thread, R.rank, R.thread,
+                    static_cast<long long>(m.recv_time), m.tag, static_cast<unsigned long long>(m.bytes),
+                    static_cast<unsigned long long>(m.comm));
+      lines.push_back({m.send_time, m.send_timeline, buf});
+    }
+  }
+}
+
+// The one-sided transfers, at their start; a rank filter keeps those it issues or targets.
+void add_rma_lines(const format::LogFile& file, const format::Trace& tr, const Filter& want,
+                   std::vector<Line>& lines) {
+  char buf[512];
+  for (const auto& x : tr.rma.transfers) {
+    const auto& O = tr.timelines[x.origin_timeline];
+    if (!want.kind("rma") ||
+        !(want.ranks.empty() || want.ranks.count(static_cast<int>(O.rank)) || want.ranks.count(x.target)) ||
+        !want.time(x.start))
+      continue;
+    const std::string done =
+        x.complete >= 0 ? std::to_string(x.complete) + " by " + file.category_name(x.complete_cat) : "never";
+    std::snprintf(
+        buf, sizeof buf, "%lld r%u.t%u rma %s -> r%d window=%u sent=%llu received=%llu completed=%s (%s)",
+        static_cast<long long>(x.start), O.rank, O.thread, format::rma_kind_name(x.kind), x.target, x.window,
+        static_cast<unsigned long long>(x.sent), static_cast<unsigned long long>(x.received), done.c_str(),
+        file.category_name(x.cat).c_str());
+    lines.push_back({x.start, x.origin_timeline, buf});
+  }
+}
+
+// The counter samples (MPI_T performance variables), read rank by rank.
+Status add_counter_lines(const format::LogFile& file, const format::Trace& tr, const Filter& want,
+                         std::vector<Line>& lines) {
+  if (!want.kind("counter")) return Status();
+  char buf[512];
+  const format::Counters counters(file);
+  for (uint32_t rank = 0; rank < file.definitions().world_size && !counters.all().empty(); ++rank) {
+    if (!want.rank(static_cast<int>(rank))) continue;
+    const Status s =
+        format::for_each_counter_sample(file, counters, rank, [&](const format::CounterSample& x) {
+          if (!want.time(x.time)) return;
+          const format::Counter* c = counters.counter(x.counter);
+          const bool delta = c && c->def.semantics == PvarSemantics::kDelta;
+          std::string where = x.comm == format::kUnknownComm ? "" : " comm=" + std::to_string(x.comm);
+          if (x.max_peer >= 0) where += " max_peer=" + std::to_string(x.max_peer);
+          if (c && c->def.semantics == PvarSemantics::kWatermark)
+            where += " changes=" + std::to_string(x.changes);
+          std::snprintf(buf, sizeof buf, "%lld r%u.t%u counter %s %s=%.17g%s", static_cast<long long>(x.time),
+                        rank, x.thread, c ? c->def.name.c_str() : "?", delta ? "delta" : "value", x.value,
+                        where.c_str());
+          const int tl = tr.timeline_of(rank, x.thread);
+          lines.push_back({x.time, tl < 0 ? 0u : static_cast<uint32_t>(tl), buf});
+        });
+    if (!s.ok()) return s;
+  }
+  return Status();
+}
+
+// Sorts the lines by time, then timeline, and writes them to stdout in blocks of about 1 MiB.
+void write_sorted(std::vector<Line>& lines) {
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const Line& a, const Line& b) { return a.t != b.t ? a.t < b.t : a.tl < b.tl; });
+  std::string out;
+  for (const auto& l : lines) {
+    out += l.text;
+    out += '\n';
+    if (out.size() > (1 << 20)) {
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      out.clear();
+    }
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
 }
 
 }  // namespace
@@ -96,160 +290,16 @@ void add_print_command(CLI::App& app) {
     const auto got = load_log(opts->file);
     if (!got.ok()) return got.status();
     const LoadedLog& loaded = got.value();
-    const format::LogFile* file = loaded.file;
-    const format::Trace* tr = &loaded.trace;
-    const std::set<std::string> kinds(opts->kinds.begin(), opts->kinds.end());
-    const std::set<int> ranks(opts->ranks.begin(), opts->ranks.end());
-    auto want = [&](const char* kind, uint32_t rank, int64_t t) {
-      return (kinds.empty() || kinds.count(kind)) && (ranks.empty() || ranks.count(static_cast<int>(rank))) &&
-             t >= opts->from && t <= opts->to;
-    };
-    struct Line {
-      int64_t t;
-      uint32_t tl;
-      std::string text;
-    };
+    const Filter want{{opts->kinds.begin(), opts->kinds.end()},
+                      {opts->ranks.begin(), opts->ranks.end()},
+                      opts->from,
+                      opts->to};
     std::vector<Line> lines;
-    char buf[512];
-    // " at callsites.c:44 (main)", or nothing for a log without call sites.
-    auto at_site = [&](uint32_t site) { return site ? " at " + file->callsite_text(site) : std::string(); };
-    for (uint32_t i = 0; i < tr->timelines.size(); ++i) {
-      const auto& T = tr->timelines[i];
-      for (const auto& s : T.states)
-        if (want("state", T.rank, s.start)) {
-          std::snprintf(buf, sizeof buf, "%lld r%u.t%u state %s dur=%lld depth=%u",
-                        static_cast<long long>(s.start), T.rank, T.thread, file->category_name(s.cat).c_str(),
-                        static_cast<long long>(s.end - s.start), s.depth);
-          lines.push_back({s.start, i, buf + at_site(s.site)});
-        }
-      for (const auto& e : T.events) {
-        const char* k = kind_name(e.kind);
-        if (!want(k, T.rank, e.time)) continue;
-        switch (e.kind) {
-          case format::RecordKind::kCollective: {
-            const auto c = format::as<format::CollectiveRecord>(e);
-            std::snprintf(buf, sizeof buf, "%lld r%u.t%u coll %s root=%d comm=%u bytes=%llu received=%d",
-                          static_cast<long long>(e.time), T.rank, T.thread,
-                          file->category_name(c.cat).c_str(), c.root, c.comm,
-                          static_cast<unsigned long long>(c.sent), c.received);
-            break;
-          }
-          case format::RecordKind::kMarker: {
-            const auto m = format::as<format::MarkerRecord>(e);
-            std::snprintf(buf, sizeof buf, "%lld r%u.t%u marker %s level=%d logging=%s",
-                          static_cast<long long>(e.time), T.rank, T.thread,
-                          file->category_name(m.cat).c_str(), m.level, m.logging_on ? "on" : "off");
-            break;
-          }
-          case format::RecordKind::kUserEvent: {
-            const auto u = format::as<format::UserEventRecord>(e);
-            std::snprintf(buf, sizeof buf, "%lld r%u.t%u event %s data=%llu%s",
-                          static_cast<long long>(e.time), T.rank, T.thread, file->category_name(u.id).c_str(),
-                          static_cast<unsigned long long>(u.data), at_site(e.site).c_str());
-            break;
-          }
-          case format::RecordKind::kCommCreate: {
-            const auto c = format::as<format::CommCreateRecord>(e);
-            std::snprintf(buf, sizeof buf, "%lld r%u.t%u comm index=%u size=%d",
-                          static_cast<long long>(e.time), T.rank, T.thread, c.comm, c.size);
-            break;
-          }
-          case format::RecordKind::kWinCreate: {
-            const auto w = format::as<format::WinCreateRecord>(e);
-            std::snprintf(buf, sizeof buf, "%lld r%u.t%u win %s index=%u comm=%u ordinal=%u bytes=%llu",
-                          static_cast<long long>(e.time), T.rank, T.thread,
-                          file->category_name(w.cat).c_str(), w.window, w.comm, w.ordinal,
-                          static_cast<unsigned long long>(w.size));
-            break;
-          }
-          case format::RecordKind::kRmaOp:  // printed below, as transfers
-          case format::RecordKind::kRmaComplete:
-            continue;
-          case format::RecordKind::kSend: {  // unmatched: its communicator is unknown
-            const auto s = format::as<format::SendRecord>(e);
-            std::snprintf(buf, sizeof buf, "%lld r%u.t%u %s peer=%d tag=%d comm=%u bytes=%llu (unmatched)",
-                          static_cast<long long>(e.time), T.rank, T.thread, k, s.dest, s.tag, s.comm,
-                          static_cast<unsigned long long>(s.bytes));
-            break;
-          }
-          case format::RecordKind::kRecv: {  // unmatched: its communicator is unknown
-            const auto v = format::as<format::RecvRecord>(e);
-            std::snprintf(buf, sizeof buf, "%lld r%u.t%u %s peer=%d tag=%d comm=%u bytes=%llu (unmatched)",
-                          static_cast<long long>(e.time), T.rank, T.thread, k, v.source, v.tag, v.comm,
-                          static_cast<unsigned long long>(v.bytes));
-            break;
-          }
-          default:  // a kind this reader does not know (a damaged log, or a newer writer's)
-            std::snprintf(buf, sizeof buf, "%lld r%u.t%u %s kind=%d (unknown)",
-                          static_cast<long long>(e.time), T.rank, T.thread, k, static_cast<int>(e.kind));
-            break;
-        }
-        lines.push_back({e.time, i, buf});
-      }
-    }
-    for (const auto& m : tr->messages) {
-      const auto& S = tr->timelines[m.send_timeline];
-      const auto& R = tr->timelines[m.recv_timeline];
-      if ((kinds.empty() || kinds.count("msg")) &&
-          (ranks.empty() || ranks.count(m.src) || ranks.count(m.dst)) && m.send_time >= opts->from &&
-          m.send_time <= opts->to) {
-        std::snprintf(buf, sizeof buf, "%lld r%u.t%u msg -> r%u.t%u recv=%lld tag=%d bytes=%llu comm=%llx",
-                      static_cast<long long>(m.send_time), S.rank, S.thread, R.rank, R.thread,
-                      static_cast<long long>(m.recv_time), m.tag, static_cast<unsigned long long>(m.bytes),
-                      static_cast<unsigned long long>(m.comm));
-        lines.push_back({m.send_time, m.send_timeline, buf});
-      }
-    }
-    for (const auto& x : tr->rma.transfers) {
-      const auto& O = tr->timelines[x.origin_timeline];
-      if (!(kinds.empty() || kinds.count("rma")) ||
-          !(ranks.empty() || ranks.count(static_cast<int>(O.rank)) || ranks.count(x.target)) ||
-          x.start < opts->from || x.start > opts->to)
-        continue;
-      const std::string done = x.complete >= 0
-                                   ? std::to_string(x.complete) + " by " + file->category_name(x.complete_cat)
-                                   : "never";
-      std::snprintf(
-          buf, sizeof buf, "%lld r%u.t%u rma %s -> r%d window=%u sent=%llu received=%llu completed=%s (%s)",
-          static_cast<long long>(x.start), O.rank, O.thread, format::rma_kind_name(x.kind), x.target,
-          x.window, static_cast<unsigned long long>(x.sent), static_cast<unsigned long long>(x.received),
-          done.c_str(), file->category_name(x.cat).c_str());
-      lines.push_back({x.start, x.origin_timeline, buf});
-    }
-    if (kinds.empty() || kinds.count("counter")) {
-      const format::Counters counters(*file);
-      for (uint32_t rank = 0; rank < file->definitions().world_size && !counters.all().empty(); ++rank) {
-        if (!ranks.empty() && !ranks.count(static_cast<int>(rank))) continue;
-        const Status s =
-            format::for_each_counter_sample(*file, counters, rank, [&](const format::CounterSample& x) {
-              if (x.time < opts->from || x.time > opts->to) return;
-              const format::Counter* c = counters.counter(x.counter);
-              const bool delta = c && c->def.semantics == PvarSemantics::kDelta;
-              std::string where = x.comm == format::kUnknownComm ? "" : " comm=" + std::to_string(x.comm);
-              if (x.max_peer >= 0) where += " max_peer=" + std::to_string(x.max_peer);
-              if (c && c->def.semantics == PvarSemantics::kWatermark)
-                where += " changes=" + std::to_string(x.changes);
-              std::snprintf(buf, sizeof buf, "%lld r%u.t%u counter %s %s=%.17g%s",
-                            static_cast<long long>(x.time), rank, x.thread, c ? c->def.name.c_str() : "?",
-                            delta ? "delta" : "value", x.value, where.c_str());
-              const int tl = tr->timeline_of(rank, x.thread);
-              lines.push_back({x.time, tl < 0 ? 0u : static_cast<uint32_t>(tl), buf});
-            });
-        if (!s.ok()) return s;
-      }
-    }
-    std::stable_sort(lines.begin(), lines.end(),
-                     [](const Line& a, const Line& b) { return a.t != b.t ? a.t < b.t : a.tl < b.tl; });
-    std::string out;
-    for (const auto& l : lines) {
-      out += l.text;
-      out += '\n';
-      if (out.size() > (1 << 20)) {
-        std::fwrite(out.data(), 1, out.size(), stdout);
-        out.clear();
-      }
-    }
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    add_timeline_lines(*loaded.file, loaded.trace, want, lines);
+    add_message_lines(loaded.trace, want, lines);
+    add_rma_lines(*loaded.file, loaded.trace, want, lines);
+    if (Status s = add_counter_lines(*loaded.file, loaded.trace, want, lines); !s.ok()) return s;
+    write_sorted(lines);
     return Status();
   });
 }

@@ -108,6 +108,189 @@ std::string rank_table(const format::Definitions& d, const std::map<uint32_t, ui
   return table.text(top);
 }
 
+// What the summary counts over the decoded trace: per state, per rank and per kind of record.
+struct StatTotals {
+  std::map<std::string, StateStat> states;
+  std::map<uint32_t, std::map<std::string, uint64_t>> per_rank;
+  std::map<uint32_t, uint32_t> threads;
+  uint64_t collectives = 0, markers = 0, user_events = 0, comm_creates = 0, bytes = 0;
+  // One-sided operations: totals, and count and bytes per kind of operation.
+  struct RmaKindStat {
+    uint64_t count = 0, sent = 0, received = 0;
+  };
+  std::map<std::string, RmaKindStat> rma_kinds;
+  uint64_t rma_sent = 0, rma_received = 0, rma_completed = 0;
+  std::vector<std::pair<SiteKey, SiteStat>> sites;  // by total time, largest first
+};
+
+StatTotals tally(const format::LogFile& file, const format::Trace& tr, const CallsiteStats& callsites) {
+  StatTotals n;
+  for (const auto& t : tr.timelines) {
+    n.threads[t.rank]++;
+    for (const auto& s : t.states) {
+      auto& st = n.states[file.category_name(s.cat)];
+      st.count++;
+      st.time += s.end - s.start;
+      n.per_rank[t.rank][file.category_name(s.cat)]++;
+    }
+    for (const auto& e : t.events) {
+      if (e.kind == format::RecordKind::kCollective) ++n.collectives;
+      if (e.kind == format::RecordKind::kMarker) ++n.markers;
+      if (e.kind == format::RecordKind::kUserEvent) ++n.user_events;
+      if (e.kind == format::RecordKind::kCommCreate) ++n.comm_creates;
+    }
+  }
+  for (const auto& m : tr.messages) n.bytes += m.bytes;
+  for (const auto& t : tr.rma.transfers) {
+    auto& k = n.rma_kinds[format::rma_kind_name(t.kind)];
+    ++k.count;
+    k.sent += t.sent;
+    k.received += t.received;
+    n.rma_sent += t.sent;
+    n.rma_received += t.received;
+    if (t.complete >= 0) ++n.rma_completed;
+  }
+  // Call sites by total time, the way mpiP ranks them; only for logs that have call sites.
+  for (const auto& [key, s] : callsites.stats())
+    if (key.first != 0) n.sites.emplace_back(key, s);
+  std::stable_sort(n.sites.begin(), n.sites.end(),
+                   [](const auto& a, const auto& b) { return a.second.time > b.second.time; });
+  return n;
+}
+
+// Prints `mpe stat --json`.
+void print_json(const format::LogFile& file, const format::Trace& tr, const StatTotals& n) {
+  const format::Definitions& d = file.definitions();
+  const double tick_ns = 1e9 / d.ticks_per_second;
+  using Json = nlohmann::ordered_json;  // keeps the keys in the order written
+  uint64_t event_bytes = 0;
+  for (const auto& e : file.index()) event_bytes += e.size;
+  Json o = {{"program", d.program},       {"clock", d.clock},
+            {"ranks", d.world_size},      {"recovered", d.recovered},
+            {"records", tr.records},      {"chunks", file.index().size()},
+            {"event_bytes", event_bytes}, {"file_bytes", file.file_size()},
+            {"t_begin_ns", tr.t_begin},   {"t_end_ns", tr.t_end}};
+  // Keys met once each, in order: appended without ordered_json's linear search per key, which
+  // made 100,000 ranks cost 10^10 string comparisons (a minute).
+  auto append = [](Json& object, std::string key, Json value) {
+    static_cast<Json::object_t::Container&>(object.get_ref<Json::object_t&>())
+        .emplace_back(std::move(key), std::move(value));
+  };
+  Json& thread_counts = o["threads"] = Json::object();
+  for (const auto& [r, count] : n.threads) append(thread_counts, std::to_string(r), count);
+  Json& state_totals = o["states"] = Json::object();
+  for (const auto& [name, st] : n.states) state_totals[name] = {{"count", st.count}, {"time_ns", st.time}};
+  Json& rank_states = o["states_per_rank"] = Json::object();
+  for (const auto& [r, m] : n.per_rank) {
+    Json counts = Json::object();
+    for (const auto& [name, count] : m) counts[name] = count;
+    append(rank_states, std::to_string(r), std::move(counts));
+  }
+  o["messages"] = {{"matched", tr.messages.size()},
+                   {"unmatched_sends", tr.unmatched_sends},
+                   {"unmatched_recvs", tr.unmatched_recvs},
+                   {"backward", tr.backward_messages},
+                   {"bytes", n.bytes}};
+  Json& rma = o["rma"] = {{"windows", tr.rma.windows.size()}, {"operations", tr.rma.transfers.size()},
+                          {"completed", n.rma_completed},     {"unresolved", tr.rma.unresolved},
+                          {"bytes_sent", n.rma_sent},         {"bytes_received", n.rma_received}};
+  Json& by_kind = rma["by_kind"] = Json::object();
+  for (const auto& [kind, k] : n.rma_kinds)
+    by_kind[kind] = {{"count", k.count}, {"bytes_sent", k.sent}, {"bytes_received", k.received}};
+  o["collectives"] = n.collectives;
+  o["markers"] = n.markers;
+  o["user_events"] = n.user_events;
+  o["comm_creates"] = n.comm_creates;
+  Json& categories = o["categories"] = Json::object();
+  for (const auto& c : d.categories)
+    if (c.id >= format::kUserCategoryBase) {
+      char color[16];
+      std::snprintf(color, sizeof color, "#%06x", c.color);
+      categories[c.name] = {{"id", c.id},
+                            {"color", color},
+                            {"kind", c.kind == format::CategoryKind::kState ? "state" : "event"}};
+    }
+  Json& sync = o["clock_sync"] = Json::array();
+  for (size_t r = 0; r < d.ranks.size(); ++r) {
+    const auto& s = d.ranks[r].sync;
+    sync.push_back({{"rank", r},
+                    {"valid", s.valid},
+                    {"offset_init_ns", static_cast<int64_t>(s.offset_init * tick_ns)},
+                    {"offset_final_ns", static_cast<int64_t>(s.offset_final * tick_ns)},
+                    {"rtt_init_ns", static_cast<int64_t>(s.rtt_init * tick_ns)}});
+  }
+  o["causality_shift_ns"] = tr.causality_shift_ns;
+  Json& site_list = o["callsites"] = Json::array();
+  for (const auto& [key, s] : n.sites) {
+    const format::CallSite& cs = file.callsites()[key.first - 1];
+    Json frames = Json::array();
+    for (const Frame& f : cs.frames)
+      frames.push_back({{"function", f.function}, {"file", f.file}, {"line", f.line}, {"module", f.module}});
+    site_list.push_back({{"site", cs.text},
+                         {"id", cs.id},
+                         {"state", file.category_name(key.second)},
+                         {"count", s.count},
+                         {"time_ns", s.time},
+                         {"bytes_sent", s.sent},
+                         {"bytes_received", s.received},
+                         {"ranks", s.ranks.size()},
+                         {"frames", frames}});
+  }
+  // Bytes that are not UTF-8 (a program or state name) become U+FFFD instead of an exception.
+  const std::string text = o.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+  std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+// Prints `mpe stat` as text: the log, its totals, the per-rank table, states and call sites.
+void print_text(const std::string& path, size_t top, const format::LogFile& file, const format::Trace& tr,
+                const StatTotals& n) {
+  const format::Definitions& d = file.definitions();
+  std::printf("file:       %s (%llu bytes, %zu chunks%s)\n", path.c_str(),
+              static_cast<unsigned long long>(file.file_size()), file.index().size(),
+              d.recovered ? ", recovered" : "");
+  std::printf("program:    %s   clock: %s (%.0f ticks/s)\n", d.program.c_str(), d.clock.c_str(),
+              d.ticks_per_second);
+  std::printf("time range: %.6f s .. %.6f s (%.6f s)\n", tr.t_begin * 1e-9, tr.t_end * 1e-9,
+              (tr.t_end - tr.t_begin) * 1e-9);
+  std::printf("ranks:      %u   timelines: %zu   records: %llu\n", d.world_size, tr.timelines.size(),
+              static_cast<unsigned long long>(tr.records));
+  std::printf(
+      "messages:   %zu matched, %llu unmatched sends, %llu unmatched receives, %llu bytes, %llu backward\n",
+      tr.messages.size(), static_cast<unsigned long long>(tr.unmatched_sends),
+      static_cast<unsigned long long>(tr.unmatched_recvs), static_cast<unsigned long long>(n.bytes),
+      static_cast<unsigned long long>(tr.backward_messages));
+  std::printf(
+      "one-sided:  %zu operations (%llu completed, %llu unresolved) on %zu windows, %llu bytes sent, "
+      "%llu bytes received\n",
+      tr.rma.transfers.size(), static_cast<unsigned long long>(n.rma_completed),
+      static_cast<unsigned long long>(tr.rma.unresolved), tr.rma.windows.size(),
+      static_cast<unsigned long long>(n.rma_sent), static_cast<unsigned long long>(n.rma_received));
+  std::printf(
+      "events:     %llu collectives, %llu Pcontrol markers, %llu user events, %llu communicators created\n",
+      static_cast<unsigned long long>(n.collectives), static_cast<unsigned long long>(n.markers),
+      static_cast<unsigned long long>(n.user_events), static_cast<unsigned long long>(n.comm_creates));
+  std::printf(
+      "per rank: threads, clock correction (offset to rank 0 at init and finalize, round trip of\n"
+      "the init measurement, drift), causality repair (shift of receives ending before their send):\n");
+  std::fputs(rank_table(d, n.threads, tr.causality_shift_ns, top).c_str(), stdout);
+  std::vector<std::pair<std::string, StateStat>> v(n.states.begin(), n.states.end());
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second.time > b.second.time; });
+  std::printf("%-32s %12s %16s %14s\n", "state", "count", "total time (s)", "mean (us)");
+  for (const auto& [name, s] : v)
+    std::printf("%-32s %12llu %16.6f %14.3f\n", name.c_str(), static_cast<unsigned long long>(s.count),
+                s.time * 1e-9, s.count ? s.time * 1e-3 / static_cast<double>(s.count) : 0.0);
+  if (!n.sites.empty()) {
+    std::printf("\ncall sites, by total time:\n%-24s %12s %16s %14s %14s %14s %6s  %s\n", "state", "count",
+                "total time (s)", "mean (us)", "bytes sent", "bytes recv", "ranks", "call site");
+    for (const auto& [key, s] : n.sites)
+      std::printf("%-24s %12llu %16.6f %14.3f %14llu %14llu %6zu  %s\n",
+                  file.category_name(key.second).c_str(), static_cast<unsigned long long>(s.count),
+                  s.time * 1e-9, s.count ? s.time * 1e-3 / static_cast<double>(s.count) : 0.0,
+                  static_cast<unsigned long long>(s.sent), static_cast<unsigned long long>(s.received),
+                  s.ranks.size(), file.callsite_text(key.first).c_str());
+  }
+}
+
 }  // namespace
 
 void add_stat_command(CLI::App& app) {
@@ -129,178 +312,11 @@ void add_stat_command(CLI::App& app) {
     CallsiteStats callsites(*file);
     auto loaded = format::load_trace(*file, {[&](const format::Chunk& c) { callsites.consume(c); }});
     if (!loaded.ok()) return Status(loaded.status().code(), opts->file + ": " + loaded.status().message());
-    const format::Trace* tr = &loaded.value();
-    const format::Definitions& d = file->definitions();
-    std::map<std::string, StateStat> states;
-    std::map<uint32_t, std::map<std::string, uint64_t>> per_rank;
-    std::map<uint32_t, uint32_t> threads;
-    uint64_t collectives = 0, markers = 0, user_events = 0, comm_creates = 0, bytes = 0;
-    for (const auto& t : tr->timelines) {
-      threads[t.rank]++;
-      for (const auto& s : t.states) {
-        auto& st = states[file->category_name(s.cat)];
-        st.count++;
-        st.time += s.end - s.start;
-        per_rank[t.rank][file->category_name(s.cat)]++;
-      }
-      for (const auto& e : t.events) {
-        if (e.kind == format::RecordKind::kCollective) ++collectives;
-        if (e.kind == format::RecordKind::kMarker) ++markers;
-        if (e.kind == format::RecordKind::kUserEvent) ++user_events;
-        if (e.kind == format::RecordKind::kCommCreate) ++comm_creates;
-      }
-    }
-    for (const auto& m : tr->messages) bytes += m.bytes;
-    // One-sided operations: totals, and count and bytes per kind of operation.
-    struct RmaKindStat {
-      uint64_t count = 0, sent = 0, received = 0;
-    };
-    std::map<std::string, RmaKindStat> rma_kinds;
-    uint64_t rma_sent = 0, rma_received = 0, rma_completed = 0;
-    for (const auto& t : tr->rma.transfers) {
-      auto& k = rma_kinds[format::rma_kind_name(t.kind)];
-      ++k.count;
-      k.sent += t.sent;
-      k.received += t.received;
-      rma_sent += t.sent;
-      rma_received += t.received;
-      if (t.complete >= 0) ++rma_completed;
-    }
-    // Call sites by total time, the way mpiP ranks them; only for logs that have call sites.
-    std::vector<std::pair<SiteKey, SiteStat>> sites;
-    for (const auto& [key, s] : callsites.stats())
-      if (key.first != 0) sites.emplace_back(key, s);
-    std::stable_sort(sites.begin(), sites.end(),
-                     [](const auto& a, const auto& b) { return a.second.time > b.second.time; });
-    const double tick_ns = 1e9 / d.ticks_per_second;
-    if (opts->json) {
-      using Json = nlohmann::ordered_json;  // keeps the keys in the order written
-      uint64_t event_bytes = 0;
-      for (const auto& e : file->index()) event_bytes += e.size;
-      Json o = {{"program", d.program},       {"clock", d.clock},
-                {"ranks", d.world_size},      {"recovered", d.recovered},
-                {"records", tr->records},     {"chunks", file->index().size()},
-                {"event_bytes", event_bytes}, {"file_bytes", file->file_size()},
-                {"t_begin_ns", tr->t_begin},  {"t_end_ns", tr->t_end}};
-      // Keys met once each, in order: appended without ordered_json's linear search per key, which
-      // made 100,000 ranks cost 10^10 string comparisons (a minute).
-      auto append = [](Json& object, std::string key, Json value) {
-        static_cast<Json::object_t::Container&>(object.get_ref<Json::object_t&>())
-            .emplace_back(std::move(key), std::move(value));
-      };
-      Json& thread_counts = o["threads"] = Json::object();
-      for (const auto& [r, n] : threads) append(thread_counts, std::to_string(r), n);
-      Json& state_totals = o["states"] = Json::object();
-      for (const auto& [name, st] : states) state_totals[name] = {{"count", st.count}, {"time_ns", st.time}};
-      Json& rank_states = o["states_per_rank"] = Json::object();
-      for (const auto& [r, m] : per_rank) {
-        Json counts = Json::object();
-        for (const auto& [name, n] : m) counts[name] = n;
-        append(rank_states, std::to_string(r), std::move(counts));
-      }
-      o["messages"] = {{"matched", tr->messages.size()},
-                       {"unmatched_sends", tr->unmatched_sends},
-                       {"unmatched_recvs", tr->unmatched_recvs},
-                       {"backward", tr->backward_messages},
-                       {"bytes", bytes}};
-      Json& rma = o["rma"] = {{"windows", tr->rma.windows.size()},
-                              {"operations", tr->rma.transfers.size()},
-                              {"completed", rma_completed},
-                              {"unresolved", tr->rma.unresolved},
-                              {"bytes_sent", rma_sent},
-                              {"bytes_received", rma_received}};
-      Json& by_kind = rma["by_kind"] = Json::object();
-      for (const auto& [kind, k] : rma_kinds)
-        by_kind[kind] = {{"count", k.count}, {"bytes_sent", k.sent}, {"bytes_received", k.received}};
-      o["collectives"] = collectives;
-      o["markers"] = markers;
-      o["user_events"] = user_events;
-      o["comm_creates"] = comm_creates;
-      Json& categories = o["categories"] = Json::object();
-      for (const auto& c : d.categories)
-        if (c.id >= format::kUserCategoryBase) {
-          char color[16];
-          std::snprintf(color, sizeof color, "#%06x", c.color);
-          categories[c.name] = {{"id", c.id},
-                                {"color", color},
-                                {"kind", c.kind == format::CategoryKind::kState ? "state" : "event"}};
-        }
-      Json& sync = o["clock_sync"] = Json::array();
-      for (size_t r = 0; r < d.ranks.size(); ++r) {
-        const auto& s = d.ranks[r].sync;
-        sync.push_back({{"rank", r},
-                        {"valid", s.valid},
-                        {"offset_init_ns", static_cast<int64_t>(s.offset_init * tick_ns)},
-                        {"offset_final_ns", static_cast<int64_t>(s.offset_final * tick_ns)},
-                        {"rtt_init_ns", static_cast<int64_t>(s.rtt_init * tick_ns)}});
-      }
-      o["causality_shift_ns"] = tr->causality_shift_ns;
-      Json& site_list = o["callsites"] = Json::array();
-      for (const auto& [key, s] : sites) {
-        const format::CallSite& cs = file->callsites()[key.first - 1];
-        Json frames = Json::array();
-        for (const Frame& f : cs.frames)
-          frames.push_back(
-              {{"function", f.function}, {"file", f.file}, {"line", f.line}, {"module", f.module}});
-        site_list.push_back({{"site", cs.text},
-                             {"id", cs.id},
-                             {"state", file->category_name(key.second)},
-                             {"count", s.count},
-                             {"time_ns", s.time},
-                             {"bytes_sent", s.sent},
-                             {"bytes_received", s.received},
-                             {"ranks", s.ranks.size()},
-                             {"frames", frames}});
-      }
-      // Bytes that are not UTF-8 (a program or state name) become U+FFFD instead of an exception.
-      const std::string text = o.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
-      std::fwrite(text.data(), 1, text.size(), stdout);
-      return Status();
-    }
-    std::printf("file:       %s (%llu bytes, %zu chunks%s)\n", opts->file.c_str(),
-                static_cast<unsigned long long>(file->file_size()), file->index().size(),
-                d.recovered ? ", recovered" : "");
-    std::printf("program:    %s   clock: %s (%.0f ticks/s)\n", d.program.c_str(), d.clock.c_str(),
-                d.ticks_per_second);
-    std::printf("time range: %.6f s .. %.6f s (%.6f s)\n", tr->t_begin * 1e-9, tr->t_end * 1e-9,
-                (tr->t_end - tr->t_begin) * 1e-9);
-    std::printf("ranks:      %u   timelines: %zu   records: %llu\n", d.world_size, tr->timelines.size(),
-                static_cast<unsigned long long>(tr->records));
-    std::printf(
-        "messages:   %zu matched, %llu unmatched sends, %llu unmatched receives, %llu bytes, %llu backward\n",
-        tr->messages.size(), static_cast<unsigned long long>(tr->unmatched_sends),
-        static_cast<unsigned long long>(tr->unmatched_recvs), static_cast<unsigned long long>(bytes),
-        static_cast<unsigned long long>(tr->backward_messages));
-    std::printf(
-        "one-sided:  %zu operations (%llu completed, %llu unresolved) on %zu windows, %llu bytes sent, "
-        "%llu bytes received\n",
-        tr->rma.transfers.size(), static_cast<unsigned long long>(rma_completed),
-        static_cast<unsigned long long>(tr->rma.unresolved), tr->rma.windows.size(),
-        static_cast<unsigned long long>(rma_sent), static_cast<unsigned long long>(rma_received));
-    std::printf(
-        "events:     %llu collectives, %llu Pcontrol markers, %llu user events, %llu communicators created\n",
-        static_cast<unsigned long long>(collectives), static_cast<unsigned long long>(markers),
-        static_cast<unsigned long long>(user_events), static_cast<unsigned long long>(comm_creates));
-    std::printf(
-        "per rank: threads, clock correction (offset to rank 0 at init and finalize, round trip of\n"
-        "the init measurement, drift), causality repair (shift of receives ending before their send):\n");
-    std::fputs(rank_table(d, threads, tr->causality_shift_ns, opts->top).c_str(), stdout);
-    std::vector<std::pair<std::string, StateStat>> v(states.begin(), states.end());
-    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second.time > b.second.time; });
-    std::printf("%-32s %12s %16s %14s\n", "state", "count", "total time (s)", "mean (us)");
-    for (const auto& [name, s] : v)
-      std::printf("%-32s %12llu %16.6f %14.3f\n", name.c_str(), static_cast<unsigned long long>(s.count),
-                  s.time * 1e-9, s.count ? s.time * 1e-3 / static_cast<double>(s.count) : 0.0);
-    if (!sites.empty()) {
-      std::printf("\ncall sites, by total time:\n%-24s %12s %16s %14s %14s %14s %6s  %s\n", "state", "count",
-                  "total time (s)", "mean (us)", "bytes sent", "bytes recv", "ranks", "call site");
-      for (const auto& [key, s] : sites)
-        std::printf("%-24s %12llu %16.6f %14.3f %14llu %14llu %6zu  %s\n",
-                    file->category_name(key.second).c_str(), static_cast<unsigned long long>(s.count),
-                    s.time * 1e-9, s.count ? s.time * 1e-3 / static_cast<double>(s.count) : 0.0,
-                    static_cast<unsigned long long>(s.sent), static_cast<unsigned long long>(s.received),
-                    s.ranks.size(), file->callsite_text(key.first).c_str());
-    }
+    const StatTotals totals = tally(*file, loaded.value(), callsites);
+    if (opts->json)
+      print_json(*file, loaded.value(), totals);
+    else
+      print_text(opts->file, opts->top, *file, loaded.value(), totals);
     return Status();
   });
 }

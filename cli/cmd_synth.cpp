@@ -136,6 +136,169 @@ format::Definitions definitions(const Shape& shape) {
   return d;
 }
 
+// Each rank's records, waiting in memory until `flush` of them make a chunk of that rank.
+class RankBuffers {
+ public:
+  RankBuffers(format::LogWriter& w, uint32_t ranks, size_t flush) : w_(w), buf_(ranks), flush_(flush) {}
+
+  void put(uint32_t r, const Record& x) {
+    buf_[r].push_back(x);
+    if (buf_[r].size() >= flush_) spill(r);
+  }
+  // Writes what rank r has left.
+  void finish(uint32_t r) {
+    if (!buf_[r].empty()) spill(r);
+  }
+  const Status& written() const { return written_; }
+  uint64_t total() const { return total_; }
+
+ private:
+  void spill(uint32_t r) {
+    std::string chunk;
+    format::encode_events(buf_[r].data(), static_cast<uint32_t>(buf_[r].size()), r, 0, 1, &chunk);
+    if (written_.ok()) written_ = w_.add_events_chunk(chunk);
+    total_ += buf_[r].size();
+    buf_[r].clear();
+    buf_[r].shrink_to_fit();
+  }
+
+  format::LogWriter& w_;
+  std::vector<std::vector<Record>> buf_;
+  size_t flush_;
+  Status written_;  // the first failed write; the loops stop at it
+  uint64_t total_ = 0;
+};
+
+// The synthetic run, phase by phase: each rank's clock (now), and when its sends of the current
+// iteration left (right_at, down_at) for the receivers to wait for.
+class SynthRun {
+ public:
+  SynthRun(const Shape& shape, const std::vector<bool>& slow, double slow_factor, uint64_t seed,
+           RankBuffers& out)
+      : shape_(shape),
+        slow_(slow),
+        slow_factor_(slow_factor),
+        out_(out),
+        rng_(seed),
+        now_(shape.ranks),
+        right_at_(shape.ranks),
+        down_at_(shape.ranks) {}
+
+  // MPI_Init, the two communicators and the Pcontrol that starts logging.
+  void start() {
+    for (uint32_t r = 0; r < shape_.ranks; ++r) {
+      const uint64_t d = 200000 + static_cast<uint64_t>(u_(rng_) * 50000);
+      out_.put(r, state(0, kInit, d));
+      out_.put(r, format::CommCreateRecord{d + 1, 0, kNodeComm, static_cast<int32_t>(shape_.node_size(r))}
+                      .to_record());
+      out_.put(r, format::CommCreateRecord{d + 2, 0, kColumnComm, static_cast<int32_t>(shape_.column_size(r))}
+                      .to_record());
+      out_.put(r, format::MarkerRecord{d + 10, kPcontrol, 1, true}.to_record());
+      now_[r] = d + 100;
+    }
+  }
+  // Iteration k: compute and send, wait for the neighbours, and now and then a collective.
+  void iteration(uint64_t k) {
+    const uint64_t bytes = 8192u << (k % 3);
+    compute_and_send(bytes);
+    wait_for_neighbours(bytes);
+    if (k % 8 == 3) node_barriers();
+    if (k % 8 == 7) world_allreduce();
+  }
+  // The Pcontrol that stops logging and MPI_Finalize; writes what every rank has left.
+  void end() {
+    for (uint32_t r = 0; r < shape_.ranks; ++r) {
+      out_.put(r, format::MarkerRecord{now_[r], kPcontrol, 0, false}.to_record());
+      out_.put(r, state(now_[r] + 100, kFinalize, 50000));
+      out_.finish(r);
+    }
+  }
+
+ private:
+  // Compute phases: rank-dependent imbalance plus noise, the slow ranks' several times longer;
+  // sends leave at the end.
+  void compute_and_send(uint64_t bytes) {
+    const uint32_t R = shape_.ranks;
+    for (uint32_t r = 0; r < R; ++r) {
+      const uint64_t t = now_[r];
+      const double factor = slow_[r] ? slow_factor_ : 1.0;
+      const uint64_t c =
+          static_cast<uint64_t>(4000 * factor * (1 + 0.3 * r / std::max(1u, R - 1)) * (0.8 + 0.4 * u_(rng_)));
+      out_.put(r, user_event(t, kCompute));
+      out_.put(r, user_event(t + c / 4, kSolve));
+      out_.put(r, state(t + c / 2, kIprobe, 60, 2));
+      out_.put(r, user_event(t + 3 * c / 4, kSolve + 1));
+      out_.put(r, user_event(t + c, kCompute + 1));
+      out_.put(r, state(t + c + 20, kIrecv, 150));
+      right_at_[r] = t + c + 200;
+      const uint64_t sd = 300 + static_cast<uint64_t>(u_(rng_) * 200);
+      out_.put(r, state(right_at_[r], kSend, sd));
+      out_.put(r, format::SendRecord{right_at_[r], kSend, static_cast<int32_t>(shape_.right(r)), 1, 0, bytes}
+                      .to_record());
+      now_[r] = right_at_[r] + sd + 30;
+      if (shape_.several_nodes()) {  // to the same local rank on the next node, over the column communicator
+        down_at_[r] = now_[r];
+        out_.put(r, state(down_at_[r], kSend, sd));
+        out_.put(r, format::SendRecord{down_at_[r], kSend, static_cast<int32_t>(shape_.node(shape_.down(r))),
+                                       2, kColumnComm, bytes}
+                        .to_record());
+        now_[r] = down_at_[r] + sd + 30;
+      }
+    }
+  }
+  // Waits complete once the neighbours' messages arrived (later across nodes).
+  void wait_for_neighbours(uint64_t bytes) {
+    for (uint32_t r = 0; r < shape_.ranks; ++r) {
+      const uint32_t left = shape_.left(r);
+      const uint64_t arrive = right_at_[left] + 1500 + static_cast<uint64_t>(u_(rng_) * 500);
+      uint64_t done = std::max(now_[r] + 100, arrive);
+      out_.put(r, state(now_[r], kWait, done - now_[r]));
+      out_.put(r, format::RecvRecord{done, kWait, static_cast<int32_t>(left), 1, 0, bytes}.to_record());
+      now_[r] = done + 50;
+      if (shape_.several_nodes()) {
+        const uint32_t up = shape_.up(r);
+        const uint64_t from_up = down_at_[up] + 4000 + static_cast<uint64_t>(u_(rng_) * 1000);
+        done = std::max(now_[r] + 100, from_up);
+        out_.put(r, state(now_[r], kWait, done - now_[r]));
+        out_.put(r,
+                 format::RecvRecord{done, kWait, static_cast<int32_t>(shape_.node(up)), 2, kColumnComm, bytes}
+                     .to_record());
+        now_[r] = done + 50;
+      }
+    }
+  }
+  // A barrier per node: its ranks leave together.
+  void node_barriers() {
+    const uint32_t R = shape_.ranks;
+    for (uint32_t first = 0; first < R; first += shape_.per_node) {
+      const uint32_t last_rank = std::min(R, first + shape_.per_node);
+      const uint64_t last = *std::max_element(now_.begin() + first, now_.begin() + last_rank);
+      for (uint32_t r = first; r < last_rank; ++r) {
+        out_.put(r, state(now_[r], kBarrier, last + 800 - now_[r]));
+        out_.put(r, format::CollectiveRecord{now_[r], kBarrier, -1, kNodeComm, 0, 0}.to_record());
+        now_[r] = last + 900;
+      }
+    }
+  }
+  // An allreduce on the world: everyone leaves after the latest arrives.
+  void world_allreduce() {
+    const uint64_t last = *std::max_element(now_.begin(), now_.end());
+    for (uint32_t r = 0; r < shape_.ranks; ++r) {
+      out_.put(r, state(now_[r], kAllreduce, last + 3000 - now_[r]));
+      out_.put(r, format::CollectiveRecord{now_[r], kAllreduce, -1, 0, 8, 8}.to_record());
+      now_[r] = last + 3100;
+    }
+  }
+
+  const Shape& shape_;
+  const std::vector<bool>& slow_;
+  double slow_factor_;
+  RankBuffers& out_;
+  std::mt19937_64 rng_;
+  std::uniform_real_distribution<double> u_{0, 1};
+  std::vector<uint64_t> now_, right_at_, down_at_;
+};
+
 }  // namespace
 
 void add_synth_command(CLI::App& app) {
@@ -179,113 +342,18 @@ void add_synth_command(CLI::App& app) {
     const size_t flush = std::clamp<size_t>((size_t{1} << 30) / (32u * size_t{R}), 256, 65536);
     format::LogWriter w;
     MPE_RETURN_IF_ERROR(w.open(opts->out));
-    std::vector<std::vector<Record>> buf(R);
-    std::mt19937_64 rng(opts->seed);
-    std::uniform_real_distribution<double> u(0, 1);
-    Status written;  // the first failed write; the loops stop at it
-    uint64_t total = 0;
-    auto spill = [&](uint32_t r) {
-      std::string chunk;
-      format::encode_events(buf[r].data(), static_cast<uint32_t>(buf[r].size()), r, 0, 1, &chunk);
-      if (written.ok()) written = w.add_events_chunk(chunk);
-      total += buf[r].size();
-      buf[r].clear();
-      buf[r].shrink_to_fit();
-    };
-    auto put = [&](uint32_t r, const Record& x) {
-      buf[r].push_back(x);
-      if (buf[r].size() >= flush) spill(r);
-    };
-    std::vector<uint64_t> now(R), right_at(R), down_at(R);
-    for (uint32_t r = 0; r < R; ++r) {
-      const uint64_t d = 200000 + static_cast<uint64_t>(u(rng) * 50000);
-      put(r, state(0, kInit, d));
-      put(r, format::CommCreateRecord{d + 1, 0, kNodeComm, static_cast<int32_t>(shape.node_size(r))}
-                 .to_record());
-      put(r, format::CommCreateRecord{d + 2, 0, kColumnComm, static_cast<int32_t>(shape.column_size(r))}
-                 .to_record());
-      put(r, format::MarkerRecord{d + 10, kPcontrol, 1, true}.to_record());
-      now[r] = d + 100;
-    }
-    for (uint64_t k = 0; k < iters && written.ok(); ++k) {
-      const uint64_t bytes = 8192u << (k % 3);
-      // Compute phases: rank-dependent imbalance plus noise, the slow ranks' several times longer;
-      // sends leave at the end.
-      for (uint32_t r = 0; r < R; ++r) {
-        const uint64_t t = now[r];
-        const double factor = (*slow)[r] ? opts->slow_factor : 1.0;
-        const uint64_t c =
-            static_cast<uint64_t>(4000 * factor * (1 + 0.3 * r / std::max(1u, R - 1)) * (0.8 + 0.4 * u(rng)));
-        put(r, user_event(t, kCompute));
-        put(r, user_event(t + c / 4, kSolve));
-        put(r, state(t + c / 2, kIprobe, 60, 2));
-        put(r, user_event(t + 3 * c / 4, kSolve + 1));
-        put(r, user_event(t + c, kCompute + 1));
-        put(r, state(t + c + 20, kIrecv, 150));
-        right_at[r] = t + c + 200;
-        const uint64_t sd = 300 + static_cast<uint64_t>(u(rng) * 200);
-        put(r, state(right_at[r], kSend, sd));
-        put(r, format::SendRecord{right_at[r], kSend, static_cast<int32_t>(shape.right(r)), 1, 0, bytes}
-                   .to_record());
-        now[r] = right_at[r] + sd + 30;
-        if (shape.several_nodes()) {  // to the same local rank on the next node, over the column communicator
-          down_at[r] = now[r];
-          put(r, state(down_at[r], kSend, sd));
-          put(r, format::SendRecord{down_at[r], kSend, static_cast<int32_t>(shape.node(shape.down(r))), 2,
-                                    kColumnComm, bytes}
-                     .to_record());
-          now[r] = down_at[r] + sd + 30;
-        }
-      }
-      // Waits complete once the neighbours' messages arrived (later across nodes).
-      for (uint32_t r = 0; r < R; ++r) {
-        const uint32_t left = shape.left(r);
-        const uint64_t arrive = right_at[left] + 1500 + static_cast<uint64_t>(u(rng) * 500);
-        uint64_t done = std::max(now[r] + 100, arrive);
-        put(r, state(now[r], kWait, done - now[r]));
-        put(r, format::RecvRecord{done, kWait, static_cast<int32_t>(left), 1, 0, bytes}.to_record());
-        now[r] = done + 50;
-        if (shape.several_nodes()) {
-          const uint32_t up = shape.up(r);
-          const uint64_t from_up = down_at[up] + 4000 + static_cast<uint64_t>(u(rng) * 1000);
-          done = std::max(now[r] + 100, from_up);
-          put(r, state(now[r], kWait, done - now[r]));
-          put(r, format::RecvRecord{done, kWait, static_cast<int32_t>(shape.node(up)), 2, kColumnComm, bytes}
-                     .to_record());
-          now[r] = done + 50;
-        }
-      }
-      if (k % 8 == 3)  // a barrier per node: its ranks leave together
-        for (uint32_t first = 0; first < R; first += shape.per_node) {
-          const uint32_t last_rank = std::min(R, first + shape.per_node);
-          const uint64_t last = *std::max_element(now.begin() + first, now.begin() + last_rank);
-          for (uint32_t r = first; r < last_rank; ++r) {
-            put(r, state(now[r], kBarrier, last + 800 - now[r]));
-            put(r, format::CollectiveRecord{now[r], kBarrier, -1, kNodeComm, 0, 0}.to_record());
-            now[r] = last + 900;
-          }
-        }
-      if (k % 8 == 7) {  // an allreduce on the world: everyone leaves after the latest arrives
-        const uint64_t last = *std::max_element(now.begin(), now.end());
-        for (uint32_t r = 0; r < R; ++r) {
-          put(r, state(now[r], kAllreduce, last + 3000 - now[r]));
-          put(r, format::CollectiveRecord{now[r], kAllreduce, -1, 0, 8, 8}.to_record());
-          now[r] = last + 3100;
-        }
-      }
-    }
-    for (uint32_t r = 0; r < R; ++r) {
-      put(r, format::MarkerRecord{now[r], kPcontrol, 0, false}.to_record());
-      put(r, state(now[r] + 100, kFinalize, 50000));
-      if (!buf[r].empty()) spill(r);
-    }
-    MPE_RETURN_IF_ERROR(written);
+    RankBuffers out(w, R, flush);
+    SynthRun run(shape, *slow, opts->slow_factor, opts->seed, out);
+    run.start();
+    for (uint64_t k = 0; k < iters && out.written().ok(); ++k) run.iteration(k);
+    run.end();
+    MPE_RETURN_IF_ERROR(out.written());
     MPE_RETURN_IF_ERROR(w.finish(definitions(shape)));
     uint32_t nslow = 0;
     for (bool b : *slow) nslow += b ? 1 : 0;
     std::printf("wrote %s: %u ranks on %u nodes, %u slow, %llu iterations, %llu records\n", opts->out.c_str(),
                 R, shape.nodes(), nslow, static_cast<unsigned long long>(iters),
-                static_cast<unsigned long long>(total));
+                static_cast<unsigned long long>(out.total()));
     return Status();
   });
 }

@@ -134,12 +134,61 @@ int open_if_seen(const Created& c) {
   return -1;
 }
 
+// A failure of this rank's part of the merge. Between the collectives nothing may throw on one
+// rank only, so a failure is noted without allocating (a literal and errno) and turned into a
+// Status after the last collective; the first one noted is reported.
+struct Failure {
+  bool ok = true;
+  const char* why = nullptr;
+  int why_errno = 0;
+  Status detail;  // a failure that came with its own Status
+
+  void operator()(const char* reason, const Status* s = nullptr, int err = 0) noexcept {
+    if (ok) {
+      why = reason;
+      why_errno = err;
+      try {
+        if (s) detail = *s;
+      } catch (const std::bad_alloc&) {
+        // The literal reason alone is reported.
+      }
+    }
+    ok = false;
+  }
+  // This rank's reason, or that another rank failed.
+  Status status() const {
+    if (!why) return Status(StatusCode::kIoError, kAnotherRankFailed);
+    std::string message = why;
+    if (!detail.ok())
+      message += ": " + detail.to_string();
+    else if (why_errno)
+      message += std::string(": ") + std::strerror(why_errno);
+    return Status(detail.ok() ? StatusCode::kIoError : detail.code(), message);
+  }
+};
+
+// Rank 0: creates the file under a temporary name, renamed once complete, so that no partial
+// file ever carries the logfile's name; *created says what the others need to know. Returns the
+// descriptor, or -1.
+int create_temporary(const std::string& tmp, Created* created, Failure& fail) {
+  created->relay_piece =
+      static_cast<uint64_t>(config::env_int("MPE_LOG_RELAY_PIECE", kRelayPieceBytes, 4096, int64_t{1} << 30));
+  if (tmp.size() >= sizeof created->path) {
+    fail("the logfile's path is too long", nullptr, ENAMETOOLONG);
+    return -1;
+  }
+  const int fd = create_with_token(tmp.c_str(), created->token);
+  if (fd < 0) fail("cannot create the logfile", nullptr, errno);
+  created->ok = fd >= 0;
+  std::memcpy(created->path, tmp.c_str(), tmp.size() + 1);
+  return fd;
+}
+
 // The fallback for the ranks that do not see the file: each streams its chunks to a rank that
 // does (merge_relay.h). Collective over g_comm; skipped by every rank when any rank has failed
-// (a relay needs both ends). `fail` notes a failure as merge_at_finalize's does.
-template <typename Fail>
+// (a relay needs both ends).
 void relay_blind_ranks(const std::vector<RankFacts>& facts, const format::RankPlacement& placed, int fd,
-                       uint64_t piece_bytes, Fail& fail, const bool& ok) {
+                       uint64_t piece_bytes, Failure& fail) {
   std::vector<int> writer;
   RelayBuffers buffers;
   buffers.piece_bytes = piece_bytes;
@@ -154,8 +203,9 @@ void relay_blind_ranks(const std::vector<RankFacts>& facts, const format::RankPl
   bool writes_for_others = false;
   for (size_t r = 0; r < writer.size(); ++r)
     writes_for_others |= writer[r] == g_rank && static_cast<int>(r) != g_rank;
-  if (ok && (blind || writes_for_others) && !buffers.allocate()) fail("out of memory for the relay buffers");
-  if (!collective::all_ok(ok, g_comm)) return;
+  if (fail.ok && (blind || writes_for_others) && !buffers.allocate())
+    fail("out of memory for the relay buffers");
+  if (!collective::all_ok(fail.ok, g_comm)) return;
   if (blind) {
     const Status s = relay_send(spill_fd(), placed, writer[static_cast<size_t>(g_rank)], g_comm, buffers);
     if (!s.ok()) fail("cannot relay the chunks to a rank that sees the logfile", &s);
@@ -174,24 +224,7 @@ void relay_blind_ranks(const std::vector<RankFacts>& facts, const format::RankPl
 }  // namespace
 
 StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const format::Definitions& base) {
-  // Between the collectives nothing may throw on one rank only, so a failure is noted without
-  // allocating (a literal and errno) and turned into a Status after the last collective.
-  bool ok = true;
-  const char* why = nullptr;
-  int why_errno = 0;
-  Status detail;  // a failure that came with its own Status
-  auto fail = [&](const char* reason, const Status* s = nullptr, int err = 0) noexcept {
-    if (ok) {
-      why = reason;
-      why_errno = err;
-      try {
-        if (s) detail = *s;
-      } catch (const std::bad_alloc&) {
-        // The literal reason alone is reported.
-      }
-    }
-    ok = false;
-  };
+  Failure fail;
   std::vector<RankFacts> facts;
   std::string tmp;
   format::RankPlacement placed;
@@ -206,29 +239,16 @@ StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const format::De
     fail("out of memory listing the spilled chunks");
   }
   // The allgather below needs every rank's buffer: agree first, and stop before any file exists.
-  if (!collective::all_ok(ok, g_comm))
-    return why ? Status::out_of_memory() : Status(StatusCode::kIoError, kAnotherRankFailed);
+  if (!collective::all_ok(fail.ok, g_comm))
+    return fail.why ? Status::out_of_memory() : Status(StatusCode::kIoError, kAnotherRankFailed);
 
-  // Rank 0 creates the file under a temporary name, renamed once complete, so that no partial
-  // file ever carries the logfile's name.
   Created created;
-  int fd = -1;
-  if (g_rank == 0) {
-    created.relay_piece = static_cast<uint64_t>(
-        config::env_int("MPE_LOG_RELAY_PIECE", kRelayPieceBytes, 4096, int64_t{1} << 30));
-    if (tmp.size() >= sizeof created.path) {
-      fail("the logfile's path is too long", nullptr, ENAMETOOLONG);
-    } else {
-      fd = create_with_token(tmp.c_str(), created.token);
-      if (fd < 0) fail("cannot create the logfile", nullptr, errno);
-      created.ok = fd >= 0;
-      std::memcpy(created.path, tmp.c_str(), tmp.size() + 1);
-    }
-  }
+  int fd = g_rank == 0 ? create_temporary(tmp, &created, fail) : -1;
   collective::broadcast_value(&created, 0, g_comm);
   if (!created.ok)
-    return Status(StatusCode::kIoError,
-                  "cannot create " + out + (g_rank == 0 ? std::string(": ") + std::strerror(why_errno) : ""));
+    return Status(
+        StatusCode::kIoError,
+        "cannot create " + out + (g_rank == 0 ? std::string(": ") + std::strerror(fail.why_errno) : ""));
   if (g_rank != 0) fd = open_if_seen(created);
   mine.sees = fd >= 0;
   collective::all_gather_values(mine, facts.data(), g_comm);
@@ -242,11 +262,11 @@ StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const format::De
     totals_out.relayed_ranks += f.sees ? 0 : 1;
   }
   try {
-    if (ok) placed = format::place_rank(std::move(placed.chunks), before);
+    if (fail.ok) placed = format::place_rank(std::move(placed.chunks), before);
   } catch (const std::bad_alloc&) {
     fail("out of memory placing the chunks");
   }
-  if (ok && fd >= 0) {
+  if (fail.ok && fd >= 0) {
     try {
       std::string buffer;
       const Status s = format::copy_chunks(spill_fd(), placed, fd, &buffer);
@@ -255,7 +275,7 @@ StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const format::De
       fail("out of memory for the copy buffer");
     }
   }
-  if (totals_out.relayed_ranks > 0) relay_blind_ranks(facts, placed, fd, created.relay_piece, fail, ok);
+  if (totals_out.relayed_ranks > 0) relay_blind_ranks(facts, placed, fd, created.relay_piece, fail);
 
   std::string contribution;
   try {
@@ -265,7 +285,7 @@ StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const format::De
   }
   StatusOr<std::vector<std::string>> parts = collective::gather_to_root(contribution, 0, g_comm);
   if (!parts.ok()) fail("the gather of the index failed", &parts.status());
-  const bool all_ok = collective::all_ok(ok, g_comm);
+  const bool all_ok = collective::all_ok(fail.ok, g_comm);
 
   int complete = 0;
   if (g_rank == 0 && all_ok) {
@@ -289,13 +309,7 @@ StatusOr<MergeTotals> merge_at_finalize(const std::string& out, const format::De
     ::unlink(tmp.c_str());
     ::unlink(out.c_str());
   }
-  if (!why) return Status(StatusCode::kIoError, kAnotherRankFailed);
-  std::string message = why;
-  if (!detail.ok())
-    message += ": " + detail.to_string();
-  else if (why_errno)
-    message += std::string(": ") + std::strerror(why_errno);
-  return Status(detail.ok() ? StatusCode::kIoError : detail.code(), message);
+  return fail.status();
 }
 
 }  // namespace mpe::tools::log

@@ -313,7 +313,8 @@ bool TrafficMatrixWidget::event(QEvent *e)
     return true;
 }
 
-LiveView::LiveView(QWidget *parent) : QWidget(parent)
+// The controls above the timeline: its span, pause, and when a rank counts as stuck.
+QHBoxLayout *LiveView::makeControls()
 {
     m_span = new QSpinBox(this);
     m_span->setObjectName("liveSpan");
@@ -343,7 +344,12 @@ LiveView::LiveView(QWidget *parent) : QWidget(parent)
     controls->addWidget(new QLabel(tr("Stuck after"), this));
     controls->addWidget(m_stuck);
     controls->addStretch(1);
+    return controls;
+}
 
+// The bar that says the job ended and offers its merged log once written; hidden until then.
+void LiveView::makeEndBar()
+{
     m_endBar = new QFrame(this);
     m_endBar->setObjectName("liveEndBar");
     m_endBar->setFrameShape(QFrame::StyledPanel);
@@ -363,6 +369,12 @@ LiveView::LiveView(QWidget *parent) : QWidget(parent)
     m_logWatch = new QTimer(this);
     m_logWatch->setInterval(1000);
     connect(m_logWatch, &QTimer::timeout, this, &LiveView::updateEndBar);
+}
+
+LiveView::LiveView(QWidget *parent) : QWidget(parent)
+{
+    QHBoxLayout *controls = makeControls();
+    makeEndBar();
     m_refreshTimer = new QTimer(this);
     m_refreshTimer->setSingleShot(true);
     m_refreshTimer->setInterval(kRefreshMs);

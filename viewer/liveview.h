@@ -14,6 +14,7 @@
 class QCheckBox;
 class QDoubleSpinBox;
 class QFrame;
+class QHBoxLayout;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
@@ -151,6 +152,8 @@ signals:
     void openLogRequested(const QString &path);
 
 private:
+    QHBoxLayout *makeControls();
+    void makeEndBar();
     void updateEndBar();
 
     std::shared_ptr<const mpe::live_stream::JobView> m_job;

@@ -95,8 +95,15 @@ private:
     void addRecent(const QString &path);
     void rebuildRecentMenu();
     void exportImage();
+    // The menus and toolbars (mainwindowmenus.cpp), made once by the constructor.
+    QAction *createFileMenu();
+    void createViewMenu(QAction *open, const QList<QDockWidget *> &docks);
+    void createSearchBar();
+    void createHelpMenu();
     // View ▸ Many ranks: grouping, draw mode, summary band, messages inside groups.
     void addManyRanksMenu(QMenu *menu);
+    void connectLoader();
+    void connectPanels(QDockWidget *histDock);
     void setWaits(std::shared_ptr<TraceModel> model, std::shared_ptr<const WaitStates> waits, const QString &path);
     // Back to the log timeline: stops listening and shows the docks live mode hid.
     void leaveLiveMode();

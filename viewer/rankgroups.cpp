@@ -188,20 +188,18 @@ static int findCommunicator(const TraceModel &model, const QString &name)
     return -1;
 }
 
-std::shared_ptr<RankGroups> RankGroups::make(
-    const TraceModel &model, const GroupSpec &spec, double t0, double t1, int targetGroups)
+namespace {
+
+// The group of each rank (-1 for none yet) and the groups' labels, as make() assigns them.
+struct RankAssignment
 {
-    auto out = std::make_shared<RankGroups>();
-    RankGroups &G = *out;
-    const int rows = model.rowCount();
-    int ranks = std::max(1, model.worldSize());
-    for (int r = 0; r < rows; ++r)
-        ranks = std::max(ranks, static_cast<int>(model.rank(r)) + 1);
-    std::vector<int> groupOfRank(static_cast<size_t>(ranks), -1);
+    int ranks = 0;
+    std::vector<int> groupOfRank;
     std::vector<QString> labels;
-    auto autoBlock = [&] { return std::max(1, (ranks + std::max(1, targetGroups) - 1) / std::max(1, targetGroups)); };
+
     // Ranks without a group yet go into blocks of n consecutive ranks.
-    auto blocks = [&](int n, const QString &suffix) {
+    void blocks(int n, const QString &suffix)
+    {
         std::map<int, int> groupOfBlock;
         for (int r = 0; r < ranks; ++r) {
             if (groupOfRank[static_cast<size_t>(r)] >= 0) continue;
@@ -213,105 +211,90 @@ std::shared_ptr<RankGroups> RankGroups::make(
                                      .arg(suffix));
             groupOfRank[static_cast<size_t>(r)] = it->second;
         }
-    };
-    GroupBy by = spec.by;
-    if (by == GroupBy::Auto) {
-        // By node when the log names more than one host for its ranks, else in blocks.
-        bool named = ranks > 0;
-        std::map<std::string, int> hosts;
-        for (int r = 0; r < ranks && named; ++r) {
-            named = !model.host(static_cast<uint32_t>(r)).empty();
-            hosts.emplace(model.host(static_cast<uint32_t>(r)), 0);
-        }
-        by = named && hosts.size() > 1 && static_cast<int>(hosts.size()) < ranks ? GroupBy::Node : GroupBy::Blocks;
     }
-    G.m_by = by;
-    const std::vector<float> shares = categoryShares(model, t0, t1);
-    const int dims = model.categoryCount();
-    switch (by) {
-    case GroupBy::Node: {
-        std::map<std::string, int> groupOfHost;
-        for (int r = 0; r < ranks; ++r) {
-            const std::string &h = model.host(static_cast<uint32_t>(r));
-            if (h.empty()) {
-                G.m_message = QStringLiteral("the log has no host name for rank %1: grouped in blocks of ranks").arg(r);
-                break;
-            }
-            auto [it, added] = groupOfHost.try_emplace(h, static_cast<int>(labels.size()));
-            if (added) labels.push_back(QString::fromStdString(h));
-            groupOfRank[static_cast<size_t>(r)] = it->second;
-        }
-        break;
+};
+
+} // namespace
+
+// Auto: by node when the log names more than one host for its ranks, else in blocks.
+static GroupBy autoGrouping(const TraceModel &model, int ranks)
+{
+    bool named = ranks > 0;
+    std::map<std::string, int> hosts;
+    for (int r = 0; r < ranks && named; ++r) {
+        named = !model.host(static_cast<uint32_t>(r)).empty();
+        hosts.emplace(model.host(static_cast<uint32_t>(r)), 0);
     }
-    case GroupBy::Communicator: {
-        const int c = findCommunicator(model, spec.comm);
-        if (c < 0) {
-            QStringList ids;
-            for (size_t i = 0; i < model.communicators().size() && i < 8; ++i)
-                ids << QString::number(model.communicators()[i].globalId);
-            G.m_message = QStringLiteral("the log has no communicator \"%1\" (ids: %2%3): grouped in blocks of ranks")
-                              .arg(spec.comm, ids.join(QStringLiteral(", ")),
-                                  model.communicators().size() > 8 ? QStringLiteral(", ...") : QString());
-            break;
-        }
-        // The communicator and its siblings (same size, disjoint: the other parts of the same
-        // split, as the rows of a process grid), one group each; the rest in blocks.
-        const auto &C = model.communicators();
-        const size_t size = C[static_cast<size_t>(c)].members.size();
-        std::vector<size_t> family { static_cast<size_t>(c) };
-        for (size_t i = 0; i < C.size(); ++i)
-            if (i != static_cast<size_t>(c) && C[i].members.size() == size && !C[i].inter) family.push_back(i);
-        // In family order (the chosen one first); one overlapping those taken is not a sibling.
-        for (size_t f : family) {
-            const auto &M = C[f].members;
-            const bool clash = std::any_of(M.begin(), M.end(),
-                [&](int32_t m) { return m < 0 || m >= ranks || groupOfRank[static_cast<size_t>(m)] >= 0; });
-            if (clash) continue;
-            const int g = static_cast<int>(labels.size());
-            labels.push_back(QStringLiteral("comm %1").arg(C[f].globalId));
-            for (int32_t m : M)
-                groupOfRank[static_cast<size_t>(m)] = g;
-        }
-        break;
+    return named && hosts.size() > 1 && static_cast<int>(hosts.size()) < ranks ? GroupBy::Node : GroupBy::Blocks;
+}
+
+// A group per host; why not, when a rank has no host name ("" when grouped).
+static QString groupByNode(const TraceModel &model, RankAssignment &a)
+{
+    std::map<std::string, int> groupOfHost;
+    for (int r = 0; r < a.ranks; ++r) {
+        const std::string &h = model.host(static_cast<uint32_t>(r));
+        if (h.empty()) return QStringLiteral("the log has no host name for rank %1: grouped in blocks of ranks").arg(r);
+        auto [it, added] = groupOfHost.try_emplace(h, static_cast<int>(a.labels.size()));
+        if (added) a.labels.push_back(QString::fromStdString(h));
+        a.groupOfRank[static_cast<size_t>(r)] = it->second;
     }
-    case GroupBy::Behaviour: {
-        const std::vector<int> cluster = clusterRows(shares, rows, dims, spec.clusters);
-        int k = 0;
-        for (int r = 0; r < rows; ++r)
-            k = std::max(k, cluster[static_cast<size_t>(r)] + 1);
-        for (int i = 0; i < k; ++i)
-            labels.push_back(QStringLiteral("cluster %1").arg(i + 1));
-        for (int r = 0; r < rows; ++r) // a rank's first row decides
-            if (int &g = groupOfRank[model.rank(r)]; g < 0) g = cluster[static_cast<size_t>(r)];
-        break;
+    return {};
+}
+
+// The communicator named `name` and its siblings (same size, disjoint: the other parts of the
+// same split, as the rows of a process grid), one group each; why not, when the log has no such
+// communicator ("" when grouped).
+static QString groupByCommunicator(const TraceModel &model, const QString &name, RankAssignment &a)
+{
+    const int c = findCommunicator(model, name);
+    if (c < 0) {
+        QStringList ids;
+        for (size_t i = 0; i < model.communicators().size() && i < 8; ++i)
+            ids << QString::number(model.communicators()[i].globalId);
+        return QStringLiteral("the log has no communicator \"%1\" (ids: %2%3): grouped in blocks of ranks")
+            .arg(name, ids.join(QStringLiteral(", ")),
+                model.communicators().size() > 8 ? QStringLiteral(", ...") : QString());
     }
-    default:
-        break;
+    const auto &C = model.communicators();
+    const size_t size = C[static_cast<size_t>(c)].members.size();
+    std::vector<size_t> family { static_cast<size_t>(c) };
+    for (size_t i = 0; i < C.size(); ++i)
+        if (i != static_cast<size_t>(c) && C[i].members.size() == size && !C[i].inter) family.push_back(i);
+    // In family order (the chosen one first); one overlapping those taken is not a sibling.
+    for (size_t f : family) {
+        const auto &M = C[f].members;
+        const bool clash = std::any_of(M.begin(), M.end(),
+            [&](int32_t m) { return m < 0 || m >= a.ranks || a.groupOfRank[static_cast<size_t>(m)] >= 0; });
+        if (clash) continue;
+        const int g = static_cast<int>(a.labels.size());
+        a.labels.push_back(QStringLiteral("comm %1").arg(C[f].globalId));
+        for (int32_t m : M)
+            a.groupOfRank[static_cast<size_t>(m)] = g;
     }
-    if (!G.m_message.isEmpty()) { // fall back
-        std::fill(groupOfRank.begin(), groupOfRank.end(), -1);
-        labels.clear();
-        G.m_by = GroupBy::Blocks;
-    }
-    const int n = spec.by == GroupBy::Blocks && spec.blockSize > 0 ? spec.blockSize : autoBlock();
-    blocks(n, G.m_by == GroupBy::Communicator ? QStringLiteral(" (rest)") : QString());
-    // Groups, their rows, spread and representative.
-    G.m_groups.resize(labels.size());
-    for (size_t g = 0; g < labels.size(); ++g)
-        G.m_groups[g].label = labels[g];
-    G.m_groupOfRow.assign(static_cast<size_t>(rows), -1);
-    for (int r = 0; r < rows; ++r) {
-        const int g = groupOfRank[model.rank(r)];
-        G.m_groupOfRow[static_cast<size_t>(r)] = g;
-        if (g >= 0) G.m_groups[static_cast<size_t>(g)].rows.push_back(r);
-    }
-    G.m_groups.erase(
-        std::remove_if(G.m_groups.begin(), G.m_groups.end(), [](const RankGroup &g) { return g.rows.empty(); }),
-        G.m_groups.end());
-    for (size_t g = 0; g < G.m_groups.size(); ++g)
-        for (int r : G.m_groups[g].rows)
-            G.m_groupOfRow[static_cast<size_t>(r)] = static_cast<int>(g);
-    for (RankGroup &g : G.m_groups) {
+    return {};
+}
+
+// A group per cluster of rows that spend their time alike (shares: categoryShares()).
+static void groupByBehaviour(
+    const TraceModel &model, const std::vector<float> &shares, int dims, int clusters, RankAssignment &a)
+{
+    const int rows = model.rowCount();
+    const std::vector<int> cluster = clusterRows(shares, rows, dims, clusters);
+    int k = 0;
+    for (int r = 0; r < rows; ++r)
+        k = std::max(k, cluster[static_cast<size_t>(r)] + 1);
+    for (int i = 0; i < k; ++i)
+        a.labels.push_back(QStringLiteral("cluster %1").arg(i + 1));
+    for (int r = 0; r < rows; ++r) // a rank's first row decides
+        if (int &g = a.groupOfRank[model.rank(r)]; g < 0) g = cluster[static_cast<size_t>(r)];
+}
+
+// Each group's MPI share range and representative (the row nearest the group's mean behaviour).
+static void measureGroups(
+    const TraceModel &model, const std::vector<float> &shares, int dims, std::vector<RankGroup> &groups)
+{
+    for (RankGroup &g : groups) {
         std::vector<double> mean(static_cast<size_t>(dims), 0.0);
         g.minMpiShare = 1, g.maxMpiShare = 0;
         for (int r : g.rows) {
@@ -332,6 +315,62 @@ std::shared_ptr<RankGroups> RankGroups::make(
             if (d2 < best) best = d2, g.representative = r;
         }
     }
+}
+
+std::shared_ptr<RankGroups> RankGroups::make(
+    const TraceModel &model, const GroupSpec &spec, double t0, double t1, int targetGroups)
+{
+    auto out = std::make_shared<RankGroups>();
+    RankGroups &G = *out;
+    const int rows = model.rowCount();
+    RankAssignment a;
+    a.ranks = std::max(1, model.worldSize());
+    for (int r = 0; r < rows; ++r)
+        a.ranks = std::max(a.ranks, static_cast<int>(model.rank(r)) + 1);
+    const int ranks = a.ranks;
+    a.groupOfRank.assign(static_cast<size_t>(ranks), -1);
+    auto autoBlock = [&] { return std::max(1, (ranks + std::max(1, targetGroups) - 1) / std::max(1, targetGroups)); };
+    const GroupBy by = spec.by == GroupBy::Auto ? autoGrouping(model, ranks) : spec.by;
+    G.m_by = by;
+    const std::vector<float> shares = categoryShares(model, t0, t1);
+    const int dims = model.categoryCount();
+    switch (by) {
+    case GroupBy::Node:
+        G.m_message = groupByNode(model, a);
+        break;
+    case GroupBy::Communicator:
+        G.m_message = groupByCommunicator(model, spec.comm, a);
+        break;
+    case GroupBy::Behaviour:
+        groupByBehaviour(model, shares, dims, spec.clusters, a);
+        break;
+    default:
+        break;
+    }
+    if (!G.m_message.isEmpty()) { // fall back
+        std::fill(a.groupOfRank.begin(), a.groupOfRank.end(), -1);
+        a.labels.clear();
+        G.m_by = GroupBy::Blocks;
+    }
+    const int n = spec.by == GroupBy::Blocks && spec.blockSize > 0 ? spec.blockSize : autoBlock();
+    a.blocks(n, G.m_by == GroupBy::Communicator ? QStringLiteral(" (rest)") : QString());
+    // Groups, their rows, spread and representative.
+    G.m_groups.resize(a.labels.size());
+    for (size_t g = 0; g < a.labels.size(); ++g)
+        G.m_groups[g].label = a.labels[g];
+    G.m_groupOfRow.assign(static_cast<size_t>(rows), -1);
+    for (int r = 0; r < rows; ++r) {
+        const int g = a.groupOfRank[model.rank(r)];
+        G.m_groupOfRow[static_cast<size_t>(r)] = g;
+        if (g >= 0) G.m_groups[static_cast<size_t>(g)].rows.push_back(r);
+    }
+    G.m_groups.erase(
+        std::remove_if(G.m_groups.begin(), G.m_groups.end(), [](const RankGroup &g) { return g.rows.empty(); }),
+        G.m_groups.end());
+    for (size_t g = 0; g < G.m_groups.size(); ++g)
+        for (int r : G.m_groups[g].rows)
+            G.m_groupOfRow[static_cast<size_t>(r)] = static_cast<int>(g);
+    measureGroups(model, shares, dims, G.m_groups);
     G.m_expanded.assign(G.m_groups.size(), 0);
     G.m_counts = std::make_shared<BinCounts>(model.rankBins(), G.m_groupOfRow, G.groupCount());
     G.layout();

@@ -168,26 +168,8 @@ class TimelineScan {
       return;
     const int64_t t = g_.file.to_ns(rank_, r.time);
     switch (kind) {
-      case RecordKind::kState: {
-        const format::StateRecord st = format::as<format::StateRecord>(r);
-        const int64_t end = format::saturating_add(t, g_.file.duration_ns(rank_, st.duration));
-        last_ = Call{t, end, has_sites_ ? g_.file.callsite(rank_, st.site) : 0, st.cat, thread_};
-        have_last_ = true;
-        if (st.depth == 0) {
-          g_.totals.mpi_ns += end - t;
-          g_.totals.mpi_per_rank[rank_] += end - t;
-        }
-        if (!pending_.empty()) {
-          size_t kept = 0;
-          for (const Pending& p : pending_)
-            if (contains(last_, p.time))
-              assign(p.what, p.index, last_);
-            else
-              pending_[kept++] = p;
-          pending_.resize(kept);
-        }
-        return;
-      }
+      case RecordKind::kState:
+        return on_state(r, t);
       case RecordKind::kSend: {
         const format::SendRecord s = format::as<format::SendRecord>(r);
         int32_t peer;
@@ -258,29 +240,53 @@ class TimelineScan {
         }
         return;
       }
-      case RecordKind::kCollective: {
-        last_coll_ = SIZE_MAX;
-        if (!g_.options.collectives) return;
-        const format::CollectiveRecord c = format::as<format::CollectiveRecord>(r);
-        const Traits& fn = traits(c.cat);
-        if (fn.coll == CollKind::kNone || c.comm >= rm_.comms.size()) return;
-        const format::CommDef& comm = rm_.comms[c.comm];
-        if (comm.index != c.comm || comm.inter) return;  // intercommunicators: roots mean otherwise
-        int32_t root = -1;
-        if (c.root >= 0 && static_cast<size_t>(c.root) < comm.members.size())
-          root = comm.members[static_cast<size_t>(c.root)];
-        uint32_t& k = g_.coll_count[comm.global_id ^ (uint64_t{rank_} * 0x9E3779B97F4A7C15ull)];
-        // Blocking: complete now, waiting in its own call from its entry (set in assign). A
-        // nonblocking one was posted now and waits in the call its kRequestDone names.
-        g_.out.colls.push_back(CollEnd{comm.global_id, k++, static_cast<int32_t>(rank_), root, c.cat, fn.coll,
-                                       t, Call{t, t, 0, c.cat, thread_}, !fn.nonblocking_coll});
-        attach(Need::kColl, g_.out.colls.size() - 1, t);
-        if (fn.nonblocking_coll) last_coll_ = g_.out.colls.size() - 1;
-        return;
-      }
+      case RecordKind::kCollective:
+        return on_collective(r, t);
       default:
         return;
     }
+  }
+
+  // An MPI call: the latest call now, and the call of the ends pending inside it.
+  void on_state(const Record& r, int64_t t) {
+    const format::StateRecord st = format::as<format::StateRecord>(r);
+    const int64_t end = format::saturating_add(t, g_.file.duration_ns(rank_, st.duration));
+    last_ = Call{t, end, has_sites_ ? g_.file.callsite(rank_, st.site) : 0, st.cat, thread_};
+    have_last_ = true;
+    if (st.depth == 0) {
+      g_.totals.mpi_ns += end - t;
+      g_.totals.mpi_per_rank[rank_] += end - t;
+    }
+    if (!pending_.empty()) {
+      size_t kept = 0;
+      for (const Pending& p : pending_)
+        if (contains(last_, p.time))
+          assign(p.what, p.index, last_);
+        else
+          pending_[kept++] = p;
+      pending_.resize(kept);
+    }
+  }
+
+  // A collective: a member of the instance (communicator, k), blocking or not.
+  void on_collective(const Record& r, int64_t t) {
+    last_coll_ = SIZE_MAX;
+    if (!g_.options.collectives) return;
+    const format::CollectiveRecord c = format::as<format::CollectiveRecord>(r);
+    const Traits& fn = traits(c.cat);
+    if (fn.coll == CollKind::kNone || c.comm >= rm_.comms.size()) return;
+    const format::CommDef& comm = rm_.comms[c.comm];
+    if (comm.index != c.comm || comm.inter) return;  // intercommunicators: roots mean otherwise
+    int32_t root = -1;
+    if (c.root >= 0 && static_cast<size_t>(c.root) < comm.members.size())
+      root = comm.members[static_cast<size_t>(c.root)];
+    uint32_t& k = g_.coll_count[comm.global_id ^ (uint64_t{rank_} * 0x9E3779B97F4A7C15ull)];
+    // Blocking: complete now, waiting in its own call from its entry (set in assign). A
+    // nonblocking one was posted now and waits in the call its kRequestDone names.
+    g_.out.colls.push_back(CollEnd{comm.global_id, k++, static_cast<int32_t>(rank_), root, c.cat, fn.coll, t,
+                                   Call{t, t, 0, c.cat, thread_}, !fn.nonblocking_coll});
+    attach(Need::kColl, g_.out.colls.size() - 1, t);
+    if (fn.nonblocking_coll) last_coll_ = g_.out.colls.size() - 1;
   }
 
   Shared& g_;

@@ -231,6 +231,131 @@ std::vector<Point> step_series(std::vector<std::pair<int64_t, int32_t>>& changes
   return out;
 }
 
+// The posts, and the messages that were queued (begun before their receive's post), of endpoints
+// on the reader's shifts; counts them into out. Each endpoint is dropped as soon as it is read: the
+// deques free their blocks as they shrink, and the posts and arrivals, in deques too, grow into
+// those blocks, so the peak stays pass 1's.
+void read_posts_and_queued(Endpoints e, const std::vector<int64_t>& shift, Groups& groups, Rebuilt& out,
+                           std::deque<Query>* posts, std::deque<Arrival>* queued) {
+  const uint32_t nranks = out.ranks;
+  auto shift_of = [&](int32_t rank) {
+    return rank >= 0 && static_cast<uint32_t>(rank) < nranks ? shift[static_cast<size_t>(rank)] : 0;
+  };
+  // A receive's post, corrected; the completing call's entry when the log does not give it.
+  auto post_of = [&](const RecvEnd& r) {
+    return (r.post != kUnknown ? r.post : r.call.start) + shift_of(std::get<2>(r.key));
+  };
+  auto sent_at = [&](const SendEnd& s) { return s.time + shift_of(std::get<1>(s.key)); };
+
+  std::vector<int64_t> leaves(e.sends.size(), kNever);  // each send's receive post
+  for (; !e.recvs.empty(); e.recvs.pop_front()) {
+    const RecvEnd& r = e.recvs.front();
+    const bool posted = r.post != kUnknown;
+    out.unknown_posts += !posted;
+    const int64_t t = post_of(r);
+    bool takes_queued = false;
+    if (r.send != kNoSend) {
+      leaves[r.send] = t;
+      takes_queued = sent_at(e.sends[r.send]) <= t;
+    }
+    posts->push_back(Query{t, groups.of(std::get<2>(r.key), std::get<0>(r.key)),
+                           posted ? r.post_site : r.call.site, takes_queued ? std::get<1>(r.key) : -1,
+                           posted ? r.post_cat : r.call.cat});
+  }
+  out.posts = posts->size();
+  for (size_t i = 0; !e.sends.empty(); e.sends.pop_front(), ++i) {
+    const SendEnd& s = e.sends.front();
+    if (s.cancelled) continue;
+    ++out.messages;
+    const int64_t t = sent_at(s);
+    if (t > leaves[i]) continue;  // its receive was posted first: never unexpected
+    queued->push_back(
+        Arrival{t, leaves[i], groups.of(std::get<2>(s.key), std::get<0>(s.key)), std::get<1>(s.key)});
+  }
+  out.unexpected = queued->size();
+}
+
+// The posts and the queued messages by group; within a group, in time order.
+struct ByGroup {
+  std::vector<Query> queries;
+  std::vector<size_t> qstart;  // where each group starts in queries, and the end
+  std::vector<Arrival> arrivals;
+  std::vector<size_t> astart;  // the same in arrivals
+};
+
+// Moves the posts and queued messages into their groups and sorts each group by time. A
+// timeline's posts mostly are in time order already (logged order), so the stable sort (ties keep
+// logged order) only runs where they are not.
+ByGroup sort_by_group(std::deque<Query>* posts, std::deque<Arrival>* queued, size_t ngroups) {
+  ByGroup b;
+  b.qstart = bucket_by_group(posts, ngroups, &b.queries);
+  b.astart = bucket_by_group(queued, ngroups, &b.arrivals);
+  for (size_t g = 0; g < ngroups; ++g) {
+    auto by_time = [](const auto& x, const auto& y) { return x.time < y.time; };
+    const auto q0 = b.queries.begin() + static_cast<ptrdiff_t>(b.qstart[g]);
+    const auto q1 = b.queries.begin() + static_cast<ptrdiff_t>(b.qstart[g + 1]);
+    if (!std::is_sorted(q0, q1, by_time)) std::stable_sort(q0, q1, by_time);
+    std::sort(b.arrivals.begin() + static_cast<ptrdiff_t>(b.astart[g]),
+              b.arrivals.begin() + static_cast<ptrdiff_t>(b.astart[g + 1]), by_time);
+  }
+  return b;
+}
+
+// The sweep: per group, arrivals join up to each post's time, the post measures, then the
+// message it takes (if it was queued) leaves. Fills out's per-rank maxima and call sites.
+void sweep(const format::LogFile& file, const Groups& groups, const ByGroup& b, const Options& options,
+           Rebuilt& out) {
+  const uint32_t nranks = out.ranks;
+  std::vector<SiteTable> tables;
+  tables.reserve(nranks);
+  for (uint32_t r = 0; r < nranks; ++r) tables.emplace_back(file, &out.sites[r]);
+  QueuedSenders senders(nranks);
+  CommRanks comm_ranks;
+  for (uint32_t g = 0; g < groups.size(); ++g) {
+    const int32_t me = groups.rank(g);
+    if (me < 0 || static_cast<uint32_t>(me) >= nranks) continue;
+    const format::CommDef* comm = find_comm(file, me, groups.gid(g));
+    size_t a = b.astart[g];
+    uint64_t length = 0;
+    for (size_t q = b.qstart[g]; q < b.qstart[g + 1]; ++q) {
+      const Query& query = b.queries[q];
+      for (; a < b.astart[g + 1] && b.arrivals[a].time <= query.time; ++a) {
+        ++length;
+        senders.add(b.arrivals[a].source);
+      }
+      out.max_length[me] = std::max(out.max_length[me], length);
+      if (length > options.threshold) {
+        // The communicator rank with the most messages queued.
+        const auto [peer, most] = comm ? senders.top(*comm, comm_ranks) : std::pair<int, uint32_t>{-1, 0};
+        tables[me].add(query.site, query.cat, comm, length, peer, most);
+      }
+      if (query.takes >= 0 && length > 0) {
+        --length;
+        senders.remove(query.takes);
+      }
+    }
+    senders.clear();
+  }
+}
+
+// Each rank's queue length over time, from the queued messages (freed as soon as counted).
+void build_series(const Groups& groups, std::vector<Arrival>&& arrivals, Rebuilt& out) {
+  const uint32_t nranks = out.ranks;
+  std::vector<std::vector<std::pair<int64_t, int32_t>>> changes(nranks);
+  for (const Arrival& x : arrivals) {
+    const int32_t me = groups.rank(x.group);
+    if (me < 0 || static_cast<uint32_t>(me) >= nranks) continue;
+    changes[me].emplace_back(x.time, 1);
+    if (x.leaves != kNever) changes[me].emplace_back(x.leaves, -1);
+  }
+  std::vector<Arrival>().swap(arrivals);
+  out.series.resize(nranks);
+  for (uint32_t r = 0; r < nranks; ++r) {
+    out.series[r] = step_series(changes[r]);
+    std::vector<std::pair<int64_t, int32_t>>().swap(changes[r]);
+  }
+}
+
 }  // namespace
 
 VariableInfo rebuilt_variable(const std::string& path, uint64_t threshold) {
@@ -261,113 +386,15 @@ StatusOr<Rebuilt> rebuild(const format::LogFile& file, analysis::Collected&& col
   out.unmatched = collected.unmatched;
   collected = analysis::Collected();
   decltype(e.colls)().swap(e.colls);  // the wait states' share of a shared collection
-  auto shift_of = [&](int32_t rank) {
-    return rank >= 0 && static_cast<uint32_t>(rank) < nranks ? shift[static_cast<size_t>(rank)] : 0;
-  };
-  // A receive's post, corrected; the completing call's entry when the log does not give it.
-  auto post_of = [&](const RecvEnd& r) {
-    return (r.post != kUnknown ? r.post : r.call.start) + shift_of(std::get<2>(r.key));
-  };
-  auto sent_at = [&](const SendEnd& s) { return s.time + shift_of(std::get<1>(s.key)); };
 
-  // The posts, then the messages that were queued (begun before their receive's post). Each
-  // endpoint is dropped as soon as it is read: the deques free their blocks as they shrink, and
-  // the posts and arrivals, in deques too, grow into those blocks, so the peak stays pass 1's.
   Groups groups;
-  std::vector<int64_t> leaves(e.sends.size(), kNever);  // each send's receive post
   std::deque<Query> posts;
-  for (; !e.recvs.empty(); e.recvs.pop_front()) {
-    const RecvEnd& r = e.recvs.front();
-    const bool posted = r.post != kUnknown;
-    out.unknown_posts += !posted;
-    const int64_t t = post_of(r);
-    bool takes_queued = false;
-    if (r.send != kNoSend) {
-      leaves[r.send] = t;
-      takes_queued = sent_at(e.sends[r.send]) <= t;
-    }
-    posts.push_back(Query{t, groups.of(std::get<2>(r.key), std::get<0>(r.key)),
-                          posted ? r.post_site : r.call.site, takes_queued ? std::get<1>(r.key) : -1,
-                          posted ? r.post_cat : r.call.cat});
-  }
-  out.posts = posts.size();
   std::deque<Arrival> queued;
-  for (size_t i = 0; !e.sends.empty(); e.sends.pop_front(), ++i) {
-    const SendEnd& s = e.sends.front();
-    if (s.cancelled) continue;
-    ++out.messages;
-    const int64_t t = sent_at(s);
-    if (t > leaves[i]) continue;  // its receive was posted first: never unexpected
-    queued.push_back(
-        Arrival{t, leaves[i], groups.of(std::get<2>(s.key), std::get<0>(s.key)), std::get<1>(s.key)});
-  }
-  out.unexpected = queued.size();
-  std::vector<int64_t>().swap(leaves);
-  e = Endpoints();
-  // Per group, in time order: a timeline's posts mostly are already (logged order), so the
-  // stable sort (ties keep logged order) only runs where they are not.
-  std::vector<Query> queries;
-  const std::vector<size_t> qstart = bucket_by_group(&posts, groups.size(), &queries);
-  std::vector<Arrival> arrivals;
-  const std::vector<size_t> astart = bucket_by_group(&queued, groups.size(), &arrivals);
-  for (size_t g = 0; g < groups.size(); ++g) {
-    auto by_time = [](const auto& x, const auto& y) { return x.time < y.time; };
-    const auto q0 = queries.begin() + static_cast<ptrdiff_t>(qstart[g]);
-    const auto q1 = queries.begin() + static_cast<ptrdiff_t>(qstart[g + 1]);
-    if (!std::is_sorted(q0, q1, by_time)) std::stable_sort(q0, q1, by_time);
-    std::sort(arrivals.begin() + static_cast<ptrdiff_t>(astart[g]),
-              arrivals.begin() + static_cast<ptrdiff_t>(astart[g + 1]), by_time);
-  }
-
-  // The sweep: per group, arrivals join up to each post's time, the post measures, then the
-  // message it takes (if it was queued) leaves.
-  std::vector<SiteTable> tables;
-  tables.reserve(nranks);
-  for (uint32_t r = 0; r < nranks; ++r) tables.emplace_back(file, &out.sites[r]);
-  QueuedSenders senders(nranks);
-  CommRanks comm_ranks;
-  for (uint32_t g = 0; g < groups.size(); ++g) {
-    const int32_t me = groups.rank(g);
-    if (me < 0 || static_cast<uint32_t>(me) >= nranks) continue;
-    const format::CommDef* comm = find_comm(file, me, groups.gid(g));
-    size_t a = astart[g];
-    uint64_t length = 0;
-    for (size_t q = qstart[g]; q < qstart[g + 1]; ++q) {
-      const Query& query = queries[q];
-      for (; a < astart[g + 1] && arrivals[a].time <= query.time; ++a) {
-        ++length;
-        senders.add(arrivals[a].source);
-      }
-      out.max_length[me] = std::max(out.max_length[me], length);
-      if (length > options.threshold) {
-        // The communicator rank with the most messages queued.
-        const auto [peer, most] = comm ? senders.top(*comm, comm_ranks) : std::pair<int, uint32_t>{-1, 0};
-        tables[me].add(query.site, query.cat, comm, length, peer, most);
-      }
-      if (query.takes >= 0 && length > 0) {
-        --length;
-        senders.remove(query.takes);
-      }
-    }
-    senders.clear();
-  }
-  std::vector<Query>().swap(queries);  // the series below grow into their memory
-
-  if (options.keep_series) {
-    std::vector<std::vector<std::pair<int64_t, int32_t>>> changes(nranks);
-    for (const Arrival& x : arrivals) {
-      const int32_t me = groups.rank(x.group);
-      if (me < 0 || static_cast<uint32_t>(me) >= nranks) continue;
-      changes[me].emplace_back(x.time, 1);
-      if (x.leaves != kNever) changes[me].emplace_back(x.leaves, -1);
-    }
-    std::vector<Arrival>().swap(arrivals);
-    out.series.resize(nranks);
-    for (uint32_t r = 0; r < nranks; ++r) {
-      out.series[r] = step_series(changes[r]);
-      std::vector<std::pair<int64_t, int32_t>>().swap(changes[r]);
-    }
-  }
+  read_posts_and_queued(std::move(e), shift, groups, out, &posts, &queued);
+  ByGroup by_group = sort_by_group(&posts, &queued, groups.size());
+  sweep(file, groups, by_group, options, out);
+  std::vector<Query>().swap(by_group.queries);  // the series below grow into their memory
+  if (options.keep_series) build_series(groups, std::move(by_group.arrivals), out);
   return out;
 }
 

@@ -89,74 +89,17 @@ class Tally {
   std::unordered_map<uint64_t, int64_t> blame_;
 };
 
-}  // namespace
-
-const char* pattern_key(Pattern p) {
-  static const char* const kKeys[] = {"late_sender", "late_receiver",  "wait_barrier",
-                                      "wait_nxn",    "late_broadcast", "early_reduce"};
-  return kKeys[static_cast<int>(p)];
-}
-
-const char* pattern_name(Pattern p) {
-  static const char* const kNames[] = {"Late Sender", "Late Receiver",  "Wait at Barrier",
-                                       "Wait at N×N", "Late Broadcast", "Early Reduce"};
-  return kNames[static_cast<int>(p)];
-}
-
-int64_t blame_ns(const Report& report, uint32_t culprit, uint32_t waiter) {
-  const auto it =
-      std::lower_bound(report.blame.begin(), report.blame.end(), Blame{culprit, waiter, 0}, by_pair);
-  return it != report.blame.end() && it->culprit == culprit && it->waiter == waiter ? it->ns : 0;
-}
-
-std::vector<int64_t> blame_by_culprit(const Report& report) {
-  std::vector<int64_t> out(report.ranks, 0);
-  for (const Blame& b : report.blame)
-    if (b.culprit < report.ranks) out[b.culprit] += b.ns;
-  return out;
-}
-
-StatusOr<Report> analyze(const format::LogFile& file, const Options& options) {
-  analysis::ScanOptions scan;
-  scan.eager_limit = options.eager_limit;
-  scan.keep_going = options.keep_going;
-  scan.what = "wait-state analysis";
-  auto collected = analysis::collect(file, scan);
-  if (!collected.ok()) return collected.status();
-  return analyze(file, **collected, options);
-}
-
-StatusOr<Report> analyze(const format::LogFile& file, analysis::Collected& collected,
-                         const Options& options) {
-  Report report;
-  const uint32_t nranks = file.definitions().world_size;
-  report.ranks = nranks;
-  for (PatternTotal& p : report.patterns) p.per_rank.assign(nranks, 0);
-  if (!collected.collectives)
-    return Status(StatusCode::kInvalidArgument, "wait states need the collectives collected");
-
-  // Pass 1 and the matching were the collector's; pass 2: measure, on the reader's shifts.
-  Endpoints& e = collected.endpoints;
-  report.records = collected.totals.records;
-  report.mpi_ns = collected.totals.mpi_ns;
-  report.mpi_per_rank = collected.totals.mpi_per_rank;
-  report.unmatched = collected.unmatched;
-  const std::vector<int64_t>& shift = collected.shift;
-  auto shift_of = [&](int32_t rank) {
+// The reader's clock shift of a rank; 0 for a rank outside the world.
+struct Shifts {
+  const std::vector<int64_t>& shift;
+  uint32_t nranks;
+  int64_t operator()(int32_t rank) const {
     return rank >= 0 && static_cast<uint32_t>(rank) < nranks ? shift[rank] : 0;
-  };
-
-  Tally tally(&report, options);
-  if (options.keep_instances) {
-    // An upper bound (a receive makes at most one Late Sender and one Late Receiver instance, a
-    // collective member one), reserved: the pages never written take no memory, and the
-    // instances are not copied (twice their size at once) as they grow. Too large an address
-    // range to reserve only loses that.
-    try {
-      report.instances.reserve(2 * e.recvs.size() + e.colls.size());
-    } catch (const std::bad_alloc&) {
-    }
   }
+};
+
+// Measures Late Receiver and Late Sender over the matched messages.
+void tally_point_to_point(const Endpoints& e, const Shifts& shift_of, Tally& tally) {
   // Late Receiver: a send that must wait for its receive to be posted.
   for (const RecvEnd& r : e.recvs) {
     if (r.send == kNoSend || r.post == kUnknown || !e.sends[r.send].waits_for_receiver) continue;
@@ -189,6 +132,10 @@ StatusOr<Report> analyze(const format::LogFile& file, analysis::Collected& colle
     }
     i = j;
   }
+}
+
+// Measures the collective patterns; an instance whose members disagree on the routine is unmatched.
+void tally_collectives(Endpoints& e, const Shifts& shift_of, Tally& tally, Report& report) {
   // Collectives: instances are (communicator, k); every member must agree on the routine.
   std::sort(e.colls.begin(), e.colls.end(), [](const CollEnd& a, const CollEnd& b) {
     return a.gid != b.gid ? a.gid < b.gid : a.k != b.k ? a.k < b.k : a.member < b.member;
@@ -245,6 +192,75 @@ StatusOr<Report> analyze(const format::LogFile& file, analysis::Collected& colle
     }
     i = j;
   }
+}
+
+}  // namespace
+
+const char* pattern_key(Pattern p) {
+  static const char* const kKeys[] = {"late_sender", "late_receiver",  "wait_barrier",
+                                      "wait_nxn",    "late_broadcast", "early_reduce"};
+  return kKeys[static_cast<int>(p)];
+}
+
+const char* pattern_name(Pattern p) {
+  static const char* const kNames[] = {"Late Sender", "Late Receiver",  "Wait at Barrier",
+                                       "Wait at N×N", "Late Broadcast", "Early Reduce"};
+  return kNames[static_cast<int>(p)];
+}
+
+int64_t blame_ns(const Report& report, uint32_t culprit, uint32_t waiter) {
+  const auto it =
+      std::lower_bound(report.blame.begin(), report.blame.end(), Blame{culprit, waiter, 0}, by_pair);
+  return it != report.blame.end() && it->culprit == culprit && it->waiter == waiter ? it->ns : 0;
+}
+
+std::vector<int64_t> blame_by_culprit(const Report& report) {
+  std::vector<int64_t> out(report.ranks, 0);
+  for (const Blame& b : report.blame)
+    if (b.culprit < report.ranks) out[b.culprit] += b.ns;
+  return out;
+}
+
+StatusOr<Report> analyze(const format::LogFile& file, const Options& options) {
+  analysis::ScanOptions scan;
+  scan.eager_limit = options.eager_limit;
+  scan.keep_going = options.keep_going;
+  scan.what = "wait-state analysis";
+  auto collected = analysis::collect(file, scan);
+  if (!collected.ok()) return collected.status();
+  return analyze(file, **collected, options);
+}
+
+StatusOr<Report> analyze(const format::LogFile& file, analysis::Collected& collected,
+                         const Options& options) {
+  Report report;
+  const uint32_t nranks = file.definitions().world_size;
+  report.ranks = nranks;
+  for (PatternTotal& p : report.patterns) p.per_rank.assign(nranks, 0);
+  if (!collected.collectives)
+    return Status(StatusCode::kInvalidArgument, "wait states need the collectives collected");
+
+  // Pass 1 and the matching were the collector's; pass 2: measure, on the reader's shifts.
+  Endpoints& e = collected.endpoints;
+  report.records = collected.totals.records;
+  report.mpi_ns = collected.totals.mpi_ns;
+  report.mpi_per_rank = collected.totals.mpi_per_rank;
+  report.unmatched = collected.unmatched;
+  const Shifts shift_of{collected.shift, nranks};
+
+  Tally tally(&report, options);
+  if (options.keep_instances) {
+    // An upper bound (a receive makes at most one Late Sender and one Late Receiver instance, a
+    // collective member one), reserved: the pages never written take no memory, and the
+    // instances are not copied (twice their size at once) as they grow. Too large an address
+    // range to reserve only loses that.
+    try {
+      report.instances.reserve(2 * e.recvs.size() + e.colls.size());
+    } catch (const std::bad_alloc&) {
+    }
+  }
+  tally_point_to_point(e, shift_of, tally);
+  tally_collectives(e, shift_of, tally, report);
   tally.finish();
   std::sort(report.instances.begin(), report.instances.end(), by_timeline);
   return report;

@@ -1,0 +1,14 @@
+// upshot --bench: what the window does with one log, timed (first frame, load, frames) and
+// measured (memory), printed as "key value" lines for scripts and the benchmarks.
+#pragma once
+
+#include <QSize>
+#include <QString>
+
+namespace upshot {
+
+// Opens path, builds its preview and then its full model, times frames of them and prints the
+// figures to stdout; the exit status of `upshot --bench` (1 when the log cannot be opened).
+int runBench(const QString &path, QSize size);
+
+} // namespace upshot

@@ -132,6 +132,11 @@ void fill_wait(LiveThread* t, const Call& c, NowSlot& s) {
     case CallClass::kCommCreate:
       if (blocking && c.has(role::comm)) s.wait = static_cast<uint8_t>(WaitKind::kCollective);
       break;
+    case CallClass::kRequestFree:
+      // Forgotten before the call, which nulls the handle: MPI may hand the handle out again,
+      // and a stale entry would then count a new request's traffic as the old one's.
+      if (c.has(role::requests)) t->requests.erase(*c.requests);
+      break;
     default:
       if (is_collective(c.cls)) {
         if (c.has(role::root)) s.root = world_rank(comm, c.root);
@@ -209,9 +214,6 @@ void record_traffic(LiveThread* t, const Call& c) {
   switch (c.cls) {
     case CallClass::kCommCreate:
       if (c.rc == MPI_SUCCESS && c.mode == Mode::kBlocking && c.has(role::newcomm)) register_comm(*c.newcomm);
-      return;
-    case CallClass::kRequestFree:
-      if (c.has(role::requests)) t->requests.erase(c.requests[0]);
       return;
     default:
       break;

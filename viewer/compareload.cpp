@@ -47,8 +47,7 @@ mpe::StatusOr<LoadedRun> loadRun(const QString &path, std::shared_ptr<TraceModel
         try {
             diffRun = diffBuilder.finish();
             found = iterations.finish();
-        } catch (const std::bad_alloc &) {
-        }
+        } catch (const std::bad_alloc &) { }
     };
     LoadedRun run;
     if (model) {

@@ -91,8 +91,9 @@ std::string RankTable::summary(size_t top, const std::string& indent) const {
     }
     s += number(spread.min, w, c.precision, c.sign) + " " +
          padded(std::to_string(spread.min_rank), kRankWidth, false) + " " +
-         number(spread.mean(), w, std::max(c.precision, 2), c.sign) + " " + number(spread.max, w, c.precision, c.sign) +
-         " " + padded(std::to_string(spread.max_rank), kRankWidth, false) + "\n";
+         number(spread.mean(), w, std::max(c.precision, 2), c.sign) + " " +
+         number(spread.max, w, c.precision, c.sign) + " " +
+         padded(std::to_string(spread.max_rank), kRankWidth, false) + "\n";
   }
   // The top ranks by the rank_by column, largest first (ranks without a value last), ties in
   // the order added.

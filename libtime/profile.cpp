@@ -376,7 +376,8 @@ std::vector<SiteSummary> summarize_sites(const std::vector<RankProfile>& ps) {
   out.reserve(by_key.size());
   for (auto& [key, m] : by_key) {
     SiteSummary& t = m.sum;
-    for (const auto& [rank, ns] : m.per_rank) t.per_rank.add(static_cast<double>(ns), static_cast<uint32_t>(rank));
+    for (const auto& [rank, ns] : m.per_rank)
+      t.per_rank.add(static_cast<double>(ns), static_cast<uint32_t>(rank));
     t.text = callsite_text(t.frames);
     t.mpi_pct = pct(t.excl_ns, mpi);
     out.push_back(std::move(t));
@@ -388,9 +389,8 @@ std::vector<SiteSummary> summarize_sites(const std::vector<RankProfile>& ps) {
 }
 
 std::string callsite_table(const std::vector<SiteSummary>& sites, size_t top) {
-  std::string s =
-      fmt("%4s %-24s %10s %12s %7s %14s %12s %12s %12s %8s %5s  %s\n", "Site", "Routine", "Calls", "Time(s)",
-          "%MPI", "Bytes", "Min(s)", "Mean(s)", "Max(s)", "Imb%", "Ranks", "Location");
+  std::string s = fmt("%4s %-24s %10s %12s %7s %14s %12s %12s %12s %8s %5s  %s\n", "Site", "Routine", "Calls",
+                      "Time(s)", "%MPI", "Bytes", "Min(s)", "Mean(s)", "Max(s)", "Imb%", "Ranks", "Location");
   for (size_t i = 0; i < sites.size() && (top == 0 || i < top); ++i) {
     const SiteSummary& m = sites[i];
     const Spread& r = m.per_rank;

@@ -487,7 +487,8 @@ struct IterationCollector::Impl {
     const format::IndexEntry& e = c.entry;
     if (e.rank >= ranks || e.thread != main_thread[e.rank]) return;
     Rank& r = per_rank[e.rank];
-    if (!r.stats) r.stats.emplace(StatsSink{&file.definitions().ranks[e.rank], ranks, &stats[e.rank], &collective_comm});
+    if (!r.stats)
+      r.stats.emplace(StatsSink{&file.definitions().ranks[e.rank], ranks, &stats[e.rank], &collective_comm});
     Sink sink{&*r.stats, &r};
     format::interpret_records(file, e, c.records, c.count, &r.user_states, sink);
   }

@@ -20,7 +20,8 @@ std::vector<std::string> entries(std::string_view listed) {
 }
 
 TEST(StackList, EntriesInOrder) {
-  EXPECT_EQ(entries("/a/libA.so,mpe,/b/libB.so"), (std::vector<std::string>{"/a/libA.so", "mpe", "/b/libB.so"}));
+  EXPECT_EQ(entries("/a/libA.so,mpe,/b/libB.so"),
+            (std::vector<std::string>{"/a/libA.so", "mpe", "/b/libB.so"}));
   EXPECT_EQ(entries("mpe"), std::vector<std::string>{"mpe"});
 }
 

@@ -15,7 +15,9 @@ using mpe::analysis::diff::Row;
 using DiffRun = mpe::analysis::diff::Run;
 using mpe::analysis::diff::Where;
 
-mpe::Frame frame(const std::string& function, int line) { return {function, "/src/app.c", line, "/bin/app", 0x40}; }
+mpe::Frame frame(const std::string& function, int line) {
+  return {function, "/src/app.c", line, "/bin/app", 0x40};
+}
 
 // A run of 2 ranks with 1 ms of `routine` per rank at each (function, line).
 DiffRun run_with(const std::vector<std::pair<std::string, int>>& sites) {

@@ -270,15 +270,21 @@ std::vector<NowRow> JobView::now_table(double stuck_seconds) const {
 // by following, from each deadlocked rank, a target that is deadlocked too: every such walk ends
 // in a cycle. Ranks never seen, finalized ranks and calls whose peers are unknown are treated as
 // able to proceed, so a missing frame can hide a deadlock but never invent one.
-Diagnosis JobView::diagnose(double stuck_seconds) const {
-  struct Node {
-    const RankFrame* frame = nullptr;
-    const ThreadNow* call = nullptr;  // set when blocked
-    bool any = false;                 // OR (else AND)
-    std::vector<int32_t> targets;
-  };
+namespace {
+
+// A rank in the wait-for graph.
+struct Node {
+  const RankFrame* frame = nullptr;
+  const ThreadNow* call = nullptr;  // set when blocked
+  bool any = false;                 // OR (else AND)
+  std::vector<int32_t> targets;
+};
+
+// Every rank's node, with its call set when all its threads are blocked for at least
+// stuck_seconds in calls whose peers are known (the longest-blocked thread's call).
+std::map<int32_t, Node> blocked_nodes(const std::map<uint32_t, RankFrame>& latest, double stuck_seconds) {
   std::map<int32_t, Node> nodes;
-  for (const auto& [rank, f] : latest_) {
+  for (const auto& [rank, f] : latest) {
     Node& n = nodes[static_cast<int32_t>(rank)];
     n.frame = &f;
     if (f.finalized || f.threads.empty()) continue;
@@ -294,6 +300,35 @@ Diagnosis JobView::diagnose(double stuck_seconds) const {
     }
     if (all_blocked && longest) n.call = longest;
   }
+  return nodes;
+}
+
+// The ranks that are not blocked or can be released: the fixed point of "every target (AND) or
+// one target (OR) can be released".
+std::set<int32_t> releasable_ranks(const std::map<int32_t, Node>& nodes) {
+  std::set<int32_t> releasable;
+  for (const auto& [rank, n] : nodes)
+    if (!n.call) releasable.insert(rank);
+  auto can_release = [&](int32_t r) { return !nodes.count(r) || releasable.count(r); };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto& [rank, n] : nodes) {
+      if (!n.call || releasable.count(rank)) continue;
+      const bool ok = n.any ? std::any_of(n.targets.begin(), n.targets.end(), can_release)
+                            : std::all_of(n.targets.begin(), n.targets.end(), can_release);
+      if (ok) {
+        releasable.insert(rank);
+        changed = true;
+      }
+    }
+  }
+  return releasable;
+}
+
+}  // namespace
+
+Diagnosis JobView::diagnose(double stuck_seconds) const {
+  std::map<int32_t, Node> nodes = blocked_nodes(latest_, stuck_seconds);
   // Whether rank m's current calls include collective `routine` on the communicator `key`.
   auto in_collective = [&](int32_t m, uint64_t key, const std::string& routine) {
     const auto it = latest_.find(static_cast<uint32_t>(m));
@@ -335,23 +370,7 @@ Diagnosis JobView::diagnose(double stuck_seconds) const {
     const auto it = nodes.find(r);
     return it != nodes.end() && it->second.call != nullptr;
   };
-  // Fixed point of "can be released".
-  std::set<int32_t> releasable;
-  for (const auto& [rank, n] : nodes)
-    if (!n.call) releasable.insert(rank);
-  auto can_release = [&](int32_t r) { return !nodes.count(r) || releasable.count(r); };
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const auto& [rank, n] : nodes) {
-      if (!n.call || releasable.count(rank)) continue;
-      const bool ok = n.any ? std::any_of(n.targets.begin(), n.targets.end(), can_release)
-                            : std::all_of(n.targets.begin(), n.targets.end(), can_release);
-      if (ok) {
-        releasable.insert(rank);
-        changed = true;
-      }
-    }
-  }
+  const std::set<int32_t> releasable = releasable_ranks(nodes);
   Diagnosis d;
   auto row = [&](int32_t r) {
     const Node& n = nodes.at(r);

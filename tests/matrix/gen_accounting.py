@@ -27,7 +27,6 @@ each world rank. tests/matrix/accounting.py checks liblog, liblive and the expor
 
 Outputs (--outdir): acct_c.c, acct_mpif.f90, acct_usempi.f90, acct_f08.f90, acct_coverage.json.
 """
-import argparse
 import json
 import os
 import re
@@ -151,14 +150,7 @@ def select(rows, lang, have):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--table", required=True)
-    ap.add_argument("--wrapped", required=True, help="<build>/core/generated/wrapped.txt")
-    ap.add_argument("--exported", required=True, help="<build>/core/generated/exported_symbols.txt")
-    ap.add_argument("--f08-library", action="append", default=[], help="a library exporting mpi_x_f08_")
-    ap.add_argument("--mpi", default="")
-    ap.add_argument("--outdir", required=True)
-    a = ap.parse_args()
+    a = gm.parse_args(__doc__)
     rows = gm.read_table(a.table)
     classes = {r.fn: r.cls for r in rows}
     wrapped = set(open(a.wrapped).read().split())

@@ -247,15 +247,20 @@ def f08_exported(libs):
     return names
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def parse_args(doc):
+    """The options gen_matrix.py and gen_accounting.py share: the table, what the MPI has, where to write."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--table", required=True)
     ap.add_argument("--wrapped", required=True, help="<build>/core/generated/wrapped.txt")
     ap.add_argument("--exported", required=True, help="<build>/core/generated/exported_symbols.txt")
     ap.add_argument("--f08-library", action="append", default=[], help="a library exporting mpi_x_f08_")
     ap.add_argument("--mpi", default="")
     ap.add_argument("--outdir", required=True)
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def main():
+    a = parse_args(__doc__)
     rows = read_table(a.table)
     # With the variant, as before: a helper call of a variant routine adds to no counter here.
     classes = {r.fn: r.cls + (":" + r.variant if r.variant else "") for r in rows}

@@ -96,6 +96,26 @@ def expect_eq(actual, expected, what):
         fail("%s: expected %r, got %r" % (what, expected, actual))
 
 
+def delayed_iterations(comparison, rank, named, delayed, delay_s, what=""):
+    """The iterations `mpe diff --iterations` named (`named`) as those where `rank`'s time outside
+    MPI changed, checked against the ones a delay of `delay_s` was injected in (`delayed`): each
+    delayed one is named. Any other named iteration must have moved by under a tenth of the delay:
+    the machine's own noise (a rank preempted outside MPI on oversubscribed cores, most often in
+    the first or last iteration), which the analysis rightly reports and which is printed. Returns
+    the delayed iterations."""
+    delayed = list(delayed)
+    missed = [k for k in delayed if k not in named]
+    expect(not missed, "%sthe delayed iterations %r of rank %d not named; named %r" % (what, missed, rank, named))
+    for k in named:
+        if k in delayed:
+            continue
+        moved = comparison["iterations"][k]["per_rank_outside_mpi_delta_s"][rank]
+        expect(abs(moved) < 0.1 * delay_s, "%siteration %d named for rank %d, moved %.4f s: more than a tenth of "
+               "the %.4f s delay, which it did not carry" % (what, k, rank, moved, delay_s))
+        print("(%siteration %d also named for rank %d: %+.4f s of the machine's noise)" % (what, k, rank, moved))
+    return delayed
+
+
 # Checks that record a failure and go on, so that one run reports every check that fails; a test
 # ends with `if failures: fail(...)`.
 failures = []

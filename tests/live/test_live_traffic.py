@@ -13,12 +13,12 @@ from mpitest import expect, expect_eq
 SAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples")
 
 
-def watch(np, argv, tools=()):
-    """Runs argv under --live --log (and `tools`) with a viewer attached from the start; returns
-    (job, snapshots, the last snapshot)."""
+def watch(np, argv, tools=(), env=None):
+    """Runs argv under --live --log (and `tools`, with `env` added) with a viewer attached from the
+    start; returns (job, snapshots, the last snapshot)."""
     workdir = tempfile.mkdtemp(prefix="mpetest-live-")
     top = livetest.Top(os.path.join(workdir, os.path.basename(argv[0]) + ".live"), refresh=0.3)
-    job = livetest.LiveJob(np, argv, log=True, workdir=workdir, tools=tools)
+    job = livetest.LiveJob(np, argv, log=True, workdir=workdir, tools=tools, env=env)
     job.finish()
     snaps = top.snapshots(timeout=60)
     expect(snaps, "mpe top printed no snapshot: %s" % getattr(top, "stderr", ""))
@@ -70,8 +70,12 @@ FASTER = 12 if mpitest.MPI == "openmpi" else 1
 def test_halo2d():
     iterations = 800 * FASTER
     plain = mpitest.run(4, [mpitest.program("halo2d"), str(iterations)])
-    # All four tools at once: liblive beside libmpetime, libumq and liblog.
-    job, snaps, final = watch(4, [mpitest.program("halo2d"), str(iterations)], tools=("--time", "--umq"))
+    # All four tools at once: liblive beside libmpetime, libumq and liblog. Rank 3 sleeps 1.5 s
+    # before its sends in one iteration, so its neighbours wait that long in MPI_Waitall: a
+    # snapshot every 0.3 s must show it, however fast the MPI runs the other iterations
+    # (Open MPI's whole run can fall between two snapshots).
+    stall = {"HALO2D_DELAY_RANK": "3", "HALO2D_DELAY_US": "1500000", "HALO2D_DELAY_ITERATIONS": "100-100"}
+    job, snaps, final = watch(4, [mpitest.program("halo2d"), str(iterations)], tools=("--time", "--umq"), env=stall)
     expect_eq(job.stdout, plain.stdout, "halo2d's output under --live --log --time --umq")
     expect(os.path.exists(os.path.join(job.workdir, "halo2d.mpetime.txt")), "libmpetime's report beside the live view")
     # 2 x 2 grid, row-major: neighbours are rank +-1 in a row and +-2 in a column.

@@ -234,8 +234,10 @@ class Publisher {
       uint32_t tail = t->tail.load(std::memory_order_relaxed);
       for (; tail != head; ++tail) {
         const Event& e = t->ring[tail % kRingSize];
-        if (e.kind == static_cast<uint8_t>(EventKind::kSend)) {
-          live_stream::PeerTotal& p = per_peer_[e.peer];
+        if (e.kind != static_cast<uint8_t>(EventKind::kCollective)) {
+          live_stream::PeerTotal& p =
+              (e.kind == static_cast<uint8_t>(EventKind::kSend) ? sent_per_peer_
+                                                                : received_per_peer_)[e.peer];
           p.peer = e.peer;
           ++p.count;
           p.bytes += e.bytes;
@@ -332,12 +334,14 @@ class Publisher {
     }
     if (over_budget_) {
       f->aggregated = true;
-      for (auto& [peer, total] : per_peer_) f->per_peer.push_back(total);
+      for (auto& [peer, total] : sent_per_peer_) f->per_peer.push_back(total);
+      for (auto& [peer, total] : received_per_peer_) f->received_per_peer.push_back(total);
     } else {
       f->events = std::move(pending_);
     }
     pending_.clear();
-    per_peer_.clear();
+    sent_per_peer_.clear();
+    received_per_peer_.clear();
     over_budget_ = false;
   }
 
@@ -444,7 +448,9 @@ class Publisher {
   Totals sent_, next_;
   std::vector<uint64_t> sent_fn_, next_fn_;
   std::vector<live_stream::TrafficEvent> pending_;
-  std::map<int32_t, live_stream::PeerTotal> per_peer_;
+  // The interval's messages per destination and per source, sent instead of its events when
+  // they are over the budget.
+  std::map<int32_t, live_stream::PeerTotal> sent_per_peer_, received_per_peer_;
   bool over_budget_ = false;
   Symbolizer symbolizer_;
   std::unordered_map<uintptr_t, std::string> sites_;

@@ -35,6 +35,9 @@ def emit_header(out, roles, protos, rows, classes):
     w("  uintptr_t caller;     // return address into the code that called MPI: the call site\n")
     for r, kind in roles.items():
         w("  %s %s;\n" % (ROLE_KIND_CTYPE[kind], r))
+    w("  // *message as an MPI_Mrecv/MPI_Imrecv began (the core's enter copies it): the receive\n")
+    w("  // consumes the handle, so it is the only way to know which probe it received.\n")
+    w("  MPI_Message message_in;\n")
     w("  bool has(uint64_t bits) const { return (roles & bits) == bits; }\n")
     w("  int nreq() const { return has(role::nrequests) ? nrequests : 1; }\n")
     w("  // Reads element i of a count array, whatever its width.\n")

@@ -91,6 +91,10 @@ void JobView::add_traffic(const RankFrame& f) {
     }
   };
   for (const PeerTotal& p : f.per_peer) count(p.peer, p.count, p.bytes);
+  for (const PeerTotal& p : f.received_per_peer) {
+    PairTraffic& r = cumulative_received_[{p.peer, from}];
+    r.from = p.peer, r.to = from, r.count += p.count, r.bytes += p.bytes;
+  }
   for (const TrafficEvent& e : f.events) {
     // The one matcher's rule (mpe/message_matcher.h), keyed as the logfile's messages are. A
     // waiting send is its arrow's index (offset by arrows_base_), a waiting receive its time.

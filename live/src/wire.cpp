@@ -110,11 +110,13 @@ std::string encode(const RankFrame& f) {
     w.u64(e.bytes);
     w.str(e.routine);
   }
-  w.u32(static_cast<uint32_t>(f.per_peer.size()));
-  for (const PeerTotal& p : f.per_peer) {
-    i32(w, p.peer);
-    w.u64(p.count);
-    w.u64(p.bytes);
+  for (const std::vector<PeerTotal>* totals : {&f.per_peer, &f.received_per_peer}) {
+    w.u32(static_cast<uint32_t>(totals->size()));
+    for (const PeerTotal& p : *totals) {
+      i32(w, p.peer);
+      w.u64(p.count);
+      w.u64(p.bytes);
+    }
   }
   return std::move(w.data());
 }
@@ -211,11 +213,14 @@ StatusOr<RankFrame> decode_frame(const void* data, size_t n) {
     if (e.kind != EventKind::kCollective && (e.peer < 0 || static_cast<uint32_t>(e.peer) >= f.world_size))
       return corrupt("event peer outside the job");
   }
-  if (!r.count(&count, 20)) return corrupt("bad per-peer count");
-  f.per_peer.resize(count);
-  for (PeerTotal& p : f.per_peer) {
-    if (!i32(r, &p.peer) || !r.u64(&p.count) || !r.u64(&p.bytes)) return corrupt("truncated per-peer total");
-    if (p.peer < 0 || static_cast<uint32_t>(p.peer) >= f.world_size) return corrupt("peer outside the job");
+  for (std::vector<PeerTotal>* totals : {&f.per_peer, &f.received_per_peer}) {
+    if (!r.count(&count, 20)) return corrupt("bad per-peer count");
+    totals->resize(count);
+    for (PeerTotal& p : *totals) {
+      if (!i32(r, &p.peer) || !r.u64(&p.count) || !r.u64(&p.bytes))
+        return corrupt("truncated per-peer total");
+      if (p.peer < 0 || static_cast<uint32_t>(p.peer) >= f.world_size) return corrupt("peer outside the job");
+    }
   }
   if (r.left() != 0) return corrupt("trailing bytes");
   return f;

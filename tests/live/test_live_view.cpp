@@ -220,12 +220,20 @@ TEST(LiveView, AggregatedTrafficCountsPerPeer) {
   RankFrame s = frame(0, 3, "", 1);
   s.aggregated = true;
   s.per_peer = {{1, 1000, 64000}, {2, 10, 640}};
+  s.received_per_peer = {{2, 7, 448}};
   v.add(s);
   EXPECT_EQ(v.aggregated_intervals(), 1u);
   const auto pairs = v.traffic_pairs();
   ASSERT_EQ(pairs.size(), 2u);
   EXPECT_EQ(pairs[0].to, 1);
   EXPECT_EQ(pairs[0].count, 1000u);
+  // Receives aggregated per source count as pairs (source -> this rank) too.
+  const auto received = v.received_pairs();
+  ASSERT_EQ(received.size(), 1u);
+  EXPECT_EQ(received[0].from, 2);
+  EXPECT_EQ(received[0].to, 0);
+  EXPECT_EQ(received[0].count, 7u);
+  EXPECT_EQ(received[0].bytes, 448u);
 }
 
 TEST(LiveView, NowTableSortsByTimeAndMarksStuck) {

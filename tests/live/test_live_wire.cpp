@@ -39,6 +39,7 @@ RankFrame sample_frame() {
   f.events = {{EventKind::kSend, 1600, 3, 7, 42, 128, ""},
               {EventKind::kCollective, 1700, -1, 0, 0, 8, "MPI_Allreduce"}};
   f.per_peer = {{3, 5, 640}};
+  f.received_per_peer = {{2, 4, 512}, {3, 1, 128}};
   return f;
 }
 
@@ -65,6 +66,9 @@ TEST(LiveWire, FrameRoundTrips) {
   EXPECT_EQ(back->events[0].comm, 42u);
   EXPECT_EQ(back->events[1].routine, "MPI_Allreduce");
   EXPECT_EQ(back->per_peer[0].bytes, 640u);
+  ASSERT_EQ(back->received_per_peer.size(), 2u);
+  EXPECT_EQ(back->received_per_peer[1].peer, 3);
+  EXPECT_EQ(back->received_per_peer[0].count, 4u);
   EXPECT_EQ(encode(*back), bytes);
 }
 

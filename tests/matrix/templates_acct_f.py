@@ -5,6 +5,33 @@ Read by gen_accounting.py, whose docstring says what the markup means (`call @MP
 `call msg(n)`, `$STATUS`, `$READY`, `$SOURCE(st)`, `$TAG(st)`) and which variables a template sees.
 A line holding $STATUS must be a plain `call`: it becomes an if/else of two calls."""
 
+# Pieces several templates share: the sender's one message, then a barrier so that the receiver
+# polls little (each poll is a state in the log); the receiver's matched probe and matched
+# receive, blocking in even iterations and nonblocking in odd ones.
+F_SEND_THEN_BARRIER = """if (sender) then
+  call @MPI_Send(sbuf, 4, MPI_INTEGER, partner, tg, cm, ierr)
+  call msg(1)
+end if
+! the message is on its way: few polls (each one a state in the log)
+call @MPI_Barrier(cm, ierr)
+"""
+F_MPROBE_OR_IMPROBE = """  if (mod(k, 2) == 1) then
+    flag = .false.
+    do while (.not. flag)
+      call @MPI_Improbe(src, rtag, cm, flag, msgh, st, ierr)
+    end do
+  else
+    call @MPI_Mprobe(src, rtag, cm, msgh, st, ierr)
+  end if
+"""
+F_MRECV_OR_IMRECV = """  if (mod(k, 2) == 1) then
+    call @MPI_Imrecv(rbuf, 4, MPI_INTEGER, msgh, reqs(1), ierr)
+    call wait1(reqs(1))
+  else
+    call @MPI_Mrecv(rbuf, 4, MPI_INTEGER, msgh, $STATUS, ierr)
+  end if
+"""
+
 # As the C ones (templates_acct_c.py); reqs(1) is C's req, reqs(2) its reqs[0].
 A_F = {
     ("send", "b"): ("", """if (.not. sender) call @MPI_Irecv(rbuf, 4, MPI_INTEGER, src, rtag, cm, reqs(1), ierr)
@@ -147,7 +174,10 @@ else
   call add(rbuf2, 4)
 end if
 """, ""),
-    ("sendrecv", "nb", ""): ("", """call @$F(sbuf, 4, MPI_INTEGER, partner, tg, rbuf, 4, MPI_INTEGER, src, rtag, cm, reqs(1), ierr)
+    # MPI_Isendrecv(_replace) names its partner and tag: MPICH 4.0.2 completes it with an empty
+    # status (source 0, tag 0, count 0), so neither the program nor a tool can learn the source or
+    # tag of a wildcard one (docs/liblog.md, "Messages MPI does not describe").
+    ("sendrecv", "nb", ""): ("", """call @$F(sbuf, 4, MPI_INTEGER, partner, tg, rbuf, 4, MPI_INTEGER, partner, tg, cm, reqs(1), ierr)
 call wait1(reqs(1))
 call msg(1)
 call add(rbuf, 4)
@@ -155,7 +185,7 @@ if (sender) then
   call @$F(sbuf, 4, MPI_INTEGER, partner, tg, rbuf2, 4, MPI_INTEGER, MPI_PROC_NULL, rtag, cm, reqs(1), ierr)
   call msg(1)
 else
-  call @$F(sbuf, 4, MPI_INTEGER, MPI_PROC_NULL, tg, rbuf2, 4, MPI_INTEGER, src, rtag, cm, reqs(1), ierr)
+  call @$F(sbuf, 4, MPI_INTEGER, MPI_PROC_NULL, tg, rbuf2, 4, MPI_INTEGER, partner, tg, cm, reqs(1), ierr)
 end if
 call wait1(reqs(1))
 if (.not. sender) call add(rbuf2, 4)
@@ -171,7 +201,7 @@ else
   call add(sbuf, 4)
 end if
 """, ""),
-    ("sendrecv", "nb", "replace"): ("", """call @$F(sbuf, 4, MPI_INTEGER, partner, tg, src, rtag, cm, reqs(1), ierr)
+    ("sendrecv", "nb", "replace"): ("", """call @$F(sbuf, 4, MPI_INTEGER, partner, tg, partner, tg, cm, reqs(1), ierr)
 call wait1(reqs(1))
 call msg(1)
 call add(sbuf, 4)
@@ -179,7 +209,7 @@ if (sender) then
   call @$F(sbuf, 4, MPI_INTEGER, partner, tg, MPI_PROC_NULL, rtag, cm, reqs(1), ierr)
   call msg(1)
 else
-  call @$F(sbuf, 4, MPI_INTEGER, MPI_PROC_NULL, tg, src, rtag, cm, reqs(1), ierr)
+  call @$F(sbuf, 4, MPI_INTEGER, MPI_PROC_NULL, tg, partner, tg, cm, reqs(1), ierr)
 end if
 call wait1(reqs(1))
 if (.not. sender) call add(sbuf, 4)
@@ -197,13 +227,7 @@ else
   call add(rbuf, 4)
 end if
 """, ""),
-    ("probe", "nb"): ("", """if (sender) then
-  call @MPI_Send(sbuf, 4, MPI_INTEGER, partner, tg, cm, ierr)
-  call msg(1)
-end if
-! the message is on its way: few polls (each one a state in the log)
-call @MPI_Barrier(cm, ierr)
-if (.not. sender) then
+    ("probe", "nb"): ("", F_SEND_THEN_BARRIER + """if (.not. sender) then
   call @$F(MPI_PROC_NULL, rtag, cm, flag, st, ierr)
   flag = .false.
   do while (.not. flag)
@@ -222,75 +246,29 @@ else
   call @$F(MPI_PROC_NULL, rtag, cm, msgh0, st, ierr)
   call @$F(src, rtag, cm, msgh, st, ierr)
   call @MPI_Mrecv(rbuf2, 4, MPI_INTEGER, msgh0, $STATUS, ierr)
-  if (mod(k, 2) == 1) then
-    call @MPI_Imrecv(rbuf, 4, MPI_INTEGER, msgh, reqs(1), ierr)
-    call wait1(reqs(1))
-  else
-    call @MPI_Mrecv(rbuf, 4, MPI_INTEGER, msgh, $STATUS, ierr)
-  end if
-  call add(rbuf, 4)
+""" + F_MRECV_OR_IMRECV + """  call add(rbuf, 4)
 end if
 """, ""),
-    ("mprobe", "nb"): ("", """if (sender) then
-  call @MPI_Send(sbuf, 4, MPI_INTEGER, partner, tg, cm, ierr)
-  call msg(1)
-end if
-! the message is on its way: few polls (each one a state in the log)
-call @MPI_Barrier(cm, ierr)
-if (.not. sender) then
+    ("mprobe", "nb"): ("", F_SEND_THEN_BARRIER + """if (.not. sender) then
   call @$F(MPI_PROC_NULL, rtag, cm, flag, msgh0, st, ierr)
   flag = .false.
   do while (.not. flag)
     call @$F(src, rtag, cm, flag, msgh, st, ierr)
   end do
   call @MPI_Mrecv(rbuf2, 4, MPI_INTEGER, msgh0, $STATUS, ierr)
-  if (mod(k, 2) == 1) then
-    call @MPI_Imrecv(rbuf, 4, MPI_INTEGER, msgh, reqs(1), ierr)
-    call wait1(reqs(1))
-  else
-    call @MPI_Mrecv(rbuf, 4, MPI_INTEGER, msgh, $STATUS, ierr)
-  end if
-  call add(rbuf, 4)
+""" + F_MRECV_OR_IMRECV + """  call add(rbuf, 4)
 end if
 """, ""),
-    ("mrecv", "b"): ("", """if (sender) then
-  call @MPI_Send(sbuf, 4, MPI_INTEGER, partner, tg, cm, ierr)
-  call msg(1)
-end if
-! the message is on its way: few polls (each one a state in the log)
-call @MPI_Barrier(cm, ierr)
-if (.not. sender) then
+    ("mrecv", "b"): ("", F_SEND_THEN_BARRIER + """if (.not. sender) then
   call @MPI_Mprobe(MPI_PROC_NULL, rtag, cm, msgh0, st, ierr)
-  if (mod(k, 2) == 1) then
-    flag = .false.
-    do while (.not. flag)
-      call @MPI_Improbe(src, rtag, cm, flag, msgh, st, ierr)
-    end do
-  else
-    call @MPI_Mprobe(src, rtag, cm, msgh, st, ierr)
-  end if
-  call @$F(rbuf2, 4, MPI_INTEGER, msgh0, $STATUS, ierr)
+""" + F_MPROBE_OR_IMPROBE + """  call @$F(rbuf2, 4, MPI_INTEGER, msgh0, $STATUS, ierr)
   call @$F(rbuf, 4, MPI_INTEGER, msgh, $STATUS, ierr)
   call add(rbuf, 4)
 end if
 """, ""),
-    ("mrecv", "nb"): ("", """if (sender) then
-  call @MPI_Send(sbuf, 4, MPI_INTEGER, partner, tg, cm, ierr)
-  call msg(1)
-end if
-! the message is on its way: few polls (each one a state in the log)
-call @MPI_Barrier(cm, ierr)
-if (.not. sender) then
+    ("mrecv", "nb"): ("", F_SEND_THEN_BARRIER + """if (.not. sender) then
   call @MPI_Mprobe(MPI_PROC_NULL, rtag, cm, msgh0, st, ierr)
-  if (mod(k, 2) == 1) then
-    flag = .false.
-    do while (.not. flag)
-      call @MPI_Improbe(src, rtag, cm, flag, msgh, st, ierr)
-    end do
-  else
-    call @MPI_Mprobe(src, rtag, cm, msgh, st, ierr)
-  end if
-  call @$F(rbuf2, 4, MPI_INTEGER, msgh0, reqs(2), ierr)
+""" + F_MPROBE_OR_IMPROBE + """  call @$F(rbuf2, 4, MPI_INTEGER, msgh0, reqs(2), ierr)
   call @$F(rbuf, 4, MPI_INTEGER, msgh, reqs(1), ierr)
   call wait1(reqs(1))
   call wait1(reqs(2))

@@ -105,6 +105,7 @@ void call_rest_reversed(const HookList& hooks, Call& call) MPE_HIDDEN;
 __attribute__((always_inline)) inline void enter(ThreadState& ts, Call& call, CallClass cls) {
   const uint32_t s = ts.state;  // observing() held, so nothing is suppressed
   call.depth = static_cast<uint8_t>(s);
+  if (cls == CallClass::kMrecv) call.message_in = *call.message;  // a constant test: no cost elsewhere
   const HookList& hooks = g_registry.enter[static_cast<int>(cls)];
   if (const int n = hooks.n) {
     ts.state = s + kSuppressed;

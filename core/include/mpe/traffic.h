@@ -60,8 +60,8 @@ struct Posted {
 };
 
 // Mprobe'd messages waiting for their Mrecv/Imrecv, which names no communicator: each thread
-// keeps its own. MPI's message handle is consumed (set to MPI_MESSAGE_NULL) by the receive, so
-// a receive takes the oldest probe.
+// keeps its own, by handle (Call::message_in names the one a receive consumes). An Mprobe of
+// MPI_PROC_NULL (MPI_MESSAGE_NO_PROC) keeps none: its receive moves nothing.
 class ProbedMessages {
  public:
   void add(MPI_Message m, MPI_Comm comm) {
@@ -71,9 +71,11 @@ class ProbedMessages {
         return;
       }
   }
-  MPI_Comm take() {
+  // The communicator `m` was probed on, or MPI_COMM_NULL when the thread did not see it probed
+  // (more than 16 outstanding, or probed on another thread).
+  MPI_Comm take(MPI_Message m) {
     for (auto& s : slots_)
-      if (s.msg != MPI_MESSAGE_NULL) {
+      if (s.msg == m && m != MPI_MESSAGE_NULL) {
         s.msg = MPI_MESSAGE_NULL;
         return s.comm;
       }
@@ -163,11 +165,10 @@ void visit(const Call& c, Sink& sink) {
         sink.post(c, *c.requests, posted_recv(comm, source, recvtag, false));
       return;
     case CallClass::kMrecv: {
+      // A receive of MPI_MESSAGE_NO_PROC (from an Mprobe of MPI_PROC_NULL) moves nothing.
+      if (c.message_in == MPI_MESSAGE_NO_PROC) return;
       const MPI_Status* st = c.has(role::status) ? c.status : MPI_STATUS_IGNORE;
-      // A receive of MPI_MESSAGE_NO_PROC (from an Mprobe of MPI_PROC_NULL, which kept no slot)
-      // ends with a PROC_NULL status.
-      if (blocking && st != MPI_STATUS_IGNORE && st->MPI_SOURCE == MPI_PROC_NULL) return;
-      const MPI_Comm probed = sink.probed().take();
+      const MPI_Comm probed = sink.probed().take(c.message_in);
       if (blocking)
         from_status(probed, st, kPeerAny, MPI_ANY_TAG);
       else if (c.has(role::requests))

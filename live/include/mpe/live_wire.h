@@ -98,7 +98,8 @@ struct RankFrame {
   std::vector<ThreadNow> threads;
   std::vector<CommDef> comms;
   std::vector<TrafficEvent> events;
-  std::vector<PeerTotal> per_peer;  // sends per destination when aggregated
+  std::vector<PeerTotal> per_peer;           // sends per destination when aggregated
+  std::vector<PeerTotal> received_per_peer;  // receives per source when aggregated
 };
 
 // The relay's last word: the launcher returned.

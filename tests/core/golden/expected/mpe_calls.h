@@ -83,6 +83,9 @@ struct Call {
   MPI_Status* statuses;
   int level;
   MPI_Win* newwin;
+  // *message as an MPI_Mrecv/MPI_Imrecv began (the core's enter copies it): the receive
+  // consumes the handle, so it is the only way to know which probe it received.
+  MPI_Message message_in;
   bool has(uint64_t bits) const { return (roles & bits) == bits; }
   int nreq() const { return has(role::nrequests) ? nrequests : 1; }
   // Reads element i of a count array, whatever its width.

@@ -94,6 +94,28 @@ RootRole root_role(const Call& c, const CommShape& s) noexcept {
   return c.root == s.rank ? RootRole::kRoot : RootRole::kOther;
 }
 
+// Neighbourhood collectives: out-degree sends, in-degree receives, one count (or counts[i]) each.
+Bytes neighbor_collective_bytes(const Call& c) noexcept {
+  int in = 0, out = 0;
+  degrees(c.comm, &in, &out);
+  const int64_t send_one = c.sendcount * type_size(c.sendtype);
+  const int64_t recv_one = c.recvcount * type_size(c.recvtype);
+  switch (c.cls) {
+    case CallClass::kNeighborAllgather:
+    case CallClass::kNeighborAlltoall:
+      return Bytes{out * send_one, in * recv_one};
+    case CallClass::kNeighborAllgatherv:
+      return Bytes{out * send_one, sum_counts(c, c.recvcounts, c.recvtype, in)};
+    case CallClass::kNeighborAlltoallv:
+      return Bytes{sum_counts(c, c.sendcounts, c.sendtype, out), sum_counts(c, c.recvcounts, c.recvtype, in)};
+    case CallClass::kNeighborAlltoallw:
+      return Bytes{sum_counts_w(c, c.sendcounts, c.sendtypes, out),
+                   sum_counts_w(c, c.recvcounts, c.recvtypes, in)};
+    default:
+      return Bytes{};
+  }
+}
+
 }  // namespace
 
 int per_peer_count(CallClass cls, MPI_Comm comm, bool send) noexcept {
@@ -139,11 +161,10 @@ Bytes collective_bytes(const Call& c) noexcept {
     case CallClass::kScan:
       sent = recv = sbytes();
       break;
-    case CallClass::kExscan: {
+    case CallClass::kExscan:
       sent = sbytes();
       if (shape(c.comm).rank > 0) recv = sbytes();
       break;
-    }
     case CallClass::kReduceScatter: {
       const CommShape s = shape(c.comm);
       if (!s.inter && c.has(role::recvcounts)) {
@@ -222,32 +243,13 @@ Bytes collective_bytes(const Call& c) noexcept {
       break;
     }
     case CallClass::kNeighborAllgather:
-    case CallClass::kNeighborAlltoall: {
-      int in = 0, out = 0;
-      degrees(c.comm, &in, &out);
-      sent = out * sbytes();
-      recv = in * rbytes();
-      break;
-    }
-    case CallClass::kNeighborAllgatherv: {
-      int in = 0, out = 0;
-      degrees(c.comm, &in, &out);
-      sent = out * sbytes();
-      recv = sum_counts(c, c.recvcounts, c.recvtype, in);
-      break;
-    }
-    case CallClass::kNeighborAlltoallv: {
-      int in = 0, out = 0;
-      degrees(c.comm, &in, &out);
-      sent = sum_counts(c, c.sendcounts, c.sendtype, out);
-      recv = sum_counts(c, c.recvcounts, c.recvtype, in);
-      break;
-    }
+    case CallClass::kNeighborAllgatherv:
+    case CallClass::kNeighborAlltoall:
+    case CallClass::kNeighborAlltoallv:
     case CallClass::kNeighborAlltoallw: {
-      int in = 0, out = 0;
-      degrees(c.comm, &in, &out);
-      sent = sum_counts_w(c, c.sendcounts, c.sendtypes, out);
-      recv = sum_counts_w(c, c.recvcounts, c.recvtypes, in);
+      const Bytes b = neighbor_collective_bytes(c);
+      sent = b.sent;
+      recv = b.recv;
       break;
     }
     default:

@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "mpe/log_reader.h"
+#include "mpe/log_summary.h"
 #include "mpe/records.h"
 #include "rank_table.h"
 
@@ -32,10 +33,10 @@ struct SiteStat {
 };
 using SiteKey = std::pair<uint32_t, uint32_t>;  // (run-wide call site, category)
 
-// Time, calls and bytes per call site and routine, from the chunks the model's pass decodes (a
-// ChunkConsumer of load_trace()). A message or collective record belongs to the state written
-// just before it on its timeline: liblog writes a call's state, then what the call moved (a
-// Waitall's receives included).
+// Time, calls and bytes per call site and routine, from the chunks the summary's pass decodes (a
+// ChunkConsumer of summarize(): each timeline's chunks oldest first). A message or collective record belongs
+// to the state written just before it on its timeline: liblog writes a call's state, then what the call moved
+// (a Waitall's receives included).
 class CallsiteStats {
  public:
   explicit CallsiteStats(const format::LogFile& file) : file_(file) {}
@@ -123,25 +124,22 @@ struct StatTotals {
   std::vector<std::pair<SiteKey, SiteStat>> sites;  // by total time, largest first
 };
 
-StatTotals tally(const format::LogFile& file, const format::Trace& tr, const CallsiteStats& callsites) {
+StatTotals tally(const format::LogFile& file, const format::LogSummary& sum, const CallsiteStats& callsites) {
   StatTotals n;
-  for (const auto& t : tr.timelines) {
-    n.threads[t.rank]++;
-    for (const auto& s : t.states) {
-      auto& st = n.states[file.category_name(s.cat)];
-      st.count++;
-      st.time += s.end - s.start;
-      n.per_rank[t.rank][file.category_name(s.cat)]++;
-    }
-    for (const auto& e : t.events) {
-      if (e.kind == format::RecordKind::kCollective) ++n.collectives;
-      if (e.kind == format::RecordKind::kMarker) ++n.markers;
-      if (e.kind == format::RecordKind::kUserEvent) ++n.user_events;
-      if (e.kind == format::RecordKind::kCommCreate) ++n.comm_creates;
-    }
+  n.threads = sum.threads;
+  for (const auto& [cat, total] : sum.states) {
+    StateStat& st = n.states[file.category_name(cat)];
+    st.count += total.count;
+    st.time += total.time;
   }
-  for (const auto& m : tr.messages) n.bytes += m.bytes;
-  for (const auto& t : tr.rma.transfers) {
+  for (const auto& [rank, counts] : sum.rank_states)
+    for (const auto& [cat, count] : counts) n.per_rank[rank][file.category_name(cat)] += count;
+  n.collectives = sum.collectives;
+  n.markers = sum.markers;
+  n.user_events = sum.user_events;
+  n.comm_creates = sum.comm_creates;
+  n.bytes = sum.message_bytes;
+  for (const auto& t : sum.rma.transfers) {
     auto& k = n.rma_kinds[format::rma_kind_name(t.kind)];
     ++k.count;
     k.sent += t.sent;
@@ -159,7 +157,7 @@ StatTotals tally(const format::LogFile& file, const format::Trace& tr, const Cal
 }
 
 // Prints `mpe stat --json`.
-void print_json(const format::LogFile& file, const format::Trace& tr, const StatTotals& n) {
+void print_json(const format::LogFile& file, const format::LogSummary& tr, const StatTotals& n) {
   const format::Definitions& d = file.definitions();
   const double tick_ns = 1e9 / d.ticks_per_second;
   using Json = nlohmann::ordered_json;  // keeps the keys in the order written
@@ -186,7 +184,7 @@ void print_json(const format::LogFile& file, const format::Trace& tr, const Stat
     for (const auto& [name, count] : m) counts[name] = count;
     append(rank_states, std::to_string(r), std::move(counts));
   }
-  o["messages"] = {{"matched", tr.messages.size()},
+  o["messages"] = {{"matched", tr.matched},
                    {"unmatched_sends", tr.unmatched_sends},
                    {"unmatched_recvs", tr.unmatched_recvs},
                    {"backward", tr.backward_messages},
@@ -242,8 +240,8 @@ void print_json(const format::LogFile& file, const format::Trace& tr, const Stat
 }
 
 // Prints `mpe stat` as text: the log, its totals, the per-rank table, states and call sites.
-void print_text(const std::string& path, size_t top, const format::LogFile& file, const format::Trace& tr,
-                const StatTotals& n) {
+void print_text(const std::string& path, size_t top, const format::LogFile& file,
+                const format::LogSummary& tr, const StatTotals& n) {
   const format::Definitions& d = file.definitions();
   std::printf("file:       %s (%llu bytes, %zu chunks%s)\n", path.c_str(),
               static_cast<unsigned long long>(file.file_size()), file.index().size(),
@@ -252,11 +250,11 @@ void print_text(const std::string& path, size_t top, const format::LogFile& file
               d.ticks_per_second);
   std::printf("time range: %.6f s .. %.6f s (%.6f s)\n", tr.t_begin * 1e-9, tr.t_end * 1e-9,
               (tr.t_end - tr.t_begin) * 1e-9);
-  std::printf("ranks:      %u   timelines: %zu   records: %llu\n", d.world_size, tr.timelines.size(),
+  std::printf("ranks:      %u   timelines: %u   records: %llu\n", d.world_size, tr.timelines,
               static_cast<unsigned long long>(tr.records));
   std::printf(
-      "messages:   %zu matched, %llu unmatched sends, %llu unmatched receives, %llu bytes, %llu backward\n",
-      tr.messages.size(), static_cast<unsigned long long>(tr.unmatched_sends),
+      "messages:   %llu matched, %llu unmatched sends, %llu unmatched receives, %llu bytes, %llu backward\n",
+      static_cast<unsigned long long>(tr.matched), static_cast<unsigned long long>(tr.unmatched_sends),
       static_cast<unsigned long long>(tr.unmatched_recvs), static_cast<unsigned long long>(n.bytes),
       static_cast<unsigned long long>(tr.backward_messages));
   std::printf(
@@ -305,18 +303,18 @@ void add_stat_command(CLI::App& app) {
   cmd->add_flag("--json", opts->json, "print JSON");
   cmd->add_option("--top", opts->top, "ranks shown when the per-rank table is summarised (default 10)");
   set_action(cmd, [opts]() -> Status {
-    // One decode: the model and the call-site statistics from the same pass.
+    // One streaming pass: the summary and the call-site statistics from the same decode.
     auto opened = interop::OpenedLog::open(opts->file);
     if (!opened.ok()) return opened.status();
     const format::LogFile* file = &(*opened)->file();
     CallsiteStats callsites(*file);
-    auto loaded = format::load_trace(*file, {[&](const format::Chunk& c) { callsites.consume(c); }});
-    if (!loaded.ok()) return Status(loaded.status().code(), opts->file + ": " + loaded.status().message());
-    const StatTotals totals = tally(*file, loaded.value(), callsites);
+    auto summary = format::summarize(*file, {[&](const format::Chunk& c) { callsites.consume(c); }});
+    if (!summary.ok()) return Status(summary.status().code(), opts->file + ": " + summary.status().message());
+    const StatTotals totals = tally(*file, summary.value(), callsites);
     if (opts->json)
-      print_json(*file, loaded.value(), totals);
+      print_json(*file, summary.value(), totals);
     else
-      print_text(opts->file, opts->top, *file, loaded.value(), totals);
+      print_text(opts->file, opts->top, *file, summary.value(), totals);
     return Status();
   });
 }

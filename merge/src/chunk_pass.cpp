@@ -1,5 +1,5 @@
-// One decode of every chunk, handed to several consumers in index order. The design comment is in
-// mpe/chunk_pass.h.
+// One decode of every chunk, handed to several consumers in index order or in an order given. The
+// design comment is in mpe/chunk_pass.h.
 #include "mpe/chunk_pass.h"
 
 #include <algorithm>
@@ -18,7 +18,9 @@ namespace {
 // chunks ahead of the consumer, taken in order.
 class DecodeRing {
  public:
-  DecodeRing(const LogFile& file, int decoders, size_t window) : file_(file), slots_(window) {
+  // Decodes the chunks order[0], order[1], ... (order.size() of them).
+  DecodeRing(const LogFile& file, const std::vector<size_t>& order, int decoders, size_t window)
+      : file_(file), order_(order), slots_(window) {
     for (int d = 0; d < decoders; ++d) threads_.emplace_back([this] { decode(); });
   }
   ~DecodeRing() {
@@ -30,7 +32,7 @@ class DecodeRing {
     for (std::thread& t : threads_) t.join();
   }
 
-  // Blocks until chunk i (the next in order) is decoded; its records stay valid until release().
+  // Blocks until the i-th chunk of the order (the next) is decoded; its records stay valid until release().
   Status take(size_t i, const std::vector<Record>** records) {
     std::unique_lock lock(mutex_);
     Slot& s = slots_[i % slots_.size()];
@@ -38,7 +40,7 @@ class DecodeRing {
     *records = &s.records;
     return s.status;
   }
-  // Frees chunk i's slot for the decoders.
+  // Frees the i-th chunk's slot for the decoders.
   void release(size_t i) {
     {
       std::lock_guard lock(mutex_);
@@ -57,7 +59,7 @@ class DecodeRing {
 
   void decode() {
     LogFile::ChunkScratch scratch;
-    const size_t n = file_.index().size();
+    const size_t n = order_.size();
     for (;;) {
       size_t i;
       {
@@ -68,7 +70,7 @@ class DecodeRing {
       }
       // Slot i % window is free: the consumer released chunk i - window before next_ got here.
       Slot& s = slots_[i % slots_.size()];
-      Status status = file_.read_chunk(i, &scratch, &s.records);
+      Status status = file_.read_chunk(order_[i], &scratch, &s.records);
       {
         std::lock_guard lock(mutex_);
         s.status = std::move(status);
@@ -79,6 +81,7 @@ class DecodeRing {
   }
 
   const LogFile& file_;
+  const std::vector<size_t>& order_;
   std::vector<Slot> slots_;
   std::mutex mutex_;
   std::condition_variable cv_;
@@ -90,21 +93,54 @@ class DecodeRing {
 
 }  // namespace
 
+std::vector<size_t> chunks_by_start(const LogFile& file) {
+  const std::vector<IndexEntry>& index = file.index();
+  std::vector<std::pair<int64_t, size_t>> starts(index.size());
+  int64_t timeline_start = 0;
+  for (size_t i = 0; i < index.size(); ++i) {
+    const int64_t t = file.to_ns(index[i].rank, index[i].t_first);
+    const bool same_timeline =
+        i > 0 && index[i].rank == index[i - 1].rank && index[i].thread == index[i - 1].thread;
+    timeline_start = same_timeline ? std::max(timeline_start, t) : t;
+    starts[i] = {timeline_start, i};
+  }
+  std::sort(starts.begin(), starts.end());
+  std::vector<size_t> order(index.size());
+  for (size_t k = 0; k < starts.size(); ++k) order[k] = starts[k].second;
+  return order;
+}
+
+std::vector<int64_t> starts_still_to_come(const LogFile& file, const std::vector<size_t>& order) {
+  std::vector<int64_t> least(order.size() + 1, INT64_MAX);
+  for (size_t k = order.size(); k-- > 0;) {
+    const IndexEntry& e = file.index()[order[k]];
+    least[k] = std::min(least[k + 1], file.to_ns(e.rank, e.t_first));
+  }
+  return least;
+}
+
 Status run_chunk_pass(const LogFile& file, const std::vector<ChunkConsumer>& consumers,
                       const ChunkPassOptions& options) {
-  const size_t n = file.index().size();
+  std::vector<size_t> index_order;
+  if (!options.order) {
+    index_order.resize(file.index().size());
+    for (size_t i = 0; i < index_order.size(); ++i) index_order[i] = i;
+  }
+  const std::vector<size_t>& order = options.order ? *options.order : index_order;
+  const size_t n = order.size();
   if (n == 0) return Status();
   int decoders = options.decoders;
   if (decoders <= 0) decoders = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // Four chunks per decoder: enough that a slow chunk does not stall the others.
-  DecodeRing ring(file, decoders, 4 * static_cast<size_t>(decoders));
-  for (size_t i = 0; i < n; ++i) {
+  DecodeRing ring(file, order, decoders, 4 * static_cast<size_t>(decoders));
+  for (size_t k = 0; k < n; ++k) {
     const std::vector<Record>* records = nullptr;
-    MPE_RETURN_IF_ERROR(ring.take(i, &records));
+    MPE_RETURN_IF_ERROR(ring.take(k, &records));
+    const size_t i = order[k];
     const Chunk chunk{i, file.index()[i], records->data(), records->size()};
     for (const ChunkConsumer& consume : consumers) consume(chunk);
-    ring.release(i);
-    if (options.keep_going && !options.keep_going(i + 1))
+    ring.release(k);
+    if (options.keep_going && !options.keep_going(k + 1))
       return Status(StatusCode::kCancelled, options.what + " stopped");
   }
   return Status();

@@ -125,6 +125,138 @@ class MessageMatcher {
   Queues queues_;
 };
 
+// The same rule for a replay in time order (the streaming summary, mpe/log_summary.h), which hands
+// out chunks by their start (chunks_by_start in mpe/chunk_pass.h): once the replay is about to hand
+// out a chunk starting at W, every end before W has been added. settle(W) then takes, per key and
+// side, the ends before W in (time, seq) order, and pairs the k-th settled send of a key with its
+// k-th settled receive: MessageMatcher::match's pairs when seq is the logged order (chunk index,
+// then position). A cancel withdraws the send of its key with the largest seq below the cancel's
+// that is not paired or withdrawn (MessageMatcher's "latest added before the cancel").
+// Memory: the ends added and not yet settled (about a chunk's per timeline between two settles)
+// and the settled ends waiting for a partner (the messages in flight at W), never the whole run.
+// Cost: amortized O(1) per end, plus one is_sorted pass over a key's unsettled ends per settle.
+template <class End>  // End has `int64_t time`
+class ReplayMessageMatcher {
+ public:
+  void add(MessageSide side, const MessageKey& key, uint64_t seq, const End& end) {
+    auto [it, fresh] = ids_.try_emplace(key, static_cast<uint32_t>(keys_.size()));
+    if (fresh) keys_.push_back(KeyEnds{key, {}, {}, {}, {}, false});
+    KeyEnds& k = keys_[it->second];
+    (side == MessageSide::kSend ? k.unsettled_sends : k.unsettled_recvs).push_back(Seqd{seq, end});
+    if (!k.dirty) {
+      k.dirty = true;
+      dirty_.push_back(it->second);
+    }
+  }
+
+  // Withdraws the send described above; false when the key has none.
+  bool cancel_latest_send(const MessageKey& key, uint64_t seq) {
+    const auto it = ids_.find(key);
+    if (it == ids_.end()) return false;
+    KeyEnds& k = keys_[it->second];
+    auto latest_below = [&](auto& ends, size_t from) {
+      size_t best = ends.size();
+      for (size_t i = from; i < ends.size(); ++i)
+        if (ends[i].seq < seq && (best == ends.size() || ends[i].seq > ends[best].seq)) best = i;
+      return best;
+    };
+    const size_t u = latest_below(k.unsettled_sends, 0), s = latest_below(k.sends, k.sends_head);
+    const bool in_unsettled = u < k.unsettled_sends.size();
+    const bool in_settled = s < k.sends.size();
+    if (!in_unsettled && !in_settled) return false;
+    if (in_unsettled && (!in_settled || k.unsettled_sends[u].seq > k.sends[s].seq))
+      k.unsettled_sends.erase(k.unsettled_sends.begin() + static_cast<long>(u));
+    else
+      k.sends.erase(k.sends.begin() + static_cast<long>(s));
+    return true;
+  }
+
+  // Pairs what is settled before `watermark`: on_pair(key, const End& send, const End& recv).
+  template <class OnPair>
+  void settle(int64_t watermark, OnPair&& on_pair) {
+    size_t kept = 0;
+    for (const uint32_t id : dirty_) {
+      KeyEnds& k = keys_[id];
+      settle_side(k.unsettled_sends, &k.sends, watermark);
+      settle_side(k.unsettled_recvs, &k.recvs, watermark);
+      while (k.sends_head < k.sends.size() && k.recvs_head < k.recvs.size())
+        on_pair(k.key, std::as_const(k.sends[k.sends_head++].end),
+                std::as_const(k.recvs[k.recvs_head++].end));
+      compact(&k.sends, &k.sends_head);
+      compact(&k.recvs, &k.recvs_head);
+      k.dirty = !k.unsettled_sends.empty() || !k.unsettled_recvs.empty();
+      if (k.dirty) dirty_[kept++] = id;
+    }
+    dirty_.resize(kept);
+  }
+
+  // Settles everything, then calls on_left(key, sends_left, recvs_left) for each key that has ends
+  // without a partner, in key order (as MessageMatcher::match reports them).
+  template <class OnPair, class OnLeft>
+  void finish(OnPair&& on_pair, OnLeft&& on_left) {
+    settle(INT64_MAX, on_pair);
+    std::vector<const KeyEnds*> left;
+    for (const KeyEnds& k : keys_)
+      if (k.sends.size() > k.sends_head || k.recvs.size() > k.recvs_head) left.push_back(&k);
+    std::sort(left.begin(), left.end(), [](const KeyEnds* a, const KeyEnds* b) { return a->key < b->key; });
+    for (const KeyEnds* k : left)
+      on_left(k->key, k->sends.size() - k->sends_head, k->recvs.size() - k->recvs_head);
+    keys_.clear();
+    ids_.clear();
+    dirty_.clear();
+  }
+
+  // Ends added and not yet paired (for memory accounting and tests).
+  size_t waiting() const {
+    size_t n = 0;
+    for (const KeyEnds& k : keys_)
+      n += k.unsettled_sends.size() + k.unsettled_recvs.size() + (k.sends.size() - k.sends_head) +
+           (k.recvs.size() - k.recvs_head);
+    return n;
+  }
+
+ private:
+  struct Seqd {
+    uint64_t seq;
+    End end;
+  };
+  struct KeyEnds {
+    MessageKey key;
+    std::vector<Seqd> unsettled_sends, unsettled_recvs;  // as added
+    std::vector<Seqd> sends, recvs;                      // settled, (time, seq) order, from *_head on
+    size_t sends_head = 0, recvs_head = 0;
+    bool dirty = false;  // has unsettled ends, or is listed in dirty_ already
+  };
+
+  // Moves the ends before the watermark, in (time, seq) order, from unsettled to settled.
+  static void settle_side(std::vector<Seqd>& unsettled, std::vector<Seqd>* settled, int64_t watermark) {
+    if (unsettled.empty()) return;
+    auto before = [](const Seqd& a, const Seqd& b) {
+      return a.end.time != b.end.time ? a.end.time < b.end.time : a.seq < b.seq;
+    };
+    if (!std::is_sorted(unsettled.begin(), unsettled.end(), before))
+      std::sort(unsettled.begin(), unsettled.end(), before);
+    auto first_unsettled = std::partition_point(unsettled.begin(), unsettled.end(),
+                                                [&](const Seqd& e) { return e.end.time < watermark; });
+    settled->insert(settled->end(), unsettled.begin(), first_unsettled);
+    unsettled.erase(unsettled.begin(), first_unsettled);
+  }
+  // Drops the paired ends at the front once they are half of the vector.
+  static void compact(std::vector<Seqd>* ends, size_t* head) {
+    if (*head == ends->size()) {
+      ends->clear();
+      *head = 0;
+    } else if (*head > 64 && *head * 2 > ends->size()) {
+      ends->erase(ends->begin(), ends->begin() + static_cast<long>(*head));
+      *head = 0;
+    }
+  }
+
+  std::unordered_map<MessageKey, uint32_t, MessageKeyHash> ids_;
+  std::vector<KeyEnds> keys_;
+  std::vector<uint32_t> dirty_;  // keys with unsettled ends
+};
+
 // The same rule for ends that arrive as a stream (the live view, which sees each rank's interval
 // as it comes): the k-th send of a key meets the k-th receive of that key, each side in the
 // order added (a key's sends come from one rank, which reports them in time order; likewise its

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include "commands.h"
@@ -48,6 +49,8 @@ Status load_both(const Options& o, diff::Kind kind, diff::Loaded* a, diff::Loade
       if (!run.ok()) return run.status();
       return diff::Loaded{std::move(*run), {}};
     } catch (const std::bad_alloc&) {
+      return Status::out_of_memory();
+    } catch (const std::system_error&) {  // a decoder thread without memory for its stack
       return Status::out_of_memory();
     }
   };

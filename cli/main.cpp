@@ -1,10 +1,18 @@
 // `mpe`: the command line of mpe-tools. Errors become one message and a non-zero exit here only.
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <new>
 #include <stdexcept>
+#include <string>
+#include <system_error>
 
 #include "commands.h"
 
@@ -13,6 +21,58 @@ namespace mpe::cli {
 namespace {
 
 Status g_outcome;  // how the subcommand that ran ended
+
+// Out of memory is an answer, not a crash: when operator new fails anywhere in `mpe`, on any
+// thread (the decoders included), one line says which command on which log ran out, the memory it
+// had reached, and what to do; then `mpe` exits 1 (never std::bad_alloc, never SIGABRT). The line
+// is written before the command runs, since the handler must not allocate; it adds the peak
+// resident memory (getrusage) when it runs.
+char g_out_of_memory_line[4096];
+
+[[noreturn]] void on_out_of_memory() {
+  // Once: a second thread out of memory at the same moment waits for the first one's exit.
+  static std::atomic_flag said = ATOMIC_FLAG_INIT;
+  if (said.test_and_set())
+    for (;;) pause();
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  char line[sizeof g_out_of_memory_line + 64];
+  const int n = std::snprintf(line, sizeof line, g_out_of_memory_line,
+                              static_cast<double>(usage.ru_maxrss) / (1024.0 * 1024.0));
+  if (n > 0) (void)!write(STDERR_FILENO, line, std::min(static_cast<size_t>(n), sizeof line - 1));
+  _exit(1);
+}
+
+// Prepares the line for the command in argv: its words, and the first that names a file (the log
+// it reads: every command names its input before its output).
+void prepare_out_of_memory_line(int argc, char** argv) {
+  std::string command = "mpe", log;
+  off_t log_bytes = -1;
+  for (int i = 1; i < argc; ++i) {
+    command += std::string(" ") + argv[i];
+    struct stat st {};
+    if (log.empty() && ::stat(argv[i], &st) == 0 && S_ISREG(st.st_mode))
+      log_bytes = st.st_size, log = argv[i];
+  }
+  for (char& c : command)
+    if (c == '%') c = '_';  // the line is a format
+  std::string size;
+  if (log_bytes >= 0) {
+    char b[64];
+    std::snprintf(b, sizeof b, " (%.2f GB on disk)", static_cast<double>(log_bytes) / 1e9);
+    size = std::string(" reading ") + log + b;
+    for (char& c : size)
+      if (c == '%') c = '_';
+  }
+  // The commands that still hold the whole log can point to the one that streams it.
+  const bool streams = argc > 1 && std::strcmp(argv[1], "stat") == 0;
+  std::snprintf(
+      g_out_of_memory_line, sizeof g_out_of_memory_line,
+      "mpe: out of memory: `%s`%s could not get more memory after using %%.2f GiB; run it where "
+      "more memory is free, or raise the limit (ulimit -v)%s\n",
+      command.c_str(), size.c_str(),
+      streams || log.empty() ? "" : "; `mpe stat` summarizes a log of any length in memory for its ranks");
+}
 
 }  // namespace
 
@@ -41,6 +101,8 @@ StatusOr<LoadedLog> load_log(const std::string& path) {
 }  // namespace mpe::cli
 
 int main(int argc, char** argv) {
+  mpe::cli::prepare_out_of_memory_line(argc, argv);
+  std::set_new_handler(mpe::cli::on_out_of_memory);
   CLI::App app{"mpe-tools: see where MPI programs spend their time", "mpe"};
   app.set_version_flag("--version", std::string("mpe-tools " MPE_VERSION " (built for " MPE_MPI_NAME ")"));
   app.require_subcommand(0, 1);
@@ -62,7 +124,11 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
-  } catch (const std::exception& e) {  // not ours (out of memory, a library's): still one line
+  } catch (const std::system_error& e) {  // a thread that cannot get its stack is out of memory too
+    if (e.code() == std::errc::resource_unavailable_try_again) mpe::cli::on_out_of_memory();
+    std::fprintf(stderr, "mpe: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {  // not ours (a library's): still one line
     std::fprintf(stderr, "mpe: %s\n", e.what());
     return 1;
   }
@@ -70,6 +136,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s", app.help().c_str());
     return 1;
   }
+  if (mpe::cli::g_outcome.code() == mpe::StatusCode::kOutOfMemory) mpe::cli::on_out_of_memory();
   if (!mpe::cli::g_outcome.ok()) {
     std::fprintf(stderr, "mpe: %s\n", mpe::cli::g_outcome.to_string().c_str());
     return 1;

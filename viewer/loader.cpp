@@ -62,7 +62,14 @@ mpe::StatusOr<std::shared_ptr<TraceModel>> openTrace(const mpe::format::LogFile 
     // peak was 30 MB higher). The results go out from this thread, the wait states first.
     mpe::StatusOr<std::shared_ptr<const WaitStates>> waits = mpe::Status::out_of_memory();
     std::function<void()> layOut;
-    if (steps.waits && goOn()) layOut = [&] { waits = layOutWaits(*model, std::move(report)); };
+    if (steps.waits && goOn())
+        layOut = [&] {
+            try {
+                waits = layOutWaits(*model, std::move(report));
+            } catch (const std::bad_alloc &) {
+                waits = mpe::Status::out_of_memory();
+            }
+        };
     mpe::StatusOr<std::shared_ptr<CounterTracks>> counters = mpe::Status::out_of_memory();
     runAlongside(layOut, [&] {
         if (!steps.rebuiltQueue || !goOn()) return;

@@ -15,7 +15,10 @@
 
 #include <algorithm>
 #include <map>
+#include <new>
 #include <numeric>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <tuple>
 
@@ -407,8 +410,23 @@ std::shared_ptr<TraceModel> buildPreview(const LogFile &file)
 // get thinner than 3 px and ranks are grouped.
 constexpr int kBinsAtLoadRows = 256;
 
-mpe::StatusOr<std::shared_ptr<TraceModel>> buildModel(const LogFile &file, const BuildProgress &progress, int threads,
-    const std::vector<mpe::format::ChunkConsumer> &alsoFeed, const std::function<void()> &afterPass)
+namespace {
+
+// What upshot says when a log does not fit: its model holds every record (the streaming commands
+// need memory for the ranks only).
+mpe::Status outOfMemory(const LogFile &file)
+{
+    uint64_t records = 0;
+    for (const auto &e : file.index())
+        records += e.nrecords;
+    return mpe::Status(mpe::StatusCode::kOutOfMemory,
+        "upshot holds all " + std::to_string(records)
+            + " records of this log and could not get the memory: open it where more memory is free, or "
+              "summarize it with `mpe stat`, which needs memory for its ranks only");
+}
+
+mpe::StatusOr<std::shared_ptr<TraceModel>> buildModelInMemory(const LogFile &file, const BuildProgress &progress,
+    int threads, const std::vector<mpe::format::ChunkConsumer> &alsoFeed, const std::function<void()> &afterPass)
 {
     auto model = std::make_shared<TraceModel>(file.definitions());
     ModelBuilder builder(file, *model);
@@ -445,6 +463,24 @@ mpe::StatusOr<std::shared_ptr<TraceModel>> buildModel(const LogFile &file, const
     releaseFreedMemory(); // the build's queues and lanes
     if (progress) progress(100);
     return model;
+}
+
+} // namespace
+
+mpe::StatusOr<std::shared_ptr<TraceModel>> buildModel(const LogFile &file, const BuildProgress &progress, int threads,
+    const std::vector<mpe::format::ChunkConsumer> &alsoFeed, const std::function<void()> &afterPass)
+{
+    // Out of memory is an answer (a dialog, or one line with --export), never an abort: what was
+    // built is freed on the way out, so the message can be made.
+    try {
+        auto built = buildModelInMemory(file, progress, threads, alsoFeed, afterPass);
+        if (!built.ok() && built.status().code() == mpe::StatusCode::kOutOfMemory) return outOfMemory(file);
+        return built;
+    } catch (const std::bad_alloc &) {
+        return outOfMemory(file);
+    } catch (const std::system_error &) { // a thread without memory for its stack
+        return outOfMemory(file);
+    }
 }
 
 mpe::StatusOr<std::shared_ptr<TraceModel>> loadModel(

@@ -11,9 +11,14 @@ namespace mpe::interop::detail {
 namespace {
 
 thread_local std::string g_last_error;
+// An allocation inside OTF2 failed since the last error returned: what then fails (a writer not
+// given, a call refused) is out of memory, not a damaged archive.
+thread_local bool g_out_of_memory = false;
 
 OTF2_ErrorCode remember_error(void*, const char*, uint64_t, const char*, OTF2_ErrorCode code, const char* fmt,
                               va_list args) {
+  if (code == OTF2_ERROR_MEM_ALLOC_FAILED || code == OTF2_ERROR_MEM_FAULT || code == OTF2_ERROR_ENOMEM)
+    g_out_of_memory = true;
   char buf[512];
   std::vsnprintf(buf, sizeof buf, fmt ? fmt : "", args);
   g_last_error = buf;
@@ -60,6 +65,10 @@ void capture_otf2_errors() {
 }
 
 Status otf2_error(const std::string& what, OTF2_ErrorCode code) {
+  if (std::exchange(g_out_of_memory, false) || code == OTF2_ERROR_MEM_ALLOC_FAILED) {
+    g_last_error.clear();
+    return Status::out_of_memory();
+  }
   std::string msg = what + ": " + OTF2_Error_GetName(code);
   if (!g_last_error.empty()) msg += " (" + g_last_error + ")";
   g_last_error.clear();

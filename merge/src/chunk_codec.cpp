@@ -3,6 +3,7 @@
 
 #include <emmintrin.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include <algorithm>
 #include <cstring>
@@ -324,7 +325,13 @@ namespace {
 Status inflate(const ChunkHeader& h, const char* payload, size_t size, size_t expect, std::string* out) {
   if (h.flags & kChunkZstd) {
     out->resize(expect);
-    const size_t got = ZSTD_decompress(out->data(), out->size(), payload, size);
+    // One context per thread, kept: ZSTD_decompress would allocate and free one per chunk.
+    static thread_local ZSTD_DCtx* dctx = ZSTD_createDCtx();
+    if (!dctx) return Status::out_of_memory();
+    const size_t got = ZSTD_decompressDCtx(dctx, out->data(), out->size(), payload, size);
+    // A context that cannot get its window is out of memory, not a damaged log.
+    if (ZSTD_isError(got) && ZSTD_getErrorCode(got) == ZSTD_error_memory_allocation)
+      return Status::out_of_memory();
     if (ZSTD_isError(got) || got != expect) return corrupt("chunk payload does not decompress");
   } else {
     if (size != expect) return corrupt("stored chunk has a bad size");

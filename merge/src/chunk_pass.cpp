@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
+#include <new>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -21,7 +23,13 @@ class DecodeRing {
   // Decodes the chunks order[0], order[1], ... (order.size() of them).
   DecodeRing(const LogFile& file, const std::vector<size_t>& order, int decoders, size_t window)
       : file_(file), order_(order), slots_(window) {
-    for (int d = 0; d < decoders; ++d) threads_.emplace_back([this] { decode(); });
+    // A thread that cannot be made (no memory for its stack) leaves fewer decoders; with none the
+    // error goes up, and no thread is left running.
+    try {
+      for (int d = 0; d < decoders; ++d) threads_.emplace_back([this] { decode(); });
+    } catch (const std::system_error&) {
+      if (threads_.empty()) throw;
+    }
   }
   ~DecodeRing() {
     {
@@ -70,7 +78,13 @@ class DecodeRing {
       }
       // Slot i % window is free: the consumer released chunk i - window before next_ got here.
       Slot& s = slots_[i % slots_.size()];
-      Status status = file_.read_chunk(order_[i], &scratch, &s.records);
+      // A decoder that cannot get memory says so to the consumer instead of ending the program.
+      Status status;
+      try {
+        status = file_.read_chunk(order_[i], &scratch, &s.records);
+      } catch (const std::bad_alloc&) {
+        status = Status::out_of_memory();
+      }
       {
         std::lock_guard lock(mutex_);
         s.status = std::move(status);

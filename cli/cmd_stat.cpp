@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include "mpe/log_reader.h"
 #include "mpe/log_summary.h"
 #include "mpe/records.h"
+#include "peers.h"
 #include "rank_table.h"
 
 namespace mpe::cli {
@@ -47,6 +49,37 @@ class CallsiteStats {
                               &user_states_[{chunk.entry.rank, chunk.entry.thread}], sink);
   }
   const std::map<SiteKey, SiteStat>& stats() const { return out_; }
+
+  // Spread over processes (each saw its own ranks' chunks): all of them added up at process 0.
+  void combine(format::SummaryPeers& peers) {
+    std::string mine;
+    auto put = [&](auto v) { mine.append(reinterpret_cast<const char*>(&v), sizeof v); };
+    for (const auto& [key, s] : out_) {
+      put(key.first), put(key.second), put(s.count), put(s.time), put(s.sent), put(s.received),
+          put(s.ranks.size());
+      for (uint32_t r : s.ranks) put(r);
+    }
+    const std::vector<std::string> parts = peers.gather(mine);
+    out_.clear();
+    for (const std::string& bytes : parts) {
+      size_t at = 0;
+      auto get = [&](auto* v) {
+        std::memcpy(v, bytes.data() + at, sizeof *v);
+        at += sizeof *v;
+      };
+      while (at < bytes.size()) {
+        SiteKey key;
+        SiteStat part;
+        size_t nranks = 0;
+        get(&key.first), get(&key.second), get(&part.count), get(&part.time), get(&part.sent),
+            get(&part.received);
+        get(&nranks);
+        SiteStat& s = out_[key];
+        s.count += part.count, s.time += part.time, s.sent += part.sent, s.received += part.received;
+        for (uint32_t r = 0; nranks-- > 0;) get(&r), s.ranks.insert(r);
+      }
+    }
+  }
 
  private:
   struct Sink {
@@ -307,9 +340,18 @@ void add_stat_command(CLI::App& app) {
     auto opened = interop::OpenedLog::open(opts->file);
     if (!opened.ok()) return opened.status();
     const format::LogFile* file = &(*opened)->file();
+    // Under `mpiexec -n M` (M > 1) the pass is spread over the job; process 0 prints.
+    auto peers = launched_peers();
+    if (!peers.ok()) return peers.status();
+    format::SummaryOptions options;
+    options.peers = peers->get();
+    const bool root = !options.peers || options.peers->rank() == 0;
+    if (!root) quiet_errors();
     CallsiteStats callsites(*file);
-    auto summary = format::summarize(*file, {[&](const format::Chunk& c) { callsites.consume(c); }});
+    auto summary = format::summarize(*file, {[&](const format::Chunk& c) { callsites.consume(c); }}, options);
     if (!summary.ok()) return Status(summary.status().code(), opts->file + ": " + summary.status().message());
+    if (options.peers) callsites.combine(*options.peers);
+    if (!root) return Status();
     const StatTotals totals = tally(*file, summary.value(), callsites);
     if (opts->json)
       print_json(*file, summary.value(), totals);

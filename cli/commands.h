@@ -17,6 +17,9 @@ using Action = std::function<Status()>;
 // Makes `action` the callback of `cmd`. main() turns a failed action into one line on stderr,
 // "mpe: <code>: <message>", and exit status 1; commands never print their own errors.
 void set_action(CLI::App* cmd, Action action);
+// For the processes of a spread command other than process 0: a failure ends them with status 1
+// but without its line, which process 0 prints once.
+void quiet_errors();
 
 void add_run_command(CLI::App& app);
 void add_coverage_command(CLI::App& app);

@@ -20,7 +20,8 @@ namespace mpe::cli {
 
 namespace {
 
-Status g_outcome;  // how the subcommand that ran ended
+Status g_outcome;      // how the subcommand that ran ended
+bool g_quiet = false;  // quiet_errors()
 
 // Out of memory is an answer, not a crash: when operator new fails anywhere in `mpe`, on any
 // thread (the decoders included), one line says which command on which log ran out, the memory it
@@ -75,6 +76,8 @@ void prepare_out_of_memory_line(int argc, char** argv) {
 }
 
 }  // namespace
+
+void quiet_errors() { g_quiet = true; }
 
 void set_action(CLI::App* cmd, Action action) {
   cmd->callback([action = std::move(action)] { g_outcome = action(); });
@@ -138,6 +141,7 @@ int main(int argc, char** argv) {
   }
   if (mpe::cli::g_outcome.code() == mpe::StatusCode::kOutOfMemory) mpe::cli::on_out_of_memory();
   if (!mpe::cli::g_outcome.ok()) {
+    if (mpe::cli::g_quiet) return 1;
     std::fprintf(stderr, "mpe: %s\n", mpe::cli::g_outcome.to_string().c_str());
     return 1;
   }

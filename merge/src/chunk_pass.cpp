@@ -8,6 +8,7 @@
 #include <new>
 #include <system_error>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 
 #include "mpe/log_reader.h"
@@ -110,13 +111,14 @@ class DecodeRing {
 std::vector<size_t> chunks_by_start(const LogFile& file) {
   const std::vector<IndexEntry>& index = file.index();
   std::vector<std::pair<int64_t, size_t>> starts(index.size());
-  int64_t timeline_start = 0;
+  // The latest start so far of each timeline, whose chunks may be interleaved with others' in the
+  // index (a writer's order) but come in their logged order.
+  std::unordered_map<uint64_t, int64_t> timeline_start;
   for (size_t i = 0; i < index.size(); ++i) {
     const int64_t t = file.to_ns(index[i].rank, index[i].t_first);
-    const bool same_timeline =
-        i > 0 && index[i].rank == index[i - 1].rank && index[i].thread == index[i - 1].thread;
-    timeline_start = same_timeline ? std::max(timeline_start, t) : t;
-    starts[i] = {timeline_start, i};
+    auto [latest, first] = timeline_start.try_emplace(uint64_t{index[i].rank} << 32 | index[i].thread, t);
+    if (!first) latest->second = std::max(latest->second, t);
+    starts[i] = {latest->second, i};
   }
   std::sort(starts.begin(), starts.end());
   std::vector<size_t> order(index.size());

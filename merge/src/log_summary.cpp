@@ -2,7 +2,12 @@
 #include "mpe/log_summary.h"
 
 #include <algorithm>
+#include <cstring>
+#include <optional>
+#include <set>
+#include <string>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 
@@ -16,6 +21,62 @@ namespace {
 struct MessageEnd {
   int64_t time;
   uint64_t bytes;
+};
+
+using Constraints = std::map<std::pair<int32_t, int32_t>, int64_t>;  // (src, dst) -> tightest weight
+
+// A message end or cancel on its way to the process that owns its receiver (same binary at both
+// ends: copied as bytes).
+struct RoutedEnd {
+  enum What : uint32_t { kSend, kRecv, kCancel };
+  uint64_t gid;
+  int32_t src, dst, tag;
+  What what;
+  uint64_t seq;
+  int64_t time;
+  uint64_t bytes;
+};
+
+// Values copied in and out of the bytes the processes exchange.
+class Packer {
+ public:
+  template <class T>
+  void put(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    bytes_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  std::string& bytes() { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
+class Unpacker {
+ public:
+  explicit Unpacker(const std::string& bytes, size_t at = 0) : bytes_(bytes), at_(at) {}
+  template <class T>
+  T get() {
+    T v{};
+    if (at_ + sizeof v <= bytes_.size()) std::memcpy(&v, bytes_.data() + at_, sizeof v);
+    at_ += sizeof v;
+    return v;
+  }
+  bool more() const { return at_ < bytes_.size(); }
+
+ private:
+  const std::string& bytes_;
+  size_t at_;
+};
+
+// How a spread summary divides the work: each rank's owner, and the rounds of exchanges.
+struct SpreadPlan {
+  SummaryPeers* peers = nullptr;
+  std::vector<int> owner;        // per rank
+  std::vector<size_t> position;  // per chunk index: its place in the replay's order
+  size_t round_chunks = 1;       // chunks of the replay's order per round
+  size_t rounds = 0;
+  int owner_of(int32_t rank) const {
+    return rank >= 0 && static_cast<size_t>(rank) < owner.size() ? owner[static_cast<size_t>(rank)] : 0;
+  }
 };
 
 // The messages of one replay: paired by the one rule, counted, and, without shifts, the tightest
@@ -32,7 +93,9 @@ class MessageTally {
   void cancel(const MessageKey& key, uint64_t seq) { matcher_.cancel_latest_send(key, seq); }
   // Between chunks: `watermark` is the start of the next chunk of the replay.
   void between_chunks(int64_t watermark) {
-    if (since_settle_ < ends_per_settle_) return;
+    if (since_settle_ >= ends_per_settle_) settle_at(watermark);
+  }
+  void settle_at(int64_t watermark) {
     since_settle_ = 0;
     matcher_.settle(watermark,
                     [this](const MessageKey& k, const MessageEnd& s, const MessageEnd& r) { pair(k, s, r); });
@@ -109,8 +172,9 @@ struct RankRange {
 class SummaryPass {
  public:
   SummaryPass(const LogFile& file, const std::vector<size_t>& order, const std::vector<int64_t>* shift,
-              const SummaryOptions& options)
+              const SummaryOptions& options, const SpreadPlan* spread = nullptr)
       : file_(file),
+        spread_(spread),
         still_to_come_(starts_still_to_come(file, order)),
         messages_(shift, options),
         ranges_(file.definitions().ranks.size()) {
@@ -123,15 +187,26 @@ class SummaryPass {
     }
     out_.timelines = tl;
     user_states_.resize(tl);
+    if (spread_) outgoing_.resize(static_cast<size_t>(spread_->peers->size()));
   }
 
   void consume(const Chunk& chunk) {
+    if (spread_)  // the rounds before this chunk's are over for every process
+      while (round_ < spread_->position[chunk.index] / spread_->round_chunks) end_round();
     const IndexEntry& e = chunk.entry;
     const uint32_t tl = timeline_of_.at({e.rank, e.thread});
     Sink sink{*this, e.rank, e.thread, tl, uint64_t{chunk.index} << 32};
     interpret_records(file_, e, chunk.records, chunk.count, &user_states_[tl], sink);
-    messages_.between_chunks(still_to_come_[++consumed_]);
+    if (!spread_) messages_.between_chunks(still_to_come_[++consumed_]);
   }
+
+  // Spread: takes part in the rounds left, telling the others whether this process failed.
+  void finish_rounds(bool failed) {
+    failed_ = failed_ || failed;
+    while (spread_ && round_ < spread_->rounds) end_round();
+  }
+  // Spread: another process failed; this one stops at its next chunk.
+  bool aborted() const { return aborted_; }
 
   // The summary, once every chunk was consumed.
   LogSummary finish() {
@@ -185,9 +260,9 @@ class SummaryPass {
       p.range(rank).extend(e.time, e.time);
     }
     void message_end(bool send, const MessageKey& key, int64_t t, uint64_t bytes) {
-      p.messages_.add(send, key, chunk_seq | pos, t, bytes);
+      p.route(send ? RoutedEnd::kSend : RoutedEnd::kRecv, key, chunk_seq | pos, t, bytes);
     }
-    void cancel_send(const MessageKey& key) { p.messages_.cancel(key, chunk_seq | pos); }
+    void cancel_send(const MessageKey& key) { p.route(RoutedEnd::kCancel, key, chunk_seq | pos, 0, 0); }
     void span(int64_t t, int64_t end) {
       ++pos;
       LogSummary& o = p.out_;
@@ -202,7 +277,49 @@ class SummaryPass {
     return ranges_[rank];
   }
 
+  // Adds an end to this process's matcher, or queues it for the process that owns its receiver.
+  void route(RoutedEnd::What what, const MessageKey& key, uint64_t seq, int64_t t, uint64_t bytes) {
+    const int owner = spread_ ? spread_->owner_of(std::get<2>(key)) : 0;
+    if (!spread_ || owner == spread_->peers->rank()) return add(what, key, seq, t, bytes);
+    RoutedEnd end{
+        std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), what, seq, t, bytes};
+    outgoing_[static_cast<size_t>(owner)].append(reinterpret_cast<const char*>(&end), sizeof end);
+  }
+  void add(RoutedEnd::What what, const MessageKey& key, uint64_t seq, int64_t t, uint64_t bytes) {
+    if (what == RoutedEnd::kCancel)
+      messages_.cancel(key, seq);
+    else
+      messages_.add(what == RoutedEnd::kSend, key, seq, t, bytes);
+  }
+
+  // One round's exchange: a byte saying whether the sender failed, then its ends for the receiver;
+  // then the ends before the next round's first chunk are paired.
+  void end_round() {
+    std::vector<std::string> out(outgoing_.size());
+    for (size_t q = 0; q < out.size(); ++q) {
+      out[q].reserve(1 + outgoing_[q].size());
+      out[q].push_back(failed_ ? 1 : 0);
+      out[q] += outgoing_[q];
+      outgoing_[q].clear();
+    }
+    const std::vector<std::string> in = spread_->peers->all_to_all(out);
+    for (const std::string& from : in) {
+      if (from.empty() || from[0] != 0) aborted_ = true;
+      for (size_t at = 1; at + sizeof(RoutedEnd) <= from.size(); at += sizeof(RoutedEnd)) {
+        RoutedEnd e;
+        std::memcpy(&e, from.data() + at, sizeof e);
+        add(e.what, MessageKey{e.gid, e.src, e.dst, e.tag}, e.seq, e.time, e.bytes);
+      }
+    }
+    ++round_;
+    messages_.settle_at(still_to_come_[std::min(round_ * spread_->round_chunks, still_to_come_.size() - 1)]);
+  }
+
   const LogFile& file_;
+  const SpreadPlan* spread_;
+  std::vector<std::string> outgoing_;  // spread: ends for each process, this round
+  size_t round_ = 0;
+  bool failed_ = false, aborted_ = false;
   std::vector<int64_t> still_to_come_;  // no record of the k-th chunk handed out or later is before [k]
   size_t consumed_ = 0;
   MessageTally messages_;
@@ -214,28 +331,136 @@ class SummaryPass {
   std::vector<RmaItem> rma_;
 };
 
-// One replay of every chunk in `order`, handing the chunks to also_feed too.
-StatusOr<LogSummary> replay(const LogFile& file, const std::vector<size_t>& order,
-                            const std::vector<ChunkConsumer>& also_feed, SummaryPass* pass) {
-  std::vector<ChunkConsumer> consumers{[pass](const Chunk& c) { pass->consume(c); }};
+// What a replay adds up beyond the summary: what the causality repair and the one-sided matching
+// need once every process's part is in.
+struct Part {
+  LogSummary summary;
+  Constraints need;
+  std::vector<RankRange> ranges;  // per rank
+  std::vector<RmaItem> rma;
+};
+
+// One replay of the chunks in `order` (this process's own, when spread), handing them to also_feed
+// too. Spread, every process takes part in every round whatever happens, and all fail together.
+StatusOr<Part> replay(const LogFile& file, const std::vector<size_t>& order,
+                      const std::vector<int64_t>* shift, const std::vector<ChunkConsumer>& also_feed,
+                      const SummaryOptions& options, const SpreadPlan* spread) {
+  const std::vector<size_t> global = spread ? chunks_by_start(file) : std::vector<size_t>{};
+  SummaryPass pass(file, spread ? global : order, shift, options, spread);
+  std::vector<ChunkConsumer> consumers{[&pass](const Chunk& c) { pass.consume(c); }};
   consumers.insert(consumers.end(), also_feed.begin(), also_feed.end());
-  ChunkPassOptions options;
-  options.decoders = 0;
-  options.order = &order;
-  MPE_RETURN_IF_ERROR(run_chunk_pass(file, consumers, options));
-  return pass->finish();
+  ChunkPassOptions chunk_pass;
+  chunk_pass.decoders = 0;
+  chunk_pass.order = &order;
+  if (spread) chunk_pass.keep_going = [&pass](size_t) { return !pass.aborted(); };
+  Status status = run_chunk_pass(file, consumers, chunk_pass);
+  const bool failed_here = !status.ok() && !pass.aborted();
+  pass.finish_rounds(failed_here);
+  if (spread) {  // the first failure, for every process: its code as one byte, then its message
+    const std::string mine =
+        failed_here ? static_cast<char>(status.code()) + status.message() : std::string();
+    std::string first;
+    for (const std::string& t : spread->peers->gather(mine))
+      if (first.empty()) first = t;
+    first = spread->peers->broadcast(first);
+    if (!first.empty()) return Status(static_cast<StatusCode>(first[0]), first.substr(1));
+  }
+  MPE_RETURN_IF_ERROR(status);
+  Part part{pass.finish(), pass.constraints(), pass.ranges(), std::move(pass.rma_items())};
+  return part;
+}
+
+// A part as bytes, for process 0 (ranges only for the ranks that have any).
+std::string pack(const Part& p) {
+  Packer w;
+  const LogSummary& s = p.summary;
+  for (uint64_t v : {s.records, s.collectives, s.markers, s.user_events, s.comm_creates, s.matched,
+                     s.unmatched_sends, s.unmatched_recvs, s.backward_messages, s.message_bytes})
+    w.put(v);
+  w.put(s.t_begin), w.put(s.t_end);
+  w.put(s.states.size());
+  for (const auto& [cat, t] : s.states) w.put(cat), w.put(t);
+  w.put(s.rank_states.size());
+  for (const auto& [rank, counts] : s.rank_states) {
+    w.put(rank), w.put(counts.size());
+    for (const auto& [cat, n] : counts) w.put(cat), w.put(n);
+  }
+  w.put(p.need.size());
+  for (const auto& [ranks, weight] : p.need) w.put(ranks.first), w.put(ranks.second), w.put(weight);
+  for (uint32_t r = 0; r < p.ranges.size(); ++r)
+    if (p.ranges[r].any) w.put(r), w.put(p.ranges[r].lo), w.put(p.ranges[r].hi);
+  w.put(UINT32_MAX);
+  w.put(p.rma.size());
+  for (const RmaItem& it : p.rma) w.put(it);
+  return std::move(w.bytes());
+}
+
+// Adds a packed part into `into` (sums, earliest and latest times, the tightest constraints).
+void unpack_into(const std::string& bytes, Part* into) {
+  Unpacker r(bytes);
+  LogSummary& s = into->summary;
+  const bool had_records = s.records > 0;
+  const uint64_t records = r.get<uint64_t>();
+  s.records += records;
+  for (uint64_t* v : {&s.collectives, &s.markers, &s.user_events, &s.comm_creates, &s.matched,
+                      &s.unmatched_sends, &s.unmatched_recvs, &s.backward_messages, &s.message_bytes})
+    *v += r.get<uint64_t>();
+  const int64_t t_begin = r.get<int64_t>();
+  const int64_t t_end = r.get<int64_t>();
+  if (records > 0 && (!had_records || t_begin < s.t_begin)) s.t_begin = t_begin;
+  if (records > 0 && (!had_records || t_end > s.t_end)) s.t_end = t_end;
+  for (size_t n = r.get<size_t>(); n-- > 0;) {
+    const uint32_t cat = r.get<uint32_t>();
+    const auto t = r.get<LogSummary::StateTotal>();
+    s.states[cat].count += t.count;
+    s.states[cat].time += t.time;
+  }
+  for (size_t n = r.get<size_t>(); n-- > 0;) {
+    auto& counts = s.rank_states[r.get<uint32_t>()];
+    for (size_t k = r.get<size_t>(); k-- > 0;) {
+      const uint32_t cat = r.get<uint32_t>();
+      counts[cat] += r.get<uint64_t>();
+    }
+  }
+  for (size_t n = r.get<size_t>(); n-- > 0;) {
+    const int32_t src = r.get<int32_t>();
+    const int32_t dst = r.get<int32_t>();
+    const std::pair<int32_t, int32_t> ranks{src, dst};
+    const int64_t weight = r.get<int64_t>();
+    auto [it, fresh] = into->need.try_emplace(ranks, weight);
+    if (!fresh) it->second = std::max(it->second, weight);
+  }
+  for (uint32_t rank; (rank = r.get<uint32_t>()) != UINT32_MAX && r.more();) {
+    const int64_t lo = r.get<int64_t>();
+    const int64_t hi = r.get<int64_t>();
+    if (rank >= into->ranges.size()) into->ranges.resize(rank + 1);
+    into->ranges[rank].extend(lo, hi);
+  }
+  for (size_t n = r.get<size_t>(); n-- > 0;) into->rma.push_back(r.get<RmaItem>());
+}
+
+// The spread replay's parts, added up at process 0 (the others keep an empty part).
+StatusOr<Part> replay_everywhere(const LogFile& file, const std::vector<size_t>& order,
+                                 const std::vector<int64_t>* shift,
+                                 const std::vector<ChunkConsumer>& also_feed, const SummaryOptions& options,
+                                 const SpreadPlan* spread) {
+  auto mine = replay(file, order, shift, also_feed, options, spread);
+  if (!mine.ok() || !spread) return mine;
+  const std::vector<std::string> parts = spread->peers->gather(pack(*mine));
+  Part sum;
+  sum.summary.timelines = mine->summary.timelines;
+  sum.summary.threads = mine->summary.threads;
+  for (const std::string& bytes : parts) unpack_into(bytes, &sum);
+  return sum;
 }
 
 // load_trace()'s causality repair on a summary: the shifts, the time range of the shifted states
-// and events, and the messages still backward (counted again only when the shifts leave some).
-Status repair_causality(const LogFile& file, const std::vector<size_t>& order, const SummaryPass& pass,
-                        const SummaryOptions& options, LogSummary* out) {
-  const uint32_t nranks = file.definitions().world_size;
-  const auto need = pass.constraints();
-  std::vector<int64_t> shift = causality_shifts(need, nranks);
+// and events, and whether the messages must be counted again (when the shifts leave some backward).
+bool repair_causality(uint32_t nranks, const Part& part, LogSummary* out) {
+  std::vector<int64_t> shift = causality_shifts(part.need, nranks);
   bool any = false;
-  for (size_t r = 0; r < pass.ranges().size(); ++r) {
-    const RankRange& range = pass.ranges()[r];
+  for (size_t r = 0; r < part.ranges.size(); ++r) {
+    const RankRange& range = part.ranges[r];
     if (!range.any) continue;
     const int64_t d = r < shift.size() ? shift[r] : 0;
     const int64_t lo = saturating_add(range.lo, d), hi = saturating_add(range.hi, d);
@@ -250,17 +475,34 @@ Status repair_causality(const LogFile& file, const std::vector<size_t>& order, c
     return rank >= 0 && static_cast<size_t>(rank) < shift.size() ? shift[static_cast<size_t>(rank)] : 0;
   };
   bool all_met = true;
-  for (const auto& [ranks, w] : need)
+  for (const auto& [ranks, w] : part.need)
     if (w > shift_of(ranks.second) - shift_of(ranks.first) + 1) all_met = false;
   out->backward_messages = 0;
-  if (!all_met) {
-    SummaryPass again(file, order, &shift, options);
-    auto recount = replay(file, order, {}, &again);
-    if (!recount.ok()) return recount.status();
-    out->backward_messages = recount->backward_messages;
-  }
   out->causality_shift_ns = std::move(shift);
-  return Status();
+  return !all_met;
+}
+
+// Spread: each rank's owner, about the same number of chunks for every process, in rank order.
+SpreadPlan plan_spread(const LogFile& file, SummaryPeers* peers, const std::vector<size_t>& global) {
+  SpreadPlan plan;
+  plan.peers = peers;
+  const std::vector<IndexEntry>& index = file.index();
+  const size_t n = index.size(), m = static_cast<size_t>(peers->size());
+  // The index may interleave the ranks' chunks (a writer's order): count them per rank first.
+  std::vector<size_t> chunks_of(file.definitions().ranks.size());
+  for (const IndexEntry& e : index)
+    if (e.rank < chunks_of.size()) ++chunks_of[e.rank];
+  plan.owner.assign(chunks_of.size(), 0);
+  for (size_t r = 0, before = 0; r < chunks_of.size(); before += chunks_of[r++])
+    plan.owner[r] = static_cast<int>(std::min(m - 1, before * m / std::max<size_t>(n, 1)));
+  plan.position.resize(n);
+  for (size_t k = 0; k < global.size(); ++k) plan.position[global[k]] = k;
+  // A round per timeline's worth of chunks: about one chunk of each timeline in flight.
+  std::set<std::pair<uint32_t, uint32_t>> timelines;
+  for (const IndexEntry& e : index) timelines.emplace(e.rank, e.thread);
+  plan.round_chunks = std::max<size_t>(1, timelines.size());
+  plan.rounds = (n + plan.round_chunks - 1) / plan.round_chunks;
+  return plan;
 }
 
 // Matches the one-sided records as match_rma() does: per rank in (time, timeline, logged) order.
@@ -280,13 +522,41 @@ RmaModel match_one_sided(const LogFile& file, std::vector<RmaItem>& items,
 
 StatusOr<LogSummary> summarize(const LogFile& file, const std::vector<ChunkConsumer>& also_feed,
                                const SummaryOptions& options) {
-  const std::vector<size_t> order = chunks_by_start(file);
-  SummaryPass pass(file, order, nullptr, options);
-  auto summary = replay(file, order, also_feed, &pass);
-  if (!summary.ok()) return summary.status();
-  LogSummary out = std::move(summary).value();
-  if (out.backward_messages > 0) MPE_RETURN_IF_ERROR(repair_causality(file, order, pass, options, &out));
-  out.rma = match_one_sided(file, pass.rma_items(), out.causality_shift_ns);
+  const std::vector<size_t> global = chunks_by_start(file);
+  std::optional<SpreadPlan> spread;
+  std::vector<size_t> order = global;
+  if (options.peers && options.peers->size() > 1) {
+    spread = plan_spread(file, options.peers, global);
+    std::erase_if(order, [&](size_t i) {
+      return spread->owner_of(static_cast<int32_t>(file.index()[i].rank)) != options.peers->rank();
+    });
+  }
+  const SpreadPlan* plan = spread ? &*spread : nullptr;
+  auto part = replay_everywhere(file, order, nullptr, also_feed, options, plan);
+  if (!part.ok()) return part.status();
+  const bool root = !plan || plan->peers->rank() == 0;
+  LogSummary out = std::move(part->summary);
+  // Whether the causality repair runs, its shifts, and whether it counts again: process 0's call.
+  bool recount =
+      root && out.backward_messages > 0 && repair_causality(file.definitions().world_size, *part, &out);
+  if (plan) {
+    Packer w;
+    w.put(recount);
+    for (int64_t d : out.causality_shift_ns) w.put(d);
+    const std::string decided = plan->peers->broadcast(root ? w.bytes() : std::string());
+    Unpacker r(decided);
+    recount = r.get<bool>();
+    std::vector<int64_t> shift;
+    while (r.more()) shift.push_back(r.get<int64_t>());
+    if (!root) out.causality_shift_ns = std::move(shift);
+  }
+  if (recount) {
+    auto again = replay_everywhere(file, order, &out.causality_shift_ns, {}, options, plan);
+    if (!again.ok()) return again.status();
+    out.backward_messages = again->summary.backward_messages;
+  }
+  if (!root) return LogSummary{};
+  out.rma = match_one_sided(file, part->rma, out.causality_shift_ns);
   return out;
 }
 

@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <barrier>
 #include <cstdint>
 #include <filesystem>
 #include <random>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -121,8 +123,10 @@ std::string write_random_log(uint32_t seed, uint32_t ranks, int64_t skew) {
       ::testing::TempDir() + "summary_" + std::to_string(getpid()) + "_" + std::to_string(seed) + ".mpelog";
   LogWriter w;
   EXPECT_TRUE(w.open(path).ok());
+  std::vector<std::vector<std::string>> timeline_chunks;
   for (uint32_t r = 0; r < ranks; ++r) {
     for (uint32_t thread = 0; thread < (r % 2 == 0 ? 2u : 1u); ++thread) {
+      timeline_chunks.emplace_back();
       std::vector<Record> recs;
       uint64_t t = 1000 + pick(50);
       auto state = [&](uint16_t cat, uint64_t start, uint64_t length) {
@@ -182,10 +186,18 @@ std::string write_random_log(uint32_t seed, uint32_t ranks, int64_t skew) {
         while (at + n < recs.size() && kind_of(recs[at + n]) == RecordKind::kSendCancel) ++n;
         std::string chunk;
         encode_events(recs.data() + at, static_cast<uint32_t>(n), r, thread, 1, &chunk);
-        EXPECT_TRUE(w.add_events_chunk(chunk).ok());
+        timeline_chunks.back().push_back(std::move(chunk));
         at += n;
       }
     }
+  }
+  // Odd seeds interleave the timelines' chunks in the index, as `mpe synth` writes them; even ones
+  // keep each timeline's together, as liblog's merge does.
+  for (size_t k = 0, written = 1; written > 0; ++k) {
+    written = 0;
+    for (auto& chunks : timeline_chunks)
+      for (size_t c = seed % 2 ? k : 0; c < (seed % 2 ? std::min(k + 1, chunks.size()) : chunks.size()); ++c)
+        if (seed % 2 || k == 0) EXPECT_TRUE(w.add_events_chunk(chunks[c]).ok()), ++written;
   }
   Definitions d;
   d.world_size = ranks;
@@ -262,6 +274,74 @@ TEST(LogSummary, EqualsLoadTraceOnGoldenLogs) {
       ++logs;
     }
   EXPECT_GE(logs, 3);
+}
+
+// Processes as threads, for the spread summary: all_to_all, gather and broadcast through shared
+// mailboxes between two barriers, as MPI's collectives would do it.
+class ThreadPeers final : public SummaryPeers {
+ public:
+  struct Shared {
+    explicit Shared(int m) : size(m), box(static_cast<size_t>(m) * static_cast<size_t>(m)), barrier(m) {}
+    int size;
+    std::vector<std::string> box;  // [from * size + to]
+    std::barrier<> barrier;
+  };
+  ThreadPeers(Shared& shared, int rank) : shared_(shared), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override { return shared_.size; }
+  std::vector<std::string> all_to_all(const std::vector<std::string>& out) override {
+    const size_t m = static_cast<size_t>(shared_.size), me = static_cast<size_t>(rank_);
+    for (size_t q = 0; q < m; ++q) shared_.box[me * m + q] = out[q];
+    shared_.barrier.arrive_and_wait();
+    std::vector<std::string> in(m);
+    for (size_t q = 0; q < m; ++q) in[q] = shared_.box[q * m + me];
+    shared_.barrier.arrive_and_wait();
+    return in;
+  }
+  std::vector<std::string> gather(const std::string& mine) override {
+    std::vector<std::string> out(static_cast<size_t>(shared_.size));
+    out[0] = mine;
+    auto in = all_to_all(out);
+    if (rank_ != 0) in.clear();
+    return in;
+  }
+  std::string broadcast(const std::string& value) override {
+    std::vector<std::string> out(static_cast<size_t>(shared_.size), rank_ == 0 ? value : std::string());
+    return all_to_all(out)[0];
+  }
+
+ private:
+  Shared& shared_;
+  int rank_;
+};
+
+// Spread over 2, 3 and 5 processes (threads here), process 0's summary is load_trace()'s, and the
+// others return empty ones.
+TEST(LogSummary, SpreadOverProcessesEqualsLoadTrace) {
+  for (uint32_t seed = 1; seed <= 6; ++seed) {
+    const std::string path = write_random_log(seed, 3 + seed % 4, seed % 3 == 0 ? 0 : 400);
+    auto file = LogFile::open(path);
+    ASSERT_TRUE(file.ok());
+    auto tr = load_trace(*file);
+    ASSERT_TRUE(tr.ok());
+    for (int m : {2, 3, 5}) {
+      ThreadPeers::Shared shared(m);
+      std::vector<mpe::StatusOr<LogSummary>> got(static_cast<size_t>(m), mpe::Status());
+      std::vector<std::thread> processes;
+      for (int p = 0; p < m; ++p)
+        processes.emplace_back([&, p] {
+          ThreadPeers peers(shared, p);
+          SummaryOptions options;
+          options.peers = &peers;
+          got[static_cast<size_t>(p)] = summarize(*file, {}, options);
+        });
+      for (std::thread& t : processes) t.join();
+      for (const auto& g : got) ASSERT_TRUE(g.ok()) << g.status().to_string();
+      expect_same(from_trace(*tr), *got[0], "seed " + std::to_string(seed) + " over " + std::to_string(m));
+      EXPECT_EQ(got[1]->records, 0u);
+    }
+    std::filesystem::remove(path);
+  }
 }
 
 // The replay's matcher against MessageMatcher: random ends on two keys from three timelines (two

@@ -44,7 +44,8 @@ class LogFile {
   static StatusOr<LogFile> open(const std::string& path);
 
   const Definitions& definitions() const { return defs_; }
-  // One entry per events chunk, ordered by rank, then thread, then time.
+  // One entry per events chunk, in the writer's order: liblog's merge orders them by rank, thread
+  // and time; a writer may interleave timelines (`mpe synth`), each timeline's chunks oldest first.
   const std::vector<IndexEntry>& index() const { return index_; }
   uint64_t file_size() const { return file_size_; }  // Reads, checks and decodes chunk i of the index.
   StatusOr<std::vector<Record>> read_chunk(size_t i) const;

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "mpe/chunk_pass.h"
@@ -56,16 +57,39 @@ struct LogSummary {
   RmaModel rma;
 };
 
+// The processes a summary is spread over (`mpiexec -n M mpe stat LOG`): the few collective calls
+// it needs, given by the caller so that this library stays free of MPI (cli/summary_peers.cpp
+// gives MPI's). Every process calls each of them the same number of times, in the same order.
+class SummaryPeers {
+ public:
+  virtual ~SummaryPeers() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Sends out[p] to process p (out has size() entries); returns what each process sent here.
+  virtual std::vector<std::string> all_to_all(const std::vector<std::string>& out) = 0;
+  // Every process's `mine`, in process order, at process 0; empty elsewhere.
+  virtual std::vector<std::string> gather(const std::string& mine) = 0;
+  // Process 0's `value`, on every process.
+  virtual std::string broadcast(const std::string& value) = 0;
+};
+
 struct SummaryOptions {
   // Pair the message ends after this many were added: often enough that the ends not yet settled
   // stay small (24 MB), seldom enough that visiting their keys costs little per end. Tests make it
   // small to exercise settling on small logs.
   size_t ends_per_settle = size_t{1} << 20;
+  // Spread over these processes (null: this one alone). The log's ranks are split among them by
+  // the chunk index, each replays its own ranks' chunks, and the message ends go to the process
+  // that owns their receiver, a round of exchanges per timeline's worth of chunks; process 0 gets
+  // the summary, the same as one process makes.
+  SummaryPeers* peers = nullptr;
 };
 
 // Summarizes `file` in one time-ordered pass, handing every decoded chunk to `also_feed` too
 // (chunks by start time: a consumer sees each timeline's chunks oldest first, but timelines
-// interleaved). Errors: a chunk's (corrupt, truncated, io-error).
+// interleaved; spread over peers, each process's own chunks only). Spread, the summary is process
+// 0's; the others return an empty one. Errors: a chunk's (corrupt, truncated, io-error), on every
+// process when one of them fails.
 StatusOr<LogSummary> summarize(const LogFile& file, const std::vector<ChunkConsumer>& also_feed = {},
                                const SummaryOptions& options = {});
 

@@ -95,17 +95,19 @@ RootRole root_role(const Call& c, const CommShape& s) noexcept {
 }
 
 // Neighbourhood collectives: out-degree sends, in-degree receives, one count (or counts[i]) each.
+// A datatype is read only where the routine has it: the v and w forms' sendtype and recvtype are
+// not set, and MPI aborts on a type it does not know.
 Bytes neighbor_collective_bytes(const Call& c) noexcept {
   int in = 0, out = 0;
   degrees(c.comm, &in, &out);
-  const int64_t send_one = c.sendcount * type_size(c.sendtype);
-  const int64_t recv_one = c.recvcount * type_size(c.recvtype);
+  auto send_one = [&] { return c.sendcount * type_size(c.sendtype); };
+  auto recv_one = [&] { return c.recvcount * type_size(c.recvtype); };
   switch (c.cls) {
     case CallClass::kNeighborAllgather:
     case CallClass::kNeighborAlltoall:
-      return Bytes{out * send_one, in * recv_one};
+      return Bytes{out * send_one(), in * recv_one()};
     case CallClass::kNeighborAllgatherv:
-      return Bytes{out * send_one, sum_counts(c, c.recvcounts, c.recvtype, in)};
+      return Bytes{out * send_one(), sum_counts(c, c.recvcounts, c.recvtype, in)};
     case CallClass::kNeighborAlltoallv:
       return Bytes{sum_counts(c, c.sendcounts, c.sendtype, out), sum_counts(c, c.recvcounts, c.recvtype, in)};
     case CallClass::kNeighborAlltoallw:

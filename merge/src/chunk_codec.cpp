@@ -326,9 +326,13 @@ Status inflate(const ChunkHeader& h, const char* payload, size_t size, size_t ex
   if (h.flags & kChunkZstd) {
     out->resize(expect);
     // One context per thread, kept: ZSTD_decompress would allocate and free one per chunk.
-    static thread_local ZSTD_DCtx* dctx = ZSTD_createDCtx();
-    if (!dctx) return Status::out_of_memory();
-    const size_t got = ZSTD_decompressDCtx(dctx, out->data(), out->size(), payload, size);
+    struct Context {  // freed when its thread ends
+      ZSTD_DCtx* dctx = ZSTD_createDCtx();
+      ~Context() { ZSTD_freeDCtx(dctx); }
+    };
+    static thread_local Context context;
+    if (!context.dctx) return Status::out_of_memory();
+    const size_t got = ZSTD_decompressDCtx(context.dctx, out->data(), out->size(), payload, size);
     // A context that cannot get its window is out of memory, not a damaged log.
     if (ZSTD_isError(got) && ZSTD_getErrorCode(got) == ZSTD_error_memory_allocation)
       return Status::out_of_memory();

@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -10,6 +9,7 @@
 #include <string>
 
 #include "commands.h"
+#include "mpe/byte_codec.h"
 #include "mpe/log_reader.h"
 #include "mpe/log_summary.h"
 #include "mpe/records.h"
@@ -52,31 +52,24 @@ class CallsiteStats {
 
   // Spread over processes (each saw its own ranks' chunks): all of them added up at process 0.
   void combine(format::SummaryPeers& peers) {
-    std::string mine;
-    auto put = [&](auto v) { mine.append(reinterpret_cast<const char*>(&v), sizeof v); };
+    ByteWriter mine;
     for (const auto& [key, s] : out_) {
-      put(key.first), put(key.second), put(s.count), put(s.time), put(s.sent), put(s.received),
-          put(s.ranks.size());
-      for (uint32_t r : s.ranks) put(r);
+      mine.pod(key.first), mine.pod(key.second), mine.pod(s.count), mine.pod(s.time);
+      mine.pod(s.sent), mine.pod(s.received), mine.pod(s.ranks.size());
+      for (uint32_t r : s.ranks) mine.pod(r);
     }
-    const std::vector<std::string> parts = peers.gather(mine);
+    const std::vector<std::string> parts = peers.gather(mine.data());
     out_.clear();
     for (const std::string& bytes : parts) {
-      size_t at = 0;
-      auto get = [&](auto* v) {
-        std::memcpy(v, bytes.data() + at, sizeof *v);
-        at += sizeof *v;
-      };
-      while (at < bytes.size()) {
-        SiteKey key;
-        SiteStat part;
-        size_t nranks = 0;
-        get(&key.first), get(&key.second), get(&part.count), get(&part.time), get(&part.sent),
-            get(&part.received);
-        get(&nranks);
+      ByteReader in(bytes.data(), bytes.size());
+      while (in.left() > 0) {
+        const SiteKey key{in.pod<uint32_t>(), in.pod<uint32_t>()};
         SiteStat& s = out_[key];
-        s.count += part.count, s.time += part.time, s.sent += part.sent, s.received += part.received;
-        for (uint32_t r = 0; nranks-- > 0;) get(&r), s.ranks.insert(r);
+        s.count += in.pod<uint64_t>();
+        s.time += in.pod<int64_t>();
+        s.sent += in.pod<uint64_t>();
+        s.received += in.pod<uint64_t>();
+        for (size_t nranks = in.pod<size_t>(); nranks-- > 0;) s.ranks.insert(in.pod<uint32_t>());
       }
     }
   }

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "mpe/byte_codec.h"
 #include "mpe/log_reader.h"
 #include "mpe/message_matcher.h"
 
@@ -37,39 +38,10 @@ struct RoutedEnd {
   uint64_t bytes;
 };
 
-// Values copied in and out of the bytes the processes exchange.
-class Packer {
- public:
-  template <class T>
-  void put(const T& v) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    bytes_.append(reinterpret_cast<const char*>(&v), sizeof v);
-  }
-  std::string& bytes() { return bytes_; }
-
- private:
-  std::string bytes_;
-};
-class Unpacker {
- public:
-  explicit Unpacker(const std::string& bytes, size_t at = 0) : bytes_(bytes), at_(at) {}
-  template <class T>
-  T get() {
-    T v{};
-    if (at_ + sizeof v <= bytes_.size()) std::memcpy(&v, bytes_.data() + at_, sizeof v);
-    at_ += sizeof v;
-    return v;
-  }
-  bool more() const { return at_ < bytes_.size(); }
-
- private:
-  const std::string& bytes_;
-  size_t at_;
-};
-
 // How a spread summary divides the work: each rank's owner, and the rounds of exchanges.
 struct SpreadPlan {
   SummaryPeers* peers = nullptr;
+  std::vector<size_t> order;     // every chunk, in the replay's order (chunks_by_start)
   std::vector<int> owner;        // per rank
   std::vector<size_t> position;  // per chunk index: its place in the replay's order
   size_t round_chunks = 1;       // chunks of the replay's order per round
@@ -345,8 +317,7 @@ struct Part {
 StatusOr<Part> replay(const LogFile& file, const std::vector<size_t>& order,
                       const std::vector<int64_t>* shift, const std::vector<ChunkConsumer>& also_feed,
                       const SummaryOptions& options, const SpreadPlan* spread) {
-  const std::vector<size_t> global = spread ? chunks_by_start(file) : std::vector<size_t>{};
-  SummaryPass pass(file, spread ? global : order, shift, options, spread);
+  SummaryPass pass(file, spread ? spread->order : order, shift, options, spread);
   std::vector<ChunkConsumer> consumers{[&pass](const Chunk& c) { pass.consume(c); }};
   consumers.insert(consumers.end(), also_feed.begin(), also_feed.end());
   ChunkPassOptions chunk_pass;
@@ -372,71 +343,71 @@ StatusOr<Part> replay(const LogFile& file, const std::vector<size_t>& order,
 
 // A part as bytes, for process 0 (ranges only for the ranks that have any).
 std::string pack(const Part& p) {
-  Packer w;
+  ByteWriter w;
   const LogSummary& s = p.summary;
   for (uint64_t v : {s.records, s.collectives, s.markers, s.user_events, s.comm_creates, s.matched,
                      s.unmatched_sends, s.unmatched_recvs, s.backward_messages, s.message_bytes})
-    w.put(v);
-  w.put(s.t_begin), w.put(s.t_end);
-  w.put(s.states.size());
-  for (const auto& [cat, t] : s.states) w.put(cat), w.put(t);
-  w.put(s.rank_states.size());
+    w.pod(v);
+  w.pod(s.t_begin), w.pod(s.t_end);
+  w.pod(s.states.size());
+  for (const auto& [cat, t] : s.states) w.pod(cat), w.pod(t);
+  w.pod(s.rank_states.size());
   for (const auto& [rank, counts] : s.rank_states) {
-    w.put(rank), w.put(counts.size());
-    for (const auto& [cat, n] : counts) w.put(cat), w.put(n);
+    w.pod(rank), w.pod(counts.size());
+    for (const auto& [cat, n] : counts) w.pod(cat), w.pod(n);
   }
-  w.put(p.need.size());
-  for (const auto& [ranks, weight] : p.need) w.put(ranks.first), w.put(ranks.second), w.put(weight);
+  w.pod(p.need.size());
+  for (const auto& [ranks, weight] : p.need) w.pod(ranks.first), w.pod(ranks.second), w.pod(weight);
   for (uint32_t r = 0; r < p.ranges.size(); ++r)
-    if (p.ranges[r].any) w.put(r), w.put(p.ranges[r].lo), w.put(p.ranges[r].hi);
-  w.put(UINT32_MAX);
-  w.put(p.rma.size());
-  for (const RmaItem& it : p.rma) w.put(it);
-  return std::move(w.bytes());
+    if (p.ranges[r].any) w.pod(r), w.pod(p.ranges[r].lo), w.pod(p.ranges[r].hi);
+  w.pod(UINT32_MAX);
+  w.pod(p.rma.size());
+  for (const RmaItem& it : p.rma) w.pod(it);
+  return std::move(w.data());
 }
 
 // Adds a packed part into `into` (sums, earliest and latest times, the tightest constraints).
 void unpack_into(const std::string& bytes, Part* into) {
-  Unpacker r(bytes);
+  ByteReader r(bytes.data(), bytes.size());
   LogSummary& s = into->summary;
   const bool had_records = s.records > 0;
-  const uint64_t records = r.get<uint64_t>();
+  const uint64_t records = r.pod<uint64_t>();
   s.records += records;
   for (uint64_t* v : {&s.collectives, &s.markers, &s.user_events, &s.comm_creates, &s.matched,
                       &s.unmatched_sends, &s.unmatched_recvs, &s.backward_messages, &s.message_bytes})
-    *v += r.get<uint64_t>();
-  const int64_t t_begin = r.get<int64_t>();
-  const int64_t t_end = r.get<int64_t>();
+    *v += r.pod<uint64_t>();
+  const int64_t t_begin = r.pod<int64_t>();
+  const int64_t t_end = r.pod<int64_t>();
   if (records > 0 && (!had_records || t_begin < s.t_begin)) s.t_begin = t_begin;
   if (records > 0 && (!had_records || t_end > s.t_end)) s.t_end = t_end;
-  for (size_t n = r.get<size_t>(); n-- > 0;) {
-    const uint32_t cat = r.get<uint32_t>();
-    const auto t = r.get<LogSummary::StateTotal>();
+  for (size_t n = r.pod<size_t>(); n-- > 0;) {
+    const uint32_t cat = r.pod<uint32_t>();
+    const auto t = r.pod<LogSummary::StateTotal>();
     s.states[cat].count += t.count;
     s.states[cat].time += t.time;
   }
-  for (size_t n = r.get<size_t>(); n-- > 0;) {
-    auto& counts = s.rank_states[r.get<uint32_t>()];
-    for (size_t k = r.get<size_t>(); k-- > 0;) {
-      const uint32_t cat = r.get<uint32_t>();
-      counts[cat] += r.get<uint64_t>();
+  for (size_t n = r.pod<size_t>(); n-- > 0;) {
+    auto& counts = s.rank_states[r.pod<uint32_t>()];
+    for (size_t k = r.pod<size_t>(); k-- > 0;) {
+      const uint32_t cat = r.pod<uint32_t>();
+      counts[cat] += r.pod<uint64_t>();
     }
   }
-  for (size_t n = r.get<size_t>(); n-- > 0;) {
-    const int32_t src = r.get<int32_t>();
-    const int32_t dst = r.get<int32_t>();
+  for (size_t n = r.pod<size_t>(); n-- > 0;) {
+    const int32_t src = r.pod<int32_t>();
+    const int32_t dst = r.pod<int32_t>();
     const std::pair<int32_t, int32_t> ranks{src, dst};
-    const int64_t weight = r.get<int64_t>();
+    const int64_t weight = r.pod<int64_t>();
     auto [it, fresh] = into->need.try_emplace(ranks, weight);
     if (!fresh) it->second = std::max(it->second, weight);
   }
-  for (uint32_t rank; (rank = r.get<uint32_t>()) != UINT32_MAX && r.more();) {
-    const int64_t lo = r.get<int64_t>();
-    const int64_t hi = r.get<int64_t>();
+  for (uint32_t rank; (rank = r.pod<uint32_t>()) != UINT32_MAX && r.left() > 0;) {
+    const int64_t lo = r.pod<int64_t>();
+    const int64_t hi = r.pod<int64_t>();
     if (rank >= into->ranges.size()) into->ranges.resize(rank + 1);
     into->ranges[rank].extend(lo, hi);
   }
-  for (size_t n = r.get<size_t>(); n-- > 0;) into->rma.push_back(r.get<RmaItem>());
+  for (size_t n = r.pod<size_t>(); n-- > 0;) into->rma.push_back(r.pod<RmaItem>());
 }
 
 // The spread replay's parts, added up at process 0 (the others keep an empty part).
@@ -495,6 +466,7 @@ SpreadPlan plan_spread(const LogFile& file, SummaryPeers* peers, const std::vect
   plan.owner.assign(chunks_of.size(), 0);
   for (size_t r = 0, before = 0; r < chunks_of.size(); before += chunks_of[r++])
     plan.owner[r] = static_cast<int>(std::min(m - 1, before * m / std::max<size_t>(n, 1)));
+  plan.order = global;
   plan.position.resize(n);
   for (size_t k = 0; k < global.size(); ++k) plan.position[global[k]] = k;
   // A round per timeline's worth of chunks: about one chunk of each timeline in flight.
@@ -540,14 +512,14 @@ StatusOr<LogSummary> summarize(const LogFile& file, const std::vector<ChunkConsu
   bool recount =
       root && out.backward_messages > 0 && repair_causality(file.definitions().world_size, *part, &out);
   if (plan) {
-    Packer w;
-    w.put(recount);
-    for (int64_t d : out.causality_shift_ns) w.put(d);
-    const std::string decided = plan->peers->broadcast(root ? w.bytes() : std::string());
-    Unpacker r(decided);
-    recount = r.get<bool>();
+    ByteWriter w;
+    w.pod(recount);
+    for (int64_t d : out.causality_shift_ns) w.pod(d);
+    const std::string decided = plan->peers->broadcast(root ? w.data() : std::string());
+    ByteReader r(decided.data(), decided.size());
+    recount = r.pod<bool>();
     std::vector<int64_t> shift;
-    while (r.more()) shift.push_back(r.get<int64_t>());
+    while (r.left() > 0) shift.push_back(r.pod<int64_t>());
     if (!root) out.causality_shift_ns = std::move(shift);
   }
   if (recount) {

@@ -1,10 +1,12 @@
 // Bounds-checked little-endian serialization: the one byte encoding of the logfile's definitions,
-// the OTF2 writer's scratch tables and libumq's per-rank call sites.
+// the OTF2 writer's scratch tables, libumq's per-rank call sites and what the processes of a
+// spread `mpe stat` exchange.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace mpe {
 
@@ -20,6 +22,13 @@ class ByteWriter {
     raw(s.data(), s.size());
   }
   void raw(const void* p, size_t n) { buf_.append(static_cast<const char*>(p), n); }
+  // A value as its bytes, for what one binary writes and the same binary reads (the processes of
+  // one job): no layout to keep stable.
+  template <class T>
+  void pod(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    raw(&v, sizeof v);
+  }
   std::string& data() { return buf_; }
 
  private:
@@ -37,6 +46,14 @@ class ByteReader {
   bool f64(double* v) { return raw(v, 8); }
   bool str(std::string* s);
   bool raw(void* out, size_t n);
+  // ByteWriter::pod's value; T{} when too few bytes are left.
+  template <class T>
+  T pod() {
+    static_assert(std::is_trivially_copyable_v<T>);
+    T v{};
+    raw(&v, sizeof v);
+    return v;
+  }
   // A count of items that take at least min_item_bytes each: false when that many could not fit
   // in what is left, so a damaged count cannot ask for a huge allocation.
   bool count(uint32_t* n, size_t min_item_bytes) {

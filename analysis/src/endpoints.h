@@ -63,9 +63,10 @@ struct CollEnd {
   int32_t root;  // world rank, -1 for none
   uint32_t cat;
   CollKind kind;
-  int64_t enter;  // the call's entry; for a nonblocking collective, its post
-  Call waiting;   // where its waiting happens: the call itself, or the Wait/Test completing it
-  bool complete;  // false for a nonblocking collective whose completion the log does not give
+  int64_t enter;     // the call's entry; for a nonblocking collective, its post
+  Call waiting;      // where its waiting happens: the call itself, or the Wait/Test completing it
+  bool complete;     // false for a nonblocking collective whose completion the log does not give
+  uint32_t members;  // the communicator's size: the members of the instance
 };
 
 // What pass 1 keeps. Deques: they grow without copying, so the peak is the endpoints themselves

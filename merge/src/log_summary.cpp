@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
-#include <set>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -14,6 +13,7 @@
 #include "mpe/byte_codec.h"
 #include "mpe/log_reader.h"
 #include "mpe/message_matcher.h"
+#include "mpe/replay_spread.h"
 
 namespace mpe::format {
 
@@ -36,19 +36,6 @@ struct RoutedEnd {
   uint64_t seq;
   int64_t time;
   uint64_t bytes;
-};
-
-// How a spread summary divides the work: each rank's owner, and the rounds of exchanges.
-struct SpreadPlan {
-  SummaryPeers* peers = nullptr;
-  std::vector<size_t> order;     // every chunk, in the replay's order (chunks_by_start)
-  std::vector<int> owner;        // per rank
-  std::vector<size_t> position;  // per chunk index: its place in the replay's order
-  size_t round_chunks = 1;       // chunks of the replay's order per round
-  size_t rounds = 0;
-  int owner_of(int32_t rank) const {
-    return rank >= 0 && static_cast<size_t>(rank) < owner.size() ? owner[static_cast<size_t>(rank)] : 0;
-  }
 };
 
 // The messages of one replay: paired by the one rule, counted, and, without shifts, the tightest
@@ -164,7 +151,7 @@ class SummaryPass {
 
   void consume(const Chunk& chunk) {
     if (spread_)  // the rounds before this chunk's are over for every process
-      while (round_ < spread_->position[chunk.index] / spread_->round_chunks) end_round();
+      while (round_ < spread_->round_of(chunk.index)) end_round();
     const IndexEntry& e = chunk.entry;
     const uint32_t tl = timeline_of_.at({e.rank, e.thread});
     Sink sink{*this, e.rank, e.thread, tl, uint64_t{chunk.index} << 32};
@@ -327,15 +314,7 @@ StatusOr<Part> replay(const LogFile& file, const std::vector<size_t>& order,
   Status status = run_chunk_pass(file, consumers, chunk_pass);
   const bool failed_here = !status.ok() && !pass.aborted();
   pass.finish_rounds(failed_here);
-  if (spread) {  // the first failure, for every process: its code as one byte, then its message
-    const std::string mine =
-        failed_here ? static_cast<char>(status.code()) + status.message() : std::string();
-    std::string first;
-    for (const std::string& t : spread->peers->gather(mine))
-      if (first.empty()) first = t;
-    first = spread->peers->broadcast(first);
-    if (!first.empty()) return Status(static_cast<StatusCode>(first[0]), first.substr(1));
-  }
+  if (spread) status = agree_on_failure(*spread->peers, status, failed_here);
   MPE_RETURN_IF_ERROR(status);
   Part part{pass.finish(), pass.constraints(), pass.ranges(), std::move(pass.rma_items())};
   return part;
@@ -453,30 +432,6 @@ bool repair_causality(uint32_t nranks, const Part& part, LogSummary* out) {
   return !all_met;
 }
 
-// Spread: each rank's owner, about the same number of chunks for every process, in rank order.
-SpreadPlan plan_spread(const LogFile& file, SummaryPeers* peers, const std::vector<size_t>& global) {
-  SpreadPlan plan;
-  plan.peers = peers;
-  const std::vector<IndexEntry>& index = file.index();
-  const size_t n = index.size(), m = static_cast<size_t>(peers->size());
-  // The index may interleave the ranks' chunks (a writer's order): count them per rank first.
-  std::vector<size_t> chunks_of(file.definitions().ranks.size());
-  for (const IndexEntry& e : index)
-    if (e.rank < chunks_of.size()) ++chunks_of[e.rank];
-  plan.owner.assign(chunks_of.size(), 0);
-  for (size_t r = 0, before = 0; r < chunks_of.size(); before += chunks_of[r++])
-    plan.owner[r] = static_cast<int>(std::min(m - 1, before * m / std::max<size_t>(n, 1)));
-  plan.order = global;
-  plan.position.resize(n);
-  for (size_t k = 0; k < global.size(); ++k) plan.position[global[k]] = k;
-  // A round per timeline's worth of chunks: about one chunk of each timeline in flight.
-  std::set<std::pair<uint32_t, uint32_t>> timelines;
-  for (const IndexEntry& e : index) timelines.emplace(e.rank, e.thread);
-  plan.round_chunks = std::max<size_t>(1, timelines.size());
-  plan.rounds = (n + plan.round_chunks - 1) / plan.round_chunks;
-  return plan;
-}
-
 // Matches the one-sided records as match_rma() does: per rank in (time, timeline, logged) order.
 RmaModel match_one_sided(const LogFile& file, std::vector<RmaItem>& items,
                          const std::vector<int64_t>& shift) {
@@ -499,9 +454,7 @@ StatusOr<LogSummary> summarize(const LogFile& file, const std::vector<ChunkConsu
   std::vector<size_t> order = global;
   if (options.peers && options.peers->size() > 1) {
     spread = plan_spread(file, options.peers, global);
-    std::erase_if(order, [&](size_t i) {
-      return spread->owner_of(static_cast<int32_t>(file.index()[i].rank)) != options.peers->rank();
-    });
+    order = spread->own_chunks(file);
   }
   const SpreadPlan* plan = spread ? &*spread : nullptr;
   auto part = replay_everywhere(file, order, nullptr, also_feed, options, plan);

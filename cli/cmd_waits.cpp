@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "mpe/waits.h"
+#include "peers.h"
 #include "rank_table.h"
 
 namespace mpe::cli {
@@ -189,11 +190,18 @@ void add_waits_command(CLI::App& app) {
     auto opened = interop::OpenedLog::open(opts->file);
     if (!opened.ok()) return opened.status();
     const format::LogFile& file = opened.value()->file();
+    // Under `mpiexec -n M` (M > 1) the replay is spread over the job; process 0 prints.
+    auto peers = launched_peers();
+    if (!peers.ok()) return peers.status();
     analysis::waits::Options options;
     options.keep_instances = opts->instances;
     options.eager_limit = opts->eager_limit;
+    options.peers = peers->get();
+    const bool root = !options.peers || options.peers->rank() == 0;
+    if (!root) quiet_errors();
     const auto report = analysis::waits::analyze(file, options);
-    if (!report.ok()) return report.status();
+    if (!report.ok()) return Status(report.status().code(), opts->file + ": " + report.status().message());
+    if (!root) return Status();
     if (opts->json) {
       const std::string text = to_json(opts->file, file, report.value(), opts->instances)
                                    .dump(-1, ' ', false, Json::error_handler_t::replace) +

@@ -151,7 +151,8 @@ class TimelineScan {
   void one(const format::Record& r) {
     const format::RecordKind kind = format::kind_of(r);
     if (kind == format::RecordKind::kState && r.cat >= format::kUserCategoryBase) return;
-    if (kind == format::RecordKind::kUserEvent || kind == format::RecordKind::kMarker || kind == format::RecordKind::kCommCreate)
+    if (kind == format::RecordKind::kUserEvent || kind == format::RecordKind::kMarker ||
+        kind == format::RecordKind::kCommCreate)
       return;
     const int64_t t = g_.file.to_ns(rank_, r.time);
     switch (kind) {
@@ -166,7 +167,8 @@ class TimelineScan {
         const size_t send = store_.add_send(
             SendEnd{format::MessageKey{gid, static_cast<int32_t>(rank_), peer, s.tag}, t,
                     fn.synchronous_send || (fn.blocking_send && s.bytes > g_.options.eager_limit), false,
-                    static_cast<uint32_t>(std::min<uint64_t>(s.bytes, UINT32_MAX)), Call{t, t, 0, s.cat, thread_}},
+                    static_cast<uint32_t>(std::min<uint64_t>(s.bytes, UINT32_MAX)),
+                    Call{t, t, 0, s.cat, thread_}},
             seq_);
         attach(Need::kSend, send, t);
         return;
@@ -189,8 +191,8 @@ class TimelineScan {
         // A nonblocking receive was posted at its kRequestPost (whose serial the kRequestDone just
         // before this record gave); a blocking one at the entry of its call (see assign).
         const size_t recv =
-            store_.add_recv(RecvEnd{format::MessageKey{gid, peer, static_cast<int32_t>(rank_), v.tag}, t, kNoSend,
-                                    post.site, post.time, Call{t, t, 0, v.cat, thread_}, post.cat},
+            store_.add_recv(RecvEnd{format::MessageKey{gid, peer, static_cast<int32_t>(rank_), v.tag}, t,
+                                    kNoSend, post.site, post.time, Call{t, t, 0, v.cat, thread_}, post.cat},
                             seq_);
         attach(Need::kRecv, recv, t);
         return;
@@ -268,10 +270,11 @@ class TimelineScan {
     uint32_t& k = g_.coll_count[comm.global_id ^ (uint64_t{rank_} * 0x9E3779B97F4A7C15ull)];
     // Blocking: complete now, waiting in its own call from its entry (set in assign). A
     // nonblocking one was posted now and waits in the call its kRequestDone names.
-    const size_t coll = store_.add_coll(
-        CollEnd{comm.global_id, k++, static_cast<int32_t>(rank_), root, c.cat, fn.coll, t,
-                Call{t, t, 0, c.cat, thread_}, !fn.nonblocking_coll, static_cast<uint32_t>(comm.members.size())},
-        seq_);
+    const size_t coll =
+        store_.add_coll(CollEnd{comm.global_id, k++, static_cast<int32_t>(rank_), root, c.cat, fn.coll, t,
+                                Call{t, t, 0, c.cat, thread_}, !fn.nonblocking_coll,
+                                static_cast<uint32_t>(comm.members.size())},
+                        seq_);
     attach(Need::kColl, coll, t);
     if (fn.nonblocking_coll) last_coll_ = coll;
   }
@@ -283,7 +286,7 @@ class TimelineScan {
   uint16_t thread_;
   bool has_sites_;
   uint64_t seq_ = 0;  // the record being scanned
-  Call last_;  // the latest MPI call
+  Call last_;         // the latest MPI call
   bool have_last_ = false;
   std::vector<Pending> pending_;
   struct Post {  // a receive's posting: when, and the call that posted it

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <barrier>
 #include <cstdint>
 #include <filesystem>
 #include <random>
@@ -25,6 +24,8 @@
 #include "mpe/log_writer.h"
 #include "mpe/message_matcher.h"
 #include "mpe/records.h"
+#include "random_run.h"
+#include "thread_peers.h"
 
 using namespace mpe::format;
 
@@ -121,112 +122,66 @@ std::string write_random_log(uint32_t seed, uint32_t ranks, int64_t skew) {
   auto pick = [&](uint32_t n) { return static_cast<uint32_t>(rng() % n); };
   const std::string path =
       ::testing::TempDir() + "summary_" + std::to_string(getpid()) + "_" + std::to_string(seed) + ".mpelog";
-  LogWriter w;
-  EXPECT_TRUE(w.open(path).ok());
-  std::vector<std::vector<std::string>> timeline_chunks;
-  for (uint32_t r = 0; r < ranks; ++r) {
-    for (uint32_t thread = 0; thread < (r % 2 == 0 ? 2u : 1u); ++thread) {
-      timeline_chunks.emplace_back();
-      std::vector<Record> recs;
-      uint64_t t = 1000 + pick(50);
-      auto state = [&](uint16_t cat, uint64_t start, uint64_t length) {
-        recs.push_back(StateRecord{start, cat, 0, 0, length}.to_record());
-      };
-      if (thread == 0) {
-        state(kInit, t, 5);
-        recs.push_back(WinCreateRecord{t + 5, kWinCreate, 0, 0, 0, 64}.to_record());
-      }
-      for (int i = 0; i < 60; ++i) {
-        t += 1 + pick(40);
-        const int32_t peer = static_cast<int32_t>(pick(ranks));
-        const int32_t tag = static_cast<int32_t>(pick(2));
-        const uint32_t comm = pick(5) == 0 ? 7u : pick(2);  // 7: a communicator the rank never defined
-        switch (pick(9)) {
-          case 0:
-          case 1:
-            state(kSend, t, 3);
-            recs.push_back(SendRecord{t, kSend, peer, tag, comm, 8u + pick(100)}.to_record());
-            break;
-          case 2:
-          case 3:
-            state(kWait, t, 4);
-            recs.push_back(RecvRecord{t + 4, kWait, peer, tag, comm, 8u + pick(100)}.to_record());
-            break;
-          case 4:  // an Isend and, sometimes, its cancel
-            state(kIsend, t, 2);
-            recs.push_back(SendRecord{t, kIsend, peer, tag, comm, 16}.to_record());
-            if (pick(2))
-              recs.push_back(SendCancelRecord{t + 1 + pick(3), kWait, peer, tag, comm}.to_record());
-            break;
-          case 5:  // a user state around a nested call written before it (logged out of time order)
-            recs.push_back(UserEventRecord{t, kUserState, 0, 0}.to_record());
-            state(kBarrier, t + 2, 3);
-            recs.push_back(CollectiveRecord{t + 2, kBarrier, -1, 0, 0, 0}.to_record());
-            recs.push_back(UserEventRecord{t + 6, kUserState + 1u, 0, 0}.to_record());
-            if (pick(3) == 0) recs.push_back(UserEventRecord{t + 1, kLoneEvent, 0, 0}.to_record());
-            break;
-          case 6:  // a call whose state record comes after what it logged, ending later
-            recs.push_back(RecvRecord{t + 9, kRecv, peer, tag, comm, 4}.to_record());
-            state(kRecv, t, 9);
-            break;
-          case 7:
-            state(kPut, t, 2);
-            recs.push_back(RmaOpRecord{t, kPut, peer, 0, 32, 0}.to_record());
-            break;
-          default:
-            state(kFence, t, 2);
-            recs.push_back(RmaCompleteRecord{t + 2, kFence, -1, 0}.to_record());
-            break;
-        }
-      }
-      for (size_t at = 0; at < recs.size();) {
-        size_t n = std::min<size_t>(1 + pick(12), recs.size() - at);
-        // A cancel stays in its send's chunk (what the summary assumes of a cancel: see
-        // mpe/log_summary.h).
-        while (at + n < recs.size() && kind_of(recs[at + n]) == RecordKind::kSendCancel) ++n;
-        std::string chunk;
-        encode_events(recs.data() + at, static_cast<uint32_t>(n), r, thread, 1, &chunk);
-        timeline_chunks.back().push_back(std::move(chunk));
-        at += n;
+  auto records_of = [&](uint32_t r, uint32_t thread) {
+    std::vector<Record> recs;
+    uint64_t t = 1000 + pick(50);
+    auto state = [&](uint16_t cat, uint64_t start, uint64_t length) {
+      recs.push_back(StateRecord{start, cat, 0, 0, length}.to_record());
+    };
+    if (thread == 0) {
+      state(kInit, t, 5);
+      recs.push_back(WinCreateRecord{t + 5, kWinCreate, 0, 0, 0, 64}.to_record());
+    }
+    for (int i = 0; i < 60; ++i) {
+      t += 1 + pick(40);
+      const int32_t peer = static_cast<int32_t>(pick(ranks));
+      const int32_t tag = static_cast<int32_t>(pick(2));
+      const uint32_t comm = pick(5) == 0 ? 7u : pick(2);  // 7: a communicator the rank never defined
+      switch (pick(9)) {
+        case 0:
+        case 1:
+          state(kSend, t, 3);
+          recs.push_back(SendRecord{t, kSend, peer, tag, comm, 8u + pick(100)}.to_record());
+          break;
+        case 2:
+        case 3:
+          state(kWait, t, 4);
+          recs.push_back(RecvRecord{t + 4, kWait, peer, tag, comm, 8u + pick(100)}.to_record());
+          break;
+        case 4:  // an Isend and, sometimes, its cancel
+          state(kIsend, t, 2);
+          recs.push_back(SendRecord{t, kIsend, peer, tag, comm, 16}.to_record());
+          if (pick(2)) recs.push_back(SendCancelRecord{t + 1 + pick(3), kWait, peer, tag, comm}.to_record());
+          break;
+        case 5:  // a user state around a nested call written before it (logged out of time order)
+          recs.push_back(UserEventRecord{t, kUserState, 0, 0}.to_record());
+          state(kBarrier, t + 2, 3);
+          recs.push_back(CollectiveRecord{t + 2, kBarrier, -1, 0, 0, 0}.to_record());
+          recs.push_back(UserEventRecord{t + 6, kUserState + 1u, 0, 0}.to_record());
+          if (pick(3) == 0) recs.push_back(UserEventRecord{t + 1, kLoneEvent, 0, 0}.to_record());
+          break;
+        case 6:  // a call whose state record comes after what it logged, ending later
+          recs.push_back(RecvRecord{t + 9, kRecv, peer, tag, comm, 4}.to_record());
+          state(kRecv, t, 9);
+          break;
+        case 7:
+          state(kPut, t, 2);
+          recs.push_back(RmaOpRecord{t, kPut, peer, 0, 32, 0}.to_record());
+          break;
+        default:
+          state(kFence, t, 2);
+          recs.push_back(RmaCompleteRecord{t + 2, kFence, -1, 0}.to_record());
+          break;
       }
     }
-  }
-  // Odd seeds interleave the timelines' chunks in the index, as `mpe synth` writes them; even ones
-  // keep each timeline's together, as liblog's merge does.
-  for (size_t k = 0, written = 1; written > 0; ++k) {
-    written = 0;
-    for (auto& chunks : timeline_chunks)
-      for (size_t c = seed % 2 ? k : 0; c < (seed % 2 ? std::min(k + 1, chunks.size()) : chunks.size()); ++c)
-        if (seed % 2 || k == 0) EXPECT_TRUE(w.add_events_chunk(chunks[c]).ok()), ++written;
-  }
-  Definitions d;
-  d.world_size = ranks;
-  d.program = "summary";
-  d.clock = "monotonic";
-  d.ticks_per_second = 1e9;
-  d.categories = mpi_categories({"MPI_Init", "MPI_Send", "MPI_Isend", "MPI_Recv", "MPI_Wait", "MPI_Barrier",
-                                 "MPI_Put", "MPI_Win_fence", "MPI_Win_create"});
-  d.categories.push_back(Category{kUserState, CategoryKind::kState, kUserState + 1u, 0xC04040, "phase", {}});
-  d.categories.push_back(Category{kLoneEvent, CategoryKind::kEvent, 0, 0x40C040, "mark", {}});
-  std::vector<int32_t> world(ranks), reversed(ranks);
-  for (uint32_t r = 0; r < ranks; ++r)
-    world[r] = static_cast<int32_t>(r), reversed[r] = static_cast<int32_t>(ranks - 1 - r);
-  for (uint32_t r = 0; r < ranks; ++r) {
-    RankMeta m;
-    m.rank = r;
-    m.world_size = ranks;
-    m.host = "h";
-    m.ticks_per_second = 1e9;
-    for (uint32_t thread = 0; thread < (r % 2 == 0 ? 2u : 1u); ++thread)
-      m.threads.push_back(ThreadDef{thread, 100 + thread});
-    m.comms = {CommDef{0, 0, false, world}, CommDef{1, 1, false, reversed}};
-    if (skew > 0) {
-      m.sync.valid = 1;
-      m.sync.offset_init = static_cast<int64_t>(rng() % static_cast<uint64_t>(2 * skew)) - skew;
-    }
-    d.ranks.push_back(m);
-  }
-  EXPECT_TRUE(w.finish(d).ok());
+    return recs;
+  };
+  std::vector<Category> categories =
+      mpi_categories({"MPI_Init", "MPI_Send", "MPI_Isend", "MPI_Recv", "MPI_Wait", "MPI_Barrier", "MPI_Put",
+                      "MPI_Win_fence", "MPI_Win_create"});
+  categories.push_back(Category{kUserState, CategoryKind::kState, kUserState + 1u, 0xC04040, "phase", {}});
+  categories.push_back(Category{kLoneEvent, CategoryKind::kEvent, 0, 0x40C040, "mark", {}});
+  mpe::testing::write_random_run(path, "summary", seed, ranks, skew, rng, records_of, std::move(categories));
   return path;
 }
 
@@ -276,45 +231,6 @@ TEST(LogSummary, EqualsLoadTraceOnGoldenLogs) {
   EXPECT_GE(logs, 3);
 }
 
-// Processes as threads, for the spread summary: all_to_all, gather and broadcast through shared
-// mailboxes between two barriers, as MPI's collectives would do it.
-class ThreadPeers final : public SummaryPeers {
- public:
-  struct Shared {
-    explicit Shared(int m) : size(m), box(static_cast<size_t>(m) * static_cast<size_t>(m)), barrier(m) {}
-    int size;
-    std::vector<std::string> box;  // [from * size + to]
-    std::barrier<> barrier;
-  };
-  ThreadPeers(Shared& shared, int rank) : shared_(shared), rank_(rank) {}
-  int rank() const override { return rank_; }
-  int size() const override { return shared_.size; }
-  std::vector<std::string> all_to_all(const std::vector<std::string>& out) override {
-    const size_t m = static_cast<size_t>(shared_.size), me = static_cast<size_t>(rank_);
-    for (size_t q = 0; q < m; ++q) shared_.box[me * m + q] = out[q];
-    shared_.barrier.arrive_and_wait();
-    std::vector<std::string> in(m);
-    for (size_t q = 0; q < m; ++q) in[q] = shared_.box[q * m + me];
-    shared_.barrier.arrive_and_wait();
-    return in;
-  }
-  std::vector<std::string> gather(const std::string& mine) override {
-    std::vector<std::string> out(static_cast<size_t>(shared_.size));
-    out[0] = mine;
-    auto in = all_to_all(out);
-    if (rank_ != 0) in.clear();
-    return in;
-  }
-  std::string broadcast(const std::string& value) override {
-    std::vector<std::string> out(static_cast<size_t>(shared_.size), rank_ == 0 ? value : std::string());
-    return all_to_all(out)[0];
-  }
-
- private:
-  Shared& shared_;
-  int rank_;
-};
-
 // Spread over 2, 3 and 5 processes (threads here), process 0's summary is load_trace()'s, and the
 // others return empty ones.
 TEST(LogSummary, SpreadOverProcessesEqualsLoadTrace) {
@@ -325,12 +241,12 @@ TEST(LogSummary, SpreadOverProcessesEqualsLoadTrace) {
     auto tr = load_trace(*file);
     ASSERT_TRUE(tr.ok());
     for (int m : {2, 3, 5}) {
-      ThreadPeers::Shared shared(m);
+      mpe::testing::ThreadPeers::Shared shared(m);
       std::vector<mpe::StatusOr<LogSummary>> got(static_cast<size_t>(m), mpe::Status());
       std::vector<std::thread> processes;
       for (int p = 0; p < m; ++p)
         processes.emplace_back([&, p] {
-          ThreadPeers peers(shared, p);
+          mpe::testing::ThreadPeers peers(shared, p);
           SummaryOptions options;
           options.peers = &peers;
           got[static_cast<size_t>(p)] = summarize(*file, {}, options);

@@ -1,23 +1,36 @@
 // Wait states: who makes whom wait, from a logfile (Scalasca's patterns, plus nonblocking
 // point-to-point and collectives), for `mpe waits` and upshot's overlay.
 //
-// Design.
-//   Pass 1 streams the chunks in index order (rank, thread, time), one timeline at a time, and
-//   keeps only communication endpoints: per message end 48 bytes (matching key, the send's or
-//   receive's times, the state around it), per collective call 48 bytes. States that neither
-//   send nor receive nor take part in a collective are summed (MPI time per rank) and dropped, so
-//   memory follows the messages and collectives, not the records, and a log larger than memory
-//   whose messages fit still works.
-//   Pass 2 matches: messages per (communicator, source, destination, tag) in order, exactly as
-//   the reader does (the k-th send with the k-th receive by completion time); collectives per
-//   (communicator, k-th collective of each member), MPI's ordering rule. It repairs causality
-//   with the reader's per-rank shifts, then measures each pattern.
+// Design. Two analyses share one scan (timeline_scan.h: which MPI call each message end and
+// collective belongs to) and one measure (waits_tally.h: an instance from a matched message, a
+// receive group or a collective instance), so they agree on every instance:
+//   The replay (analyze(file), `mpe waits`) is Scalasca's forward replay: chunks in time order
+//   (chunks_by_start); an end joins the replay's matcher (mpe/message_matcher.h's
+//   ReplayMessageMatcher) once its call is known, and an end whose call never comes is final once
+//   no chunk still to come starts before it. Once no chunk still to come starts before W, the
+//   ends before W are paired: a pair gives Late Receiver at once and folds into its receive
+//   group (the receives one call completed, in logged order per timeline) for Late Sender once
+//   the group is closed and paired. A collective instance (communicator, k-th collective of each
+//   member) is measured once its comm-size members have arrived. So memory follows what is in
+//   flight (messages sent and not yet received, instances not yet complete, calls not yet
+//   closed), not the records.
+//   Spread over M processes (options.peers: `mpiexec -n M mpe waits LOG`), each replays the
+//   chunks of the timelines it owns (mpe/replay_spread.h) in rounds; at each round's end the
+//   sends go to the process that owns their receiver, and each collective member to the process
+//   that owns its instance (a hash of communicator and k), with MPI's all-to-all. Process 0 adds
+//   up the reports; every sum and list is ordered the same whoever measured it.
+//   Messages that ran backward (a receive completing before its send began) give per rank pair
+//   the tightest constraint; when they call for clock shifts (the reader's causality repair),
+//   the replay runs again on the shifted clocks: a second pass only for such logs.
+//   The in-memory analysis (analyze(file, collected)) measures what an EndpointCollector kept of
+//   every end, for upshot, which decodes the log once for its model and this overlay.
 //
 // Invariant: every waiting interval lies inside the state that waits ([start, end] within
 // [state_start, state_end]); an instance exists only when its waiting time is positive.
 //
-// Cost: one decode of every chunk (the reader's cost, ~20-50 ns per record) plus a sort of the
-// endpoints: O(records + e log e) time, O(e) memory for e endpoints. Nothing is O(ranks²): who
+// Cost: one decode of every chunk (the reader's cost, ~20-50 ns per record; twice for a log whose
+// clocks need repair), O(1) amortized per end; memory O(ends in flight), the in-memory
+// analysis's O(e) for e endpoints. Nothing is O(ranks²): who
 // made whom wait is kept per pair that waited (a hash map while measuring, a sorted list after),
 // not as a ranks × ranks matrix (10^10 cells at 100,000 ranks, of which a run fills a sliver:
 // neighbours, and the latest members of collectives).
@@ -25,7 +38,14 @@
 // Failure modes: a damaged chunk stops the analysis with the reader's error. What the log cannot
 // say is skipped, not guessed: an unmatched message end, a collective instance whose members
 // disagree on the routine, a receive whose posting time is unknown (no Late Receiver for it),
-// nonblocking collectives without completion records (logs before they were written).
+// nonblocking collectives without completion records (logs before they were written). Spread,
+// a process that fails says so at the next round's exchange and every process returns an error.
+// Where the two analyses may differ: collectives on one communicator called from two threads of a
+// rank (which MPI leaves to the program to order) are numbered in time order by the replay, in
+// logged order of each thread by the in-memory analysis. A kSendCancel (which liblog no longer
+// writes: it logs a cancelled request as a kRequestDone) logged in a later chunk than its send,
+// after that send was paired, withdraws the latest send still unpaired instead (as in
+// mpe/log_summary.h).
 #pragma once
 
 #include <array>
@@ -39,6 +59,10 @@
 #include "mpe/endpoint_collector.h"
 #include "mpe/log_reader.h"
 #include "mpe/status.h"
+
+namespace mpe::format {
+class SummaryPeers;
+}
 
 namespace mpe::analysis::waits {
 
@@ -131,6 +155,13 @@ struct Options {
   // Asked between chunks when set: false stops the analysis, which then returns kCancelled (a
   // viewer whose user opened another file).
   std::function<bool()> keep_going;
+  // The streaming analysis (analyze(file)) pairs the message ends after this many were added
+  // (mpe/log_summary.h's SummaryOptions::ends_per_settle); tests make it small.
+  size_t ends_per_settle = size_t{1} << 20;
+  // Spread the streaming analysis over these processes (`mpiexec -n M mpe waits LOG`; null: this
+  // one alone): the report is process 0's, the same as one process makes; the others get an
+  // empty one.
+  format::SummaryPeers* peers = nullptr;
 };
 
 // ns that culprit's lateness cost waiter, 0 when none: a binary search of report.blame.
@@ -138,8 +169,9 @@ int64_t blame_ns(const Report& report, uint32_t culprit, uint32_t waiter);
 // Per rank, ns its lateness cost all the others: report.blame summed by culprit (report.ranks entries).
 std::vector<int64_t> blame_by_culprit(const Report& report);
 
-// Analyzes a whole logfile, streaming it on a pass of its own. Errors: the reader's (corrupt,
-// truncated, io-error), kCancelled.
+// Analyzes a whole logfile by a replay in time order that holds only what is in flight
+// (waits_replay.cpp), spread over options.peers when given. Errors: the reader's (corrupt,
+// truncated, io-error), kCancelled; spread, on every process when one of them fails.
 StatusOr<Report> analyze(const format::LogFile& file, const Options& options = {});
 // Analyzes what an EndpointCollector collected (with its collectives) from a pass over `file`
 // that fed other consumers too (upshot's one decode); options.eager_limit and keep_going are the

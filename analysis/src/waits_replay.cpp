@@ -1,0 +1,599 @@
+// The wait states by a replay in time order, holding only what is in flight (Scalasca's forward
+// replay); the design comment is in mpe/waits.h.
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "endpoints.h"
+#include "mpe/byte_codec.h"
+#include "mpe/chunk_pass.h"
+#include "mpe/message_matcher.h"
+#include "mpe/replay_spread.h"
+#include "mpe/waits.h"
+#include "timeline_scan.h"
+#include "waits_tally.h"
+
+namespace mpe::analysis::waits {
+
+namespace {
+
+using format::MessageKey;
+using format::MessageSide;
+using Constraints = std::unordered_map<uint64_t, int64_t>;  // (src << 32 | dst) -> tightest weight
+
+constexpr size_t kNone = SIZE_MAX;
+
+// Items reused through a free list: memory follows the most in flight at once, not the run.
+template <class T>
+class Slab {
+ public:
+  size_t add(T v) {
+    if (free_.empty()) {
+      items_.push_back(std::move(v));
+      return items_.size() - 1;
+    }
+    const size_t i = free_.back();
+    free_.pop_back();
+    items_[i] = std::move(v);
+    return i;
+  }
+  T& operator[](size_t i) { return items_[i]; }
+  void remove(size_t i) {
+    items_[i].live = false;
+    free_.push_back(i);
+  }
+  // Calls f(index, item) for each item not removed.
+  template <class F>
+  void for_each(F&& f) {
+    for (size_t i = 0; i < items_.size(); ++i)
+      if (items_[i].live) f(i, items_[i]);
+  }
+
+ private:
+  std::vector<T> items_;
+  std::vector<size_t> free_;
+};
+
+// An end in the replay's matcher: a send carries itself (it may come from another process), a
+// receive its slot here (the receiver's owner replays it).
+struct PairEnd {
+  int64_t time;
+  size_t recv = kNone;
+  SendEnd send{};
+};
+
+struct SendSlot {  // a send whose call is not known yet
+  SendEnd end;
+  uint64_t seq;
+  bool cancelled = false;
+  bool live = true;
+};
+
+struct RecvSlot {  // a receive not yet both grouped with its call's others and paired
+  RecvEnd end;
+  uint64_t seq;
+  uint32_t timeline;
+  size_t group = kNone;
+  bool resolved = false, paired = false;
+  SendEnd send{};  // once paired
+  bool live = true;
+};
+
+// The receives one call completed (consecutive in logged order, same call start): the one whose
+// send began latest makes the call a Late Sender.
+struct Group {
+  int64_t call_start;
+  uint32_t pending = 0;  // grouped receives not yet paired
+  bool closed = false;   // the timeline's next receive was another call's
+  bool has_worst = false;
+  int64_t worst_start = 0;
+  uint64_t worst_seq = 0;
+  RecvEnd worst{};
+  SendEnd worst_send{};
+  bool live = true;
+};
+
+struct CollSlot {  // a collective member whose call (and completion) is not known yet
+  CollEnd end;
+  int needs;  // resolutions still to come: its call, and a nonblocking one's completion
+  bool live = true;
+};
+
+// What crosses between processes, each after a byte saying which it is (same binary at both ends).
+enum RoutedKind : uint8_t { kRoutedSend, kRoutedCancel, kRoutedColl };
+struct RoutedSend {
+  uint64_t gid;
+  int32_t src, dst, tag;
+  uint8_t waits_for_receiver;
+  uint64_t seq;
+  int64_t time;
+  Call call;
+};
+
+// One replay over this process's chunks: the Store of its timelines' scans, the matcher of the
+// ends, the receive groups and collective instances in flight, and the tally.
+class Replay {
+ public:
+  using Scan = TimelineScan<Replay>;
+  struct Timeline {
+    std::unique_ptr<Scan> scan;
+    std::deque<size_t> recvs;  // receive slots in logged order, not yet grouped
+    size_t open_group = kNone;
+    bool pending_listed = false;
+  };
+
+  Replay(const format::LogFile& file, const Options& options, const std::vector<int64_t>& shift,
+         const format::SpreadPlan* spread, Report* report)
+      : file_(file),
+        options_(options),
+        spread_(spread),
+        shift_{shift, file.definitions().world_size},
+        report_(report),
+        tally_(report, options),
+        traits_(category_traits(file)) {
+    scan_options_.eager_limit = options.eager_limit;
+    totals_.mpi_per_rank.assign(file.definitions().world_size, 0);
+    for (const format::IndexEntry& e : file.index()) timeline_of_.try_emplace({e.rank, e.thread}, 0u);
+    uint32_t n = 0;
+    for (auto& [key, number] : timeline_of_) number = n++;
+    timelines_.resize(n);
+    const std::vector<size_t> all = spread ? spread->order : format::chunks_by_start(file);
+    still_to_come_ = format::starts_still_to_come(file, all);
+    if (spread_) outgoing_.resize(static_cast<size_t>(spread_->peers->size()));
+  }
+
+  void consume(const format::Chunk& chunk) {
+    if (spread_)  // the rounds before this chunk's are over for every process
+      while (round_ < spread_->round_of(chunk.index)) end_round();
+    current_ = timeline_of_.at({chunk.entry.rank, chunk.entry.thread});
+    Timeline& t = timelines_[current_];
+    if (!t.scan) t.scan = std::make_unique<Scan>(shared_, *this, chunk.entry.rank, chunk.entry.thread);
+    totals_.records += chunk.count;
+    scan(t).feed(chunk.records, chunk.count, chunk.index);
+    if (scan(t).has_pending() && !t.pending_listed) {
+      t.pending_listed = true;
+      pending_.push_back(current_);
+    }
+    ++consumed_;
+    if (!spread_ && since_settle_ >= options_.ends_per_settle) settle_at(still_to_come_[consumed_]);
+  }
+
+  // Spread: takes part in the rounds left, telling the others whether this process failed.
+  void finish_rounds(bool failed) {
+    failed_ = failed_ || failed;
+    while (spread_ && round_ < spread_->rounds) end_round();
+  }
+  // Spread: another process failed; this one stops at its next chunk.
+  bool aborted() const { return aborted_; }
+
+  // Once every chunk was consumed (and, spread, every round was over, with no process failed):
+  // what the log leaves open is final, the rest is paired and measured.
+  void finish() {
+    for (Timeline& t : timelines_) {
+      if (t.scan) scan(t).settle_pending(INT64_MAX);
+      if (t.open_group != kNone) close_group(t.open_group);
+    }
+    colls_.for_each([&](size_t i, CollSlot& c) {  // nonblocking ones the log gives no completion for
+      route_coll(c.end);
+      colls_.remove(i);
+    });
+    if (spread_) exchange();
+    matcher_.finish([this](const MessageKey&, const PairEnd& s, const PairEnd& r) { pair(s, r); },
+                    [this](const MessageKey&, size_t sends, size_t recvs) { report_->unmatched += sends + recvs; });
+    groups_.for_each([&](size_t g, Group&) { finish_group(g); });  // those with receives never paired
+    for (auto& [key, members] : instances_) measure_instance(members);
+    instances_.clear();
+    tally_.finish();
+    report_->records = totals_.records;
+    report_->mpi_ns = totals_.mpi_ns;
+    report_->mpi_per_rank = std::move(totals_.mpi_per_rank);
+  }
+
+  const Constraints& constraints() const { return need_; }
+
+  // The Store of the timelines' scans (timeline_scan.h).
+  size_t add_send(const SendEnd& s, uint64_t seq) { return sends_.add(SendSlot{s, seq}); }
+  size_t add_recv(const RecvEnd& r, uint64_t seq) {
+    const size_t slot = recvs_.add(RecvSlot{r, seq, current_});
+    timelines_[current_].recvs.push_back(slot);
+    return slot;
+  }
+  size_t add_coll(const CollEnd& c, uint64_t) { return colls_.add(CollSlot{c, c.complete ? 1 : 2}); }
+  SendEnd& send(size_t i) { return sends_[i].end; }
+  RecvEnd& recv(size_t i) { return recvs_[i].end; }
+  CollEnd& coll(size_t i) { return colls_[i].end; }
+  void resolved(Need what, size_t i) {
+    switch (what) {
+      case Need::kSend: {
+        const SendSlot s = sends_[i];
+        sends_.remove(i);
+        if (!s.cancelled) route_send(kRoutedSend, s.end, s.seq);
+        return;
+      }
+      case Need::kRecv: {
+        RecvSlot& r = recvs_[i];
+        r.resolved = true;
+        matcher_.add(MessageSide::kRecv, r.end.key, r.seq, PairEnd{r.end.time, i});
+        ++since_settle_;
+        advance(timelines_[r.timeline]);
+        return;
+      }
+      case Need::kColl:
+      case Need::kCollDone:
+        if (--colls_[i].needs == 0) {
+          route_coll(colls_[i].end);
+          colls_.remove(i);
+        }
+        return;
+    }
+  }
+  // A cancel withdraws the latest send of its key before it (the matcher's rule). A send whose
+  // call is not known yet is not in the matcher: the latest such of the key is withdrawn here.
+  void cancel_send(const MessageKey& key, uint64_t seq) {
+    size_t latest = kNone;
+    sends_.for_each([&](size_t i, SendSlot& s) {
+      if (s.end.key == key && s.seq < seq && !s.cancelled && (latest == kNone || s.seq > sends_[latest].seq))
+        latest = i;
+    });
+    if (latest != kNone)
+      sends_[latest].cancelled = true;
+    else
+      route_send(kRoutedCancel, SendEnd{key, 0, false, false, 0, Call{}}, seq);
+  }
+
+ private:
+  Scan& scan(Timeline& t) { return *t.scan; }
+
+  // The ends before `watermark` whose call never came are final; then the matcher pairs what is
+  // settled before it.
+  void settle_at(int64_t watermark) {
+    settle_pending(watermark);
+    since_settle_ = 0;
+    matcher_.settle(watermark, [this](const MessageKey&, const PairEnd& s, const PairEnd& r) { pair(s, r); });
+  }
+  void settle_pending(int64_t watermark) {
+    size_t kept = 0;
+    for (const uint32_t id : pending_) {
+      Timeline& t = timelines_[id];
+      scan(t).settle_pending(watermark);
+      t.pending_listed = scan(t).has_pending();
+      if (t.pending_listed) pending_[kept++] = id;
+    }
+    pending_.resize(kept);
+  }
+
+  // A send (or a cancel) goes to the process that owns its receiver.
+  void route_send(RoutedKind kind, const SendEnd& s, uint64_t seq) {
+    const int32_t dst = std::get<2>(s.key);
+    const int owner = spread_ ? spread_->owner_of(dst) : 0;
+    if (!spread_ || owner == spread_->peers->rank()) return add_send_end(kind, s, seq);
+    ByteWriter& w = outgoing_[static_cast<size_t>(owner)];
+    w.pod(kind);
+    w.pod(RoutedSend{std::get<0>(s.key), std::get<1>(s.key), dst, std::get<3>(s.key),
+                     static_cast<uint8_t>(s.waits_for_receiver), seq, s.time, s.call});
+  }
+  void add_send_end(RoutedKind kind, const SendEnd& s, uint64_t seq) {
+    if (kind == kRoutedCancel) {
+      matcher_.cancel_latest_send(s.key, seq);
+      return;
+    }
+    matcher_.add(MessageSide::kSend, s.key, seq, PairEnd{s.time, kNone, s});
+    ++since_settle_;
+  }
+
+  // A collective member goes to the process that measures its instance.
+  void route_coll(const CollEnd& c) {
+    const int owner =
+        spread_ ? static_cast<int>((c.gid * 0x9E3779B97F4A7C15ull ^ c.k) % static_cast<uint64_t>(spread_->peers->size()))
+                : 0;
+    if (!spread_ || owner == spread_->peers->rank()) return add_member(c);
+    ByteWriter& w = outgoing_[static_cast<size_t>(owner)];
+    w.pod(kRoutedColl);
+    w.pod(c);
+  }
+  void add_member(const CollEnd& c) {
+    auto it = instances_.try_emplace(InstanceKey{c.gid, c.k}).first;
+    it->second.push_back(c);
+    if (it->second.size() == c.members) {
+      measure_instance(it->second);
+      instances_.erase(it);
+    }
+  }
+  void measure_instance(std::vector<CollEnd>& members) {
+    std::sort(members.begin(), members.end(), [](const CollEnd& a, const CollEnd& b) { return a.member < b.member; });
+    tally_collective(members.data(), members.data() + members.size(), shift_, tally_, *report_);
+  }
+
+  // A matched message: Late Receiver now; Late Sender once its receive's group is complete.
+  void pair(const PairEnd& send, const PairEnd& recv) {
+    RecvSlot& r = recvs_[recv.recv];
+    const SendEnd& s = send.send;
+    if (r.end.time < s.time) {  // backward: the tightest constraint per rank pair (add_causality_constraint)
+      const int64_t w = format::saturating_add(format::saturating_add(s.time, -std::max(r.end.time, INT64_MIN + 1)), 1);
+      const uint64_t ranks = uint64_t{static_cast<uint32_t>(std::get<1>(s.key))} << 32 |
+                             static_cast<uint32_t>(std::get<2>(s.key));
+      auto [it, fresh] = need_.try_emplace(ranks, w);
+      if (!fresh) it->second = std::max(it->second, w);
+    }
+    tally_late_receiver(s, r.end, shift_, tally_);
+    r.paired = true;
+    r.send = s;
+    if (r.group == kNone) return;  // grouped later, when the receives logged before it have their calls
+    const size_t g = r.group;
+    fold(groups_[g], r);
+    recvs_.remove(recv.recv);
+    if (--groups_[g].pending == 0 && groups_[g].closed) finish_group(g);
+  }
+
+  // Groups a timeline's receives in logged order, as far as their calls are known.
+  void advance(Timeline& t) {
+    while (!t.recvs.empty() && recvs_[t.recvs.front()].resolved) {
+      const size_t slot = t.recvs.front();
+      t.recvs.pop_front();
+      const int64_t start = recvs_[slot].end.call.start;
+      if (t.open_group == kNone || groups_[t.open_group].call_start != start) {
+        if (t.open_group != kNone) close_group(t.open_group);
+        t.open_group = groups_.add(Group{start});
+      }
+      RecvSlot& r = recvs_[slot];
+      Group& g = groups_[t.open_group];
+      if (r.paired) {
+        fold(g, r);
+        recvs_.remove(slot);
+      } else {
+        r.group = t.open_group;
+        ++g.pending;
+      }
+    }
+  }
+  // The latest send wins; of equal ones, the receive logged first (the in-memory analysis's rule).
+  void fold(Group& g, const RecvSlot& r) {
+    const int64_t start = r.send.call.start + shift_(std::get<1>(r.send.key));
+    if (g.has_worst && (start < g.worst_start || (start == g.worst_start && r.seq > g.worst_seq))) return;
+    g.has_worst = true;
+    g.worst_start = start;
+    g.worst_seq = r.seq;
+    g.worst = r.end;
+    g.worst_send = r.send;
+  }
+  void close_group(size_t g) {
+    groups_[g].closed = true;
+    if (groups_[g].pending == 0) finish_group(g);
+  }
+  void finish_group(size_t g) {
+    if (groups_[g].has_worst) tally_late_sender(groups_[g].worst_send, groups_[g].worst, shift_, tally_);
+    groups_.remove(g);
+  }
+
+  // One round's exchange: a byte saying whether the sender failed, then what it routed here; then
+  // the ends before the next round's first chunk are paired.
+  void end_round() {
+    ++round_;
+    const int64_t watermark = still_to_come_[std::min(round_ * spread_->round_chunks, still_to_come_.size() - 1)];
+    settle_pending(watermark);
+    exchange();
+    since_settle_ = 0;
+    matcher_.settle(watermark, [this](const MessageKey&, const PairEnd& s, const PairEnd& r) { pair(s, r); });
+  }
+  void exchange() {
+    std::vector<std::string> out(outgoing_.size());
+    for (size_t q = 0; q < out.size(); ++q) {
+      out[q].reserve(1 + outgoing_[q].data().size());
+      out[q].push_back(failed_ ? 1 : 0);
+      out[q] += outgoing_[q].data();
+      outgoing_[q].data().clear();
+    }
+    const std::vector<std::string> in = spread_->peers->all_to_all(out);
+    for (const std::string& from : in) {
+      if (from.empty() || from[0] != 0) aborted_ = true;
+      ByteReader r(from.data() + std::min<size_t>(1, from.size()), from.size() - std::min<size_t>(1, from.size()));
+      while (r.left() > 0) {
+        const auto kind = r.pod<RoutedKind>();
+        if (kind == kRoutedColl) {
+          add_member(r.pod<CollEnd>());
+          continue;
+        }
+        const auto s = r.pod<RoutedSend>();
+        add_send_end(kind, SendEnd{MessageKey{s.gid, s.src, s.dst, s.tag}, s.time, s.waits_for_receiver != 0, false, 0, s.call},
+                     s.seq);
+      }
+    }
+  }
+
+  struct InstanceKey {
+    uint64_t gid;
+    uint32_t k;
+    bool operator==(const InstanceKey&) const = default;
+  };
+  struct InstanceHash {
+    size_t operator()(const InstanceKey& key) const { return key.gid * 0x9E3779B97F4A7C15ull ^ key.k; }
+  };
+
+  const format::LogFile& file_;
+  const Options& options_;
+  const format::SpreadPlan* spread_;
+  Shifts shift_;
+  Report* report_;
+  Tally tally_;
+  const std::vector<Traits> traits_;
+  ScanOptions scan_options_;
+  ScanTotals totals_;
+  Scan::Shared shared_{file_, traits_, scan_options_, totals_, {}};
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> timeline_of_;
+  uint32_t current_ = 0;          // the timeline of the chunk being scanned
+  std::vector<uint32_t> pending_;  // timelines with ends whose call is not known yet
+  std::vector<int64_t> still_to_come_;
+  size_t consumed_ = 0, since_settle_ = 0, round_ = 0;
+  bool failed_ = false, aborted_ = false;
+  std::vector<ByteWriter> outgoing_;  // spread: what goes to each process this round
+  format::ReplayMessageMatcher<PairEnd> matcher_;
+  Slab<SendSlot> sends_;
+  Slab<RecvSlot> recvs_;
+  Slab<Group> groups_;
+  Slab<CollSlot> colls_;
+  std::unordered_map<InstanceKey, std::vector<CollEnd>, InstanceHash> instances_;
+  Constraints need_;
+  // Last, so that the scans (whose ends may still be pending after a failure) go first.
+  std::vector<Timeline> timelines_;
+};
+
+Report empty_report(const format::LogFile& file) {
+  Report report;
+  report.ranks = file.definitions().world_size;
+  for (PatternTotal& p : report.patterns) p.per_rank.assign(report.ranks, 0);
+  return report;
+}
+
+// One replay of this process's chunks (`order`). Spread, every process takes part in every round
+// whatever happens, and all fail together.
+Status replay(const format::LogFile& file, const std::vector<size_t>& order, const Options& options,
+              const std::vector<int64_t>& shift, const format::SpreadPlan* spread, Report* report,
+              Constraints* need) {
+  *report = empty_report(file);
+  Replay r(file, options, shift, spread, report);
+  format::ChunkPassOptions pass;
+  pass.decoders = 0;
+  pass.order = &order;
+  pass.what = "wait-state analysis";
+  pass.keep_going = [&](size_t) { return !r.aborted() && (!options.keep_going || options.keep_going()); };
+  Status status = format::run_chunk_pass(file, {[&r](const format::Chunk& c) { r.consume(c); }}, pass);
+  const bool failed_here = !status.ok() && !r.aborted();
+  r.finish_rounds(failed_here);
+  if (spread) status = format::agree_on_failure(*spread->peers, status, failed_here);
+  MPE_RETURN_IF_ERROR(status);
+  r.finish();
+  *need = r.constraints();
+  return Status();
+}
+
+// A report as bytes, for process 0.
+std::string pack(const Report& r, const Constraints& need) {
+  ByteWriter w;
+  w.pod(r.records), w.pod(r.unmatched), w.pod(r.mpi_ns);
+  for (int64_t ns : r.mpi_per_rank) w.pod(ns);
+  for (const PatternTotal& p : r.patterns) {
+    w.pod(p.ns), w.pod(p.instances);
+    for (int64_t ns : p.per_rank) w.pod(ns);
+    w.pod(p.per_site.size());
+    for (const auto& [site, total] : p.per_site) w.pod(site.first), w.pod(site.second), w.pod(total);
+  }
+  w.pod(r.blame.size());
+  for (const Blame& b : r.blame) w.pod(b);
+  w.pod(r.instances.size());
+  for (const Instance& in : r.instances) w.pod(in);
+  w.pod(need.size());
+  for (const auto& [ranks, weight] : need) w.pod(ranks), w.pod(weight);
+  return std::move(w.data());
+}
+
+// Adds a packed report into `into`.
+void unpack_into(const std::string& bytes, Report* into, Constraints* need) {
+  ByteReader r(bytes.data(), bytes.size());
+  into->records += r.pod<uint64_t>();
+  into->unmatched += r.pod<uint64_t>();
+  into->mpi_ns += r.pod<int64_t>();
+  into->mpi_per_rank.resize(into->ranks, 0);
+  for (int64_t& ns : into->mpi_per_rank) ns += r.pod<int64_t>();
+  for (PatternTotal& p : into->patterns) {
+    p.ns += r.pod<int64_t>();
+    p.instances += r.pod<uint64_t>();
+    for (int64_t& ns : p.per_rank) ns += r.pod<int64_t>();
+    for (size_t n = r.pod<size_t>(); n-- > 0;) {
+      const uint32_t site = r.pod<uint32_t>();
+      const uint32_t cat = r.pod<uint32_t>();
+      const auto total = r.pod<SiteTotal>();
+      SiteTotal& t = p.per_site[{site, cat}];
+      t.ns += total.ns;
+      t.instances += total.instances;
+    }
+  }
+  std::vector<Blame> blame(r.pod<size_t>());
+  for (Blame& b : blame) b = r.pod<Blame>();
+  std::vector<Blame> merged;
+  merged.reserve(into->blame.size() + blame.size());
+  std::merge(into->blame.begin(), into->blame.end(), blame.begin(), blame.end(), std::back_inserter(merged), by_pair);
+  into->blame.clear();
+  for (const Blame& b : merged)  // a pair measured on two processes: its two sums added
+    if (!into->blame.empty() && into->blame.back().culprit == b.culprit && into->blame.back().waiter == b.waiter)
+      into->blame.back().ns += b.ns;
+    else
+      into->blame.push_back(b);
+  for (size_t n = r.pod<size_t>(); n-- > 0;) into->instances.push_back(r.pod<Instance>());
+  for (size_t n = r.pod<size_t>(); n-- > 0;) {
+    const auto ranks = r.pod<uint64_t>();
+    const auto weight = r.pod<int64_t>();
+    auto [it, fresh] = need->try_emplace(ranks, weight);
+    if (!fresh) it->second = std::max(it->second, weight);
+  }
+}
+
+// The spread replay's reports and constraints, added up at process 0 (the others keep empty ones).
+Status replay_everywhere(const format::LogFile& file, const std::vector<size_t>& order, const Options& options,
+                         const std::vector<int64_t>& shift, const format::SpreadPlan* spread, Report* report,
+                         Constraints* need) {
+  MPE_RETURN_IF_ERROR(replay(file, order, options, shift, spread, report, need));
+  if (!spread) return Status();
+  const std::vector<std::string> parts = spread->peers->gather(pack(*report, *need));
+  *report = empty_report(file);
+  need->clear();
+  for (const std::string& bytes : parts) unpack_into(bytes, report, need);
+  return Status();
+}
+
+// The reader's per-rank causality shifts from the backward messages' constraints (endpoints.h's
+// causality_shifts): all 0 without any.
+std::vector<int64_t> shifts_for(const Constraints& need, uint32_t nranks) {
+  std::map<std::pair<int32_t, int32_t>, int64_t> ordered;
+  for (const auto& [ranks, w] : need)
+    ordered.emplace(std::pair<int32_t, int32_t>{static_cast<int32_t>(ranks >> 32), static_cast<int32_t>(ranks)}, w);
+  std::vector<int64_t> shift = ordered.empty() ? std::vector<int64_t>(nranks, 0) : format::causality_shifts(ordered, nranks);
+  shift.resize(nranks, 0);
+  return shift;
+}
+
+}  // namespace
+
+StatusOr<Report> analyze(const format::LogFile& file, const Options& options) {
+  const uint32_t nranks = file.definitions().world_size;
+  const std::vector<size_t> global = format::chunks_by_start(file);
+  std::optional<format::SpreadPlan> plan;
+  std::vector<size_t> order = global;
+  if (options.peers && options.peers->size() > 1) {
+    plan = format::plan_spread(file, options.peers, global);
+    order = plan->own_chunks(file);
+  }
+  const format::SpreadPlan* spread = plan ? &*plan : nullptr;
+  const bool root = !spread || spread->peers->rank() == 0;
+  Report report;
+  Constraints need;
+  std::vector<int64_t> shift(nranks, 0);
+  MPE_RETURN_IF_ERROR(replay_everywhere(file, order, options, shift, spread, &report, &need));
+  // Messages that ran backward: the reader's shifts, process 0's, for every process; then the
+  // patterns are measured again on the shifted clocks.
+  bool again = false;
+  if (root) {
+    shift = shifts_for(need, nranks);
+    again = std::any_of(shift.begin(), shift.end(), [](int64_t d) { return d != 0; });
+  }
+  if (spread) {
+    ByteWriter w;
+    w.pod(again);
+    for (int64_t d : shift) w.pod(d);
+    const std::string decided = spread->peers->broadcast(root ? w.data() : std::string());
+    ByteReader r(decided.data(), decided.size());
+    again = r.pod<bool>();
+    for (int64_t& d : shift) d = r.pod<int64_t>();
+  }
+  if (again) MPE_RETURN_IF_ERROR(replay_everywhere(file, order, options, shift, spread, &report, &need));
+  if (!root) return empty_report(file);
+  std::sort(report.instances.begin(), report.instances.end(), in_report_order);
+  return report;
+}
+
+}  // namespace mpe::analysis::waits

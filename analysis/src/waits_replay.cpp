@@ -60,18 +60,19 @@ class Slab {
   std::vector<size_t> free_;
 };
 
-// An end in the replay's matcher: a send carries itself (it may come from another process), a
-// receive its slot here (the receiver's owner replays it).
+// An end in the replay's matcher: its time and its slot (a SendSlot or a RecvSlot here). Small,
+// because the matcher holds every end in flight.
 struct PairEnd {
   int64_t time;
-  size_t recv = kNone;
-  SendEnd send{};
+  uint32_t slot;
 };
+constexpr uint32_t kNoSlot = UINT32_MAX;
 
-struct SendSlot {  // a send whose call is not known yet
+struct SendSlot {  // a send: its call not known yet, or in the matcher, or paired with a receive in flight
   SendEnd end;
   uint64_t seq;
-  bool cancelled = false;
+  bool resolved = false;   // its call is known (and, owned here, it is in the matcher)
+  bool cancelled = false;  // withdrawn before its call was known
   bool live = true;
 };
 
@@ -79,23 +80,21 @@ struct RecvSlot {  // a receive not yet both grouped with its call's others and 
   RecvEnd end;
   uint64_t seq;
   uint32_t timeline;
-  size_t group = kNone;
-  bool resolved = false, paired = false;
-  SendEnd send{};  // once paired
+  uint32_t group = kNoSlot;
+  uint32_t send = kNoSlot;  // once paired
+  bool resolved = false;
   bool live = true;
 };
 
 // The receives one call completed (consecutive in logged order, same call start): the one whose
-// send began latest makes the call a Late Sender.
+// send began latest (kept in its slots) makes the call a Late Sender.
 struct Group {
   int64_t call_start;
-  uint32_t pending = 0;  // grouped receives not yet paired
-  bool closed = false;   // the timeline's next receive was another call's
-  bool has_worst = false;
   int64_t worst_start = 0;
   uint64_t worst_seq = 0;
-  RecvEnd worst{};
-  SendEnd worst_send{};
+  uint32_t worst = kNoSlot;  // the receive's slot
+  uint32_t pending = 0;      // grouped receives not yet paired
+  bool closed = false;       // the timeline's next receive was another call's
   bool live = true;
 };
 
@@ -123,8 +122,8 @@ class Replay {
   using Scan = TimelineScan<Replay>;
   struct Timeline {
     std::unique_ptr<Scan> scan;
-    std::deque<size_t> recvs;  // receive slots in logged order, not yet grouped
-    size_t open_group = kNone;
+    std::deque<uint32_t> recvs;  // receive slots in logged order, not yet grouped
+    uint32_t open_group = kNoSlot;
     bool pending_listed = false;
   };
 
@@ -177,16 +176,19 @@ class Replay {
   void finish() {
     for (Timeline& t : timelines_) {
       if (t.scan) scan(t).settle_pending(INT64_MAX);
-      if (t.open_group != kNone) close_group(t.open_group);
+      if (t.open_group != kNoSlot) close_group(t.open_group);
     }
     colls_.for_each([&](size_t i, CollSlot& c) {  // nonblocking ones the log gives no completion for
       route_coll(c.end);
       colls_.remove(i);
     });
     if (spread_) exchange();
-    matcher_.finish([this](const MessageKey&, const PairEnd& s, const PairEnd& r) { pair(s, r); },
-                    [this](const MessageKey&, size_t sends, size_t recvs) { report_->unmatched += sends + recvs; });
-    groups_.for_each([&](size_t g, Group&) { finish_group(g); });  // those with receives never paired
+    matcher_.finish(
+        [this](const MessageKey&, const PairEnd& s, const PairEnd& r) { pair(s, r); },
+        [this](const MessageKey&, size_t sends, size_t recvs) { report_->unmatched += sends + recvs; });
+    groups_.for_each([&](size_t g, Group&) {
+      finish_group(static_cast<uint32_t>(g));
+    });  // those with receives never paired
     for (auto& [key, members] : instances_) measure_instance(members);
     instances_.clear();
     tally_.finish();
@@ -201,7 +203,7 @@ class Replay {
   size_t add_send(const SendEnd& s, uint64_t seq) { return sends_.add(SendSlot{s, seq}); }
   size_t add_recv(const RecvEnd& r, uint64_t seq) {
     const size_t slot = recvs_.add(RecvSlot{r, seq, current_});
-    timelines_[current_].recvs.push_back(slot);
+    timelines_[current_].recvs.push_back(static_cast<uint32_t>(slot));
     return slot;
   }
   size_t add_coll(const CollEnd& c, uint64_t) { return colls_.add(CollSlot{c, c.complete ? 1 : 2}); }
@@ -210,16 +212,17 @@ class Replay {
   CollEnd& coll(size_t i) { return colls_[i].end; }
   void resolved(Need what, size_t i) {
     switch (what) {
-      case Need::kSend: {
-        const SendSlot s = sends_[i];
-        sends_.remove(i);
-        if (!s.cancelled) route_send(kRoutedSend, s.end, s.seq);
+      case Need::kSend:
+        sends_[i].resolved = true;
+        if (sends_[i].cancelled)
+          sends_.remove(i);
+        else
+          route_send(static_cast<uint32_t>(i));
         return;
-      }
       case Need::kRecv: {
         RecvSlot& r = recvs_[i];
         r.resolved = true;
-        matcher_.add(MessageSide::kRecv, r.end.key, r.seq, PairEnd{r.end.time, i});
+        matcher_.add(MessageSide::kRecv, r.end.key, r.seq, PairEnd{r.end.time, static_cast<uint32_t>(i)});
         ++since_settle_;
         advance(timelines_[r.timeline]);
         return;
@@ -234,17 +237,19 @@ class Replay {
     }
   }
   // A cancel withdraws the latest send of its key before it (the matcher's rule). A send whose
-  // call is not known yet is not in the matcher: the latest such of the key is withdrawn here.
+  // call is not known yet is not in the matcher: the latest such of the key is withdrawn here (a
+  // search of the sends in flight; cancels are rare, and no current writer logs them).
   void cancel_send(const MessageKey& key, uint64_t seq) {
     size_t latest = kNone;
     sends_.for_each([&](size_t i, SendSlot& s) {
-      if (s.end.key == key && s.seq < seq && !s.cancelled && (latest == kNone || s.seq > sends_[latest].seq))
+      if (!s.resolved && s.end.key == key && s.seq < seq && !s.cancelled &&
+          (latest == kNone || s.seq > sends_[latest].seq))
         latest = i;
     });
     if (latest != kNone)
       sends_[latest].cancelled = true;
     else
-      route_send(kRoutedCancel, SendEnd{key, 0, false, false, 0, Call{}}, seq);
+      route_cancel(key, seq);
   }
 
  private:
@@ -269,29 +274,41 @@ class Replay {
   }
 
   // A send (or a cancel) goes to the process that owns its receiver.
-  void route_send(RoutedKind kind, const SendEnd& s, uint64_t seq) {
-    const int32_t dst = std::get<2>(s.key);
-    const int owner = spread_ ? spread_->owner_of(dst) : 0;
-    if (!spread_ || owner == spread_->peers->rank()) return add_send_end(kind, s, seq);
-    ByteWriter& w = outgoing_[static_cast<size_t>(owner)];
-    w.pod(kind);
-    w.pod(RoutedSend{std::get<0>(s.key), std::get<1>(s.key), dst, std::get<3>(s.key),
-                     static_cast<uint8_t>(s.waits_for_receiver), seq, s.time, s.call});
+  ByteWriter* outgoing_to_receiver(const MessageKey& key) {
+    const int owner = spread_ ? spread_->owner_of(std::get<2>(key)) : 0;
+    return !spread_ || owner == spread_->peers->rank() ? nullptr : &outgoing_[static_cast<size_t>(owner)];
   }
-  void add_send_end(RoutedKind kind, const SendEnd& s, uint64_t seq) {
-    if (kind == kRoutedCancel) {
-      matcher_.cancel_latest_send(s.key, seq);
-      return;
-    }
-    matcher_.add(MessageSide::kSend, s.key, seq, PairEnd{s.time, kNone, s});
+  void route_send(uint32_t slot) {
+    const SendSlot& s = sends_[slot];
+    ByteWriter* w = outgoing_to_receiver(s.end.key);
+    if (!w) return match_send(slot);
+    const MessageKey& key = s.end.key;
+    w->pod(kRoutedSend);
+    w->pod(RoutedSend{std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key),
+                      static_cast<uint8_t>(s.end.waits_for_receiver), s.seq, s.end.time, s.end.call});
+    sends_.remove(slot);
+  }
+  void route_cancel(const MessageKey& key, uint64_t seq) {
+    ByteWriter* w = outgoing_to_receiver(key);
+    if (!w) return cancel_matched(key, seq);
+    w->pod(kRoutedCancel);
+    w->pod(RoutedSend{std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), 0, seq, 0,
+                      Call{}});
+  }
+  void match_send(uint32_t slot) {
+    const SendSlot& s = sends_[slot];
+    matcher_.add(MessageSide::kSend, s.end.key, s.seq, PairEnd{s.end.time, slot});
     ++since_settle_;
+  }
+  void cancel_matched(const MessageKey& key, uint64_t seq) {
+    if (const auto withdrawn = matcher_.cancel_latest_send(key, seq)) sends_.remove(withdrawn->slot);
   }
 
   // A collective member goes to the process that measures its instance.
   void route_coll(const CollEnd& c) {
-    const int owner =
-        spread_ ? static_cast<int>((c.gid * 0x9E3779B97F4A7C15ull ^ c.k) % static_cast<uint64_t>(spread_->peers->size()))
-                : 0;
+    const int owner = spread_ ? static_cast<int>((c.gid * 0x9E3779B97F4A7C15ull ^ c.k) %
+                                                 static_cast<uint64_t>(spread_->peers->size()))
+                              : 0;
     if (!spread_ || owner == spread_->peers->rank()) return add_member(c);
     ByteWriter& w = outgoing_[static_cast<size_t>(owner)];
     w.pod(kRoutedColl);
@@ -306,68 +323,78 @@ class Replay {
     }
   }
   void measure_instance(std::vector<CollEnd>& members) {
-    std::sort(members.begin(), members.end(), [](const CollEnd& a, const CollEnd& b) { return a.member < b.member; });
+    std::sort(members.begin(), members.end(),
+              [](const CollEnd& a, const CollEnd& b) { return a.member < b.member; });
     tally_collective(members.data(), members.data() + members.size(), shift_, tally_, *report_);
   }
 
   // A matched message: Late Receiver now; Late Sender once its receive's group is complete.
   void pair(const PairEnd& send, const PairEnd& recv) {
-    RecvSlot& r = recvs_[recv.recv];
-    const SendEnd& s = send.send;
+    RecvSlot& r = recvs_[recv.slot];
+    const SendEnd& s = sends_[send.slot].end;
     if (r.end.time < s.time) {  // backward: the tightest constraint per rank pair (add_causality_constraint)
-      const int64_t w = format::saturating_add(format::saturating_add(s.time, -std::max(r.end.time, INT64_MIN + 1)), 1);
+      const int64_t w =
+          format::saturating_add(format::saturating_add(s.time, -std::max(r.end.time, INT64_MIN + 1)), 1);
       const uint64_t ranks = uint64_t{static_cast<uint32_t>(std::get<1>(s.key))} << 32 |
                              static_cast<uint32_t>(std::get<2>(s.key));
       auto [it, fresh] = need_.try_emplace(ranks, w);
       if (!fresh) it->second = std::max(it->second, w);
     }
     tally_late_receiver(s, r.end, shift_, tally_);
-    r.paired = true;
-    r.send = s;
-    if (r.group == kNone) return;  // grouped later, when the receives logged before it have their calls
-    const size_t g = r.group;
-    fold(groups_[g], r);
-    recvs_.remove(recv.recv);
+    r.send = send.slot;
+    if (r.group == kNoSlot) return;  // grouped later, when the receives logged before it have their calls
+    const uint32_t g = r.group;
+    fold(g, recv.slot);
     if (--groups_[g].pending == 0 && groups_[g].closed) finish_group(g);
   }
 
   // Groups a timeline's receives in logged order, as far as their calls are known.
   void advance(Timeline& t) {
     while (!t.recvs.empty() && recvs_[t.recvs.front()].resolved) {
-      const size_t slot = t.recvs.front();
+      const uint32_t slot = t.recvs.front();
       t.recvs.pop_front();
       const int64_t start = recvs_[slot].end.call.start;
-      if (t.open_group == kNone || groups_[t.open_group].call_start != start) {
-        if (t.open_group != kNone) close_group(t.open_group);
-        t.open_group = groups_.add(Group{start});
+      if (t.open_group == kNoSlot || groups_[t.open_group].call_start != start) {
+        if (t.open_group != kNoSlot) close_group(t.open_group);
+        t.open_group = static_cast<uint32_t>(groups_.add(Group{start}));
       }
-      RecvSlot& r = recvs_[slot];
-      Group& g = groups_[t.open_group];
-      if (r.paired) {
-        fold(g, r);
-        recvs_.remove(slot);
+      if (recvs_[slot].send != kNoSlot) {
+        fold(t.open_group, slot);
       } else {
-        r.group = t.open_group;
-        ++g.pending;
+        recvs_[slot].group = t.open_group;
+        ++groups_[t.open_group].pending;
       }
     }
   }
-  // The latest send wins; of equal ones, the receive logged first (the in-memory analysis's rule).
-  void fold(Group& g, const RecvSlot& r) {
-    const int64_t start = r.send.call.start + shift_(std::get<1>(r.send.key));
-    if (g.has_worst && (start < g.worst_start || (start == g.worst_start && r.seq > g.worst_seq))) return;
-    g.has_worst = true;
-    g.worst_start = start;
-    g.worst_seq = r.seq;
-    g.worst = r.end;
-    g.worst_send = r.send;
+  // Takes a paired receive into group g: the latest send wins; of equal ones, the receive logged
+  // first (the in-memory analysis's rule). The loser's slots are freed.
+  void fold(uint32_t g, uint32_t recv) {
+    Group& group = groups_[g];
+    const RecvSlot& r = recvs_[recv];
+    const SendEnd& s = sends_[r.send].end;
+    const int64_t start = s.call.start + shift_(std::get<1>(s.key));
+    if (group.worst != kNoSlot &&
+        (start < group.worst_start || (start == group.worst_start && r.seq > group.worst_seq)))
+      return release(recv);
+    if (group.worst != kNoSlot) release(group.worst);
+    group.worst = recv;
+    group.worst_start = start;
+    group.worst_seq = r.seq;
   }
-  void close_group(size_t g) {
+  void release(uint32_t recv) {
+    sends_.remove(recvs_[recv].send);
+    recvs_.remove(recv);
+  }
+  void close_group(uint32_t g) {
     groups_[g].closed = true;
     if (groups_[g].pending == 0) finish_group(g);
   }
-  void finish_group(size_t g) {
-    if (groups_[g].has_worst) tally_late_sender(groups_[g].worst_send, groups_[g].worst, shift_, tally_);
+  void finish_group(uint32_t g) {
+    const uint32_t worst = groups_[g].worst;
+    if (worst != kNoSlot) {
+      tally_late_sender(sends_[recvs_[worst].send].end, recvs_[worst].end, shift_, tally_);
+      release(worst);
+    }
     groups_.remove(g);
   }
 
@@ -375,7 +402,8 @@ class Replay {
   // the ends before the next round's first chunk are paired.
   void end_round() {
     ++round_;
-    const int64_t watermark = still_to_come_[std::min(round_ * spread_->round_chunks, still_to_come_.size() - 1)];
+    const int64_t watermark =
+        still_to_come_[std::min(round_ * spread_->round_chunks, still_to_come_.size() - 1)];
     settle_pending(watermark);
     exchange();
     since_settle_ = 0;
@@ -392,7 +420,8 @@ class Replay {
     const std::vector<std::string> in = spread_->peers->all_to_all(out);
     for (const std::string& from : in) {
       if (from.empty() || from[0] != 0) aborted_ = true;
-      ByteReader r(from.data() + std::min<size_t>(1, from.size()), from.size() - std::min<size_t>(1, from.size()));
+      ByteReader r(from.data() + std::min<size_t>(1, from.size()),
+                   from.size() - std::min<size_t>(1, from.size()));
       while (r.left() > 0) {
         const auto kind = r.pod<RoutedKind>();
         if (kind == kRoutedColl) {
@@ -400,8 +429,14 @@ class Replay {
           continue;
         }
         const auto s = r.pod<RoutedSend>();
-        add_send_end(kind, SendEnd{MessageKey{s.gid, s.src, s.dst, s.tag}, s.time, s.waits_for_receiver != 0, false, 0, s.call},
-                     s.seq);
+        const MessageKey key{s.gid, s.src, s.dst, s.tag};
+        if (kind == kRoutedCancel) {
+          cancel_matched(key, s.seq);
+          continue;
+        }
+        SendSlot slot{SendEnd{key, s.time, s.waits_for_receiver != 0, false, 0, s.call}, s.seq};
+        slot.resolved = true;
+        match_send(static_cast<uint32_t>(sends_.add(slot)));
       }
     }
   }
@@ -426,7 +461,7 @@ class Replay {
   ScanTotals totals_;
   Scan::Shared shared_{file_, traits_, scan_options_, totals_, {}};
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> timeline_of_;
-  uint32_t current_ = 0;          // the timeline of the chunk being scanned
+  uint32_t current_ = 0;           // the timeline of the chunk being scanned
   std::vector<uint32_t> pending_;  // timelines with ends whose call is not known yet
   std::vector<int64_t> still_to_come_;
   size_t consumed_ = 0, since_settle_ = 0, round_ = 0;
@@ -517,10 +552,12 @@ void unpack_into(const std::string& bytes, Report* into, Constraints* need) {
   for (Blame& b : blame) b = r.pod<Blame>();
   std::vector<Blame> merged;
   merged.reserve(into->blame.size() + blame.size());
-  std::merge(into->blame.begin(), into->blame.end(), blame.begin(), blame.end(), std::back_inserter(merged), by_pair);
+  std::merge(into->blame.begin(), into->blame.end(), blame.begin(), blame.end(), std::back_inserter(merged),
+             by_pair);
   into->blame.clear();
   for (const Blame& b : merged)  // a pair measured on two processes: its two sums added
-    if (!into->blame.empty() && into->blame.back().culprit == b.culprit && into->blame.back().waiter == b.waiter)
+    if (!into->blame.empty() && into->blame.back().culprit == b.culprit &&
+        into->blame.back().waiter == b.waiter)
       into->blame.back().ns += b.ns;
     else
       into->blame.push_back(b);
@@ -534,9 +571,9 @@ void unpack_into(const std::string& bytes, Report* into, Constraints* need) {
 }
 
 // The spread replay's reports and constraints, added up at process 0 (the others keep empty ones).
-Status replay_everywhere(const format::LogFile& file, const std::vector<size_t>& order, const Options& options,
-                         const std::vector<int64_t>& shift, const format::SpreadPlan* spread, Report* report,
-                         Constraints* need) {
+Status replay_everywhere(const format::LogFile& file, const std::vector<size_t>& order,
+                         const Options& options, const std::vector<int64_t>& shift,
+                         const format::SpreadPlan* spread, Report* report, Constraints* need) {
   MPE_RETURN_IF_ERROR(replay(file, order, options, shift, spread, report, need));
   if (!spread) return Status();
   const std::vector<std::string> parts = spread->peers->gather(pack(*report, *need));
@@ -551,8 +588,10 @@ Status replay_everywhere(const format::LogFile& file, const std::vector<size_t>&
 std::vector<int64_t> shifts_for(const Constraints& need, uint32_t nranks) {
   std::map<std::pair<int32_t, int32_t>, int64_t> ordered;
   for (const auto& [ranks, w] : need)
-    ordered.emplace(std::pair<int32_t, int32_t>{static_cast<int32_t>(ranks >> 32), static_cast<int32_t>(ranks)}, w);
-  std::vector<int64_t> shift = ordered.empty() ? std::vector<int64_t>(nranks, 0) : format::causality_shifts(ordered, nranks);
+    ordered.emplace(
+        std::pair<int32_t, int32_t>{static_cast<int32_t>(ranks >> 32), static_cast<int32_t>(ranks)}, w);
+  std::vector<int64_t> shift =
+      ordered.empty() ? std::vector<int64_t>(nranks, 0) : format::causality_shifts(ordered, nranks);
   shift.resize(nranks, 0);
   return shift;
 }

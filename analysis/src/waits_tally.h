@@ -39,8 +39,8 @@ class Tally {
 
   // `waiting` waited on rank `rank` from `from` (the moment the culprit entered) to the end of
   // the call at most; nothing when from <= the call's start.
-  void add(Pattern p, uint32_t rank, const Call& waiting, int64_t from, int32_t culprit, const Call& culprit_call,
-           int64_t send_time = 0, int64_t recv_time = 0);
+  void add(Pattern p, uint32_t rank, const Call& waiting, int64_t from, int32_t culprit,
+           const Call& culprit_call, int64_t send_time = 0, int64_t recv_time = 0);
 
  private:
   Report* report_;

@@ -57,118 +57,122 @@ constexpr uint64_t kEagerLimit = 1000;
 std::string write_waits_run(uint32_t seed, uint32_t ranks, int64_t skew) {
   std::mt19937 rng(seed);
   auto pick = [&](uint32_t n) { return static_cast<uint32_t>(rng() % n); };
-  const std::string path =
-      ::testing::TempDir() + "waits_replay_" + std::to_string(getpid()) + "_" + std::to_string(seed) + ".mpelog";
+  const std::string path = ::testing::TempDir() + "waits_replay_" + std::to_string(getpid()) + "_" +
+                           std::to_string(seed) + ".mpelog";
   auto records_of = [&](uint32_t r, uint32_t thread) {
-      std::vector<Record> recs;
-      uint64_t t = 1000 + pick(50);
-      uint32_t serial = 0;
-      auto state = [&](uint16_t cat, uint64_t start, uint64_t length) {
-        recs.push_back(StateRecord{start, cat, 0, 0, length}.to_record());
-      };
-      struct Open {
-        int32_t peer, tag;
-        uint32_t comm, serial;
-      };
-      std::vector<Open> open;  // nonblocking receives not yet completed
-      auto complete_open = [&](uint16_t cat) {
-        const uint64_t length = 1 + pick(60);
-        state(cat, t, length);
-        for (const Open& o : open) {
-          recs.push_back(RequestDoneRecord{{t + length, cat, o.serial, RequestWhat::kRecv}}.to_record());
-          recs.push_back(RecvRecord{t + length, cat, o.peer, o.tag, o.comm, 8}.to_record());
-        }
-        open.clear();
-        t += length;
-      };
-      if (thread == 0) state(kInit, t, 5);
-      for (uint32_t step = 0; step < 80; ++step) {
-        t += 1 + pick(40);
-        std::mt19937 schedule(seed * 1000 + step);  // the same on every rank
-        const uint32_t collective = schedule() % 4 == 0 ? 1 + schedule() % 6 : 0;
-        const uint32_t coll_comm = schedule() % 2;
-        if (thread == 0 && collective != 0) {
-          if (pick(25) == 0) continue;  // this rank skips the step: later instances disagree
-          const uint16_t cats[] = {kBarrier, kAllreduce, kBcast, kReduce, kIbarrier, kIallreduce};
-          const uint16_t cat = cats[collective - 1];
-          const int32_t root = cat == kBcast || cat == kReduce ? static_cast<int32_t>(step % ranks) : -1;
-          if (cat == kIbarrier || cat == kIallreduce) {
-            state(cat, t, 1);
-            recs.push_back(CollectiveRecord{t, cat, root, coll_comm, 8, 8}.to_record());
-            recs.push_back(RequestPostRecord{{t, cat, ++serial, RequestWhat::kCollective}}.to_record());
-            t += 2 + pick(30);
-            const uint64_t length = 1 + pick(50);
-            state(kWait, t, length);
-            recs.push_back(RequestDoneRecord{{t + length, kWait, serial, RequestWhat::kCollective}}.to_record());
-            t += length;
-          } else {
-            const uint64_t length = 2 + pick(60);
-            state(cat, t, length);
-            recs.push_back(CollectiveRecord{t, cat, root, coll_comm, 8, 8}.to_record());
-            t += length;
-          }
-          continue;
-        }
-        const int32_t peer = static_cast<int32_t>(pick(ranks));
-        const int32_t tag = static_cast<int32_t>(pick(2));
-        const uint32_t comm = pick(7) == 0 ? 7u : pick(2);  // 7: a communicator the rank never defined
-        switch (pick(10)) {
-          case 0:
-          case 1: {  // a standard send, now and then above the eager limit
-            const uint64_t bytes = pick(3) == 0 ? kEagerLimit + 1 : 8u + pick(100);
-            state(kSend, t, 3 + pick(20));
-            recs.push_back(SendRecord{t, kSend, peer, tag, comm, bytes}.to_record());
-            break;
-          }
-          case 2:
-            state(kSsend, t, 3 + pick(20));
-            recs.push_back(SendRecord{t, kSsend, peer, tag, comm, 8}.to_record());
-            break;
-          case 3:
-          case 4: {
-            const uint64_t length = 4 + pick(40);
-            state(kRecv, t, length);
-            recs.push_back(RecvRecord{t + length, kRecv, peer, tag, comm, 8u + pick(100)}.to_record());
-            break;
-          }
-          case 5:  // a nonblocking receive, completed later with the others open
-            state(kIrecv, t, 1);
-            recs.push_back(RequestPostRecord{{t, kIrecv, ++serial, RequestWhat::kRecv}}.to_record());
-            open.push_back(Open{peer, tag, comm, serial});
-            break;
-          case 6:
-            if (!open.empty()) complete_open(open.size() == 1 ? kWait : kWaitall);
-            break;
-          case 7:  // an Isend and, sometimes, its cancel
-            state(kIsend, t, 2);
-            recs.push_back(SendRecord{t, kIsend, peer, tag, comm, 16}.to_record());
-            if (pick(2)) recs.push_back(SendCancelRecord{t + 1 + pick(3), kWait, peer, tag, comm}.to_record());
-            break;
-          case 8:  // a call whose state record comes after what it logged, ending later
-            recs.push_back(RecvRecord{t + 9, kRecv, peer, tag, comm, 4}.to_record());
-            state(kRecv, t, 9);
-            break;
-          default:
-            t += pick(200);  // computing
-            break;
-        }
+    std::vector<Record> recs;
+    uint64_t t = 1000 + pick(50);
+    uint32_t serial = 0;
+    auto state = [&](uint16_t cat, uint64_t start, uint64_t length) {
+      recs.push_back(StateRecord{start, cat, 0, 0, length}.to_record());
+    };
+    struct Open {
+      int32_t peer, tag;
+      uint32_t comm, serial;
+    };
+    std::vector<Open> open;  // nonblocking receives not yet completed
+    auto complete_open = [&](uint16_t cat) {
+      const uint64_t length = 1 + pick(60);
+      state(cat, t, length);
+      for (const Open& o : open) {
+        recs.push_back(RequestDoneRecord{{t + length, cat, o.serial, RequestWhat::kRecv}}.to_record());
+        recs.push_back(RecvRecord{t + length, cat, o.peer, o.tag, o.comm, 8}.to_record());
       }
-      if (!open.empty()) complete_open(kWaitall);
+      open.clear();
+      t += length;
+    };
+    if (thread == 0) state(kInit, t, 5);
+    for (uint32_t step = 0; step < 80; ++step) {
+      t += 1 + pick(40);
+      std::mt19937 schedule(seed * 1000 + step);  // the same on every rank
+      const uint32_t collective = schedule() % 4 == 0 ? 1 + schedule() % 6 : 0;
+      const uint32_t coll_comm = schedule() % 2;
+      if (thread == 0 && collective != 0) {
+        if (pick(25) == 0) continue;  // this rank skips the step: later instances disagree
+        const uint16_t cats[] = {kBarrier, kAllreduce, kBcast, kReduce, kIbarrier, kIallreduce};
+        const uint16_t cat = cats[collective - 1];
+        const int32_t root = cat == kBcast || cat == kReduce ? static_cast<int32_t>(step % ranks) : -1;
+        if (cat == kIbarrier || cat == kIallreduce) {
+          state(cat, t, 1);
+          recs.push_back(CollectiveRecord{t, cat, root, coll_comm, 8, 8}.to_record());
+          recs.push_back(RequestPostRecord{{t, cat, ++serial, RequestWhat::kCollective}}.to_record());
+          t += 2 + pick(30);
+          const uint64_t length = 1 + pick(50);
+          state(kWait, t, length);
+          recs.push_back(
+              RequestDoneRecord{{t + length, kWait, serial, RequestWhat::kCollective}}.to_record());
+          t += length;
+        } else {
+          const uint64_t length = 2 + pick(60);
+          state(cat, t, length);
+          recs.push_back(CollectiveRecord{t, cat, root, coll_comm, 8, 8}.to_record());
+          t += length;
+        }
+        continue;
+      }
+      const int32_t peer = static_cast<int32_t>(pick(ranks));
+      const int32_t tag = static_cast<int32_t>(pick(2));
+      const uint32_t comm = pick(7) == 0 ? 7u : pick(2);  // 7: a communicator the rank never defined
+      switch (pick(10)) {
+        case 0:
+        case 1: {  // a standard send, now and then above the eager limit
+          const uint64_t bytes = pick(3) == 0 ? kEagerLimit + 1 : 8u + pick(100);
+          state(kSend, t, 3 + pick(20));
+          recs.push_back(SendRecord{t, kSend, peer, tag, comm, bytes}.to_record());
+          break;
+        }
+        case 2:
+          state(kSsend, t, 3 + pick(20));
+          recs.push_back(SendRecord{t, kSsend, peer, tag, comm, 8}.to_record());
+          break;
+        case 3:
+        case 4: {
+          const uint64_t length = 4 + pick(40);
+          state(kRecv, t, length);
+          recs.push_back(RecvRecord{t + length, kRecv, peer, tag, comm, 8u + pick(100)}.to_record());
+          break;
+        }
+        case 5:  // a nonblocking receive, completed later with the others open
+          state(kIrecv, t, 1);
+          recs.push_back(RequestPostRecord{{t, kIrecv, ++serial, RequestWhat::kRecv}}.to_record());
+          open.push_back(Open{peer, tag, comm, serial});
+          break;
+        case 6:
+          if (!open.empty()) complete_open(open.size() == 1 ? kWait : kWaitall);
+          break;
+        case 7:  // an Isend and, sometimes, its cancel
+          state(kIsend, t, 2);
+          recs.push_back(SendRecord{t, kIsend, peer, tag, comm, 16}.to_record());
+          if (pick(2)) recs.push_back(SendCancelRecord{t + 1 + pick(3), kWait, peer, tag, comm}.to_record());
+          break;
+        case 8:  // a call whose state record comes after what it logged, ending later
+          recs.push_back(RecvRecord{t + 9, kRecv, peer, tag, comm, 4}.to_record());
+          state(kRecv, t, 9);
+          break;
+        default:
+          t += pick(200);  // computing
+          break;
+      }
+    }
+    if (!open.empty()) complete_open(kWaitall);
     return recs;
   };
-  std::vector<Category> categories = mpi_categories({"MPI_Init", "MPI_Send", "MPI_Ssend", "MPI_Isend", "MPI_Recv", "MPI_Irecv", "MPI_Wait",
-                                 "MPI_Waitall", "MPI_Barrier", "MPI_Allreduce", "MPI_Bcast", "MPI_Reduce",
-                                 "MPI_Ibarrier", "MPI_Iallreduce"});
-  mpe::testing::write_random_run(path, "waits_replay", seed, ranks, skew, rng, records_of, std::move(categories));
+  std::vector<Category> categories = mpi_categories(
+      {"MPI_Init", "MPI_Send", "MPI_Ssend", "MPI_Isend", "MPI_Recv", "MPI_Irecv", "MPI_Wait", "MPI_Waitall",
+       "MPI_Barrier", "MPI_Allreduce", "MPI_Bcast", "MPI_Reduce", "MPI_Ibarrier", "MPI_Iallreduce"});
+  mpe::testing::write_random_run(path, "waits_replay", seed, ranks, skew, rng, records_of,
+                                 std::move(categories));
   return path;
 }
 
 bool same_instance(const waits::Instance& a, const waits::Instance& b) {
-  return a.pattern == b.pattern && a.rank == b.rank && a.thread == b.thread && a.cat == b.cat && a.start == b.start &&
-         a.end == b.end && a.state_start == b.state_start && a.state_end == b.state_end && a.site == b.site &&
-         a.culprit == b.culprit && a.culprit_thread == b.culprit_thread && a.culprit_cat == b.culprit_cat &&
+  return a.pattern == b.pattern && a.rank == b.rank && a.thread == b.thread && a.cat == b.cat &&
+         a.start == b.start && a.end == b.end && a.state_start == b.state_start &&
+         a.state_end == b.state_end && a.site == b.site && a.culprit == b.culprit &&
+         a.culprit_thread == b.culprit_thread && a.culprit_cat == b.culprit_cat &&
          a.culprit_time == b.culprit_time && a.culprit_state_start == b.culprit_state_start &&
-         a.culprit_state_end == b.culprit_state_end && a.send_time == b.send_time && a.recv_time == b.recv_time;
+         a.culprit_state_end == b.culprit_state_end && a.send_time == b.send_time &&
+         a.recv_time == b.recv_time;
 }
 
 void expect_same(const waits::Report& want, const waits::Report& got, const std::string& what) {

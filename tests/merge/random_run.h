@@ -22,8 +22,8 @@
 
 namespace mpe::testing {
 
-inline void write_random_run(const std::string& path, const std::string& program, uint32_t seed, uint32_t ranks,
-                             int64_t skew, std::mt19937& rng,
+inline void write_random_run(const std::string& path, const std::string& program, uint32_t seed,
+                             uint32_t ranks, int64_t skew, std::mt19937& rng,
                              const std::function<std::vector<format::Record>(uint32_t, uint32_t)>& records_of,
                              std::vector<format::Category> categories) {
   using namespace format;
@@ -66,7 +66,8 @@ inline void write_random_run(const std::string& path, const std::string& program
     m.world_size = ranks;
     m.host = "h";
     m.ticks_per_second = 1e9;
-    for (uint32_t thread = 0; thread < threads_of(r); ++thread) m.threads.push_back(ThreadDef{thread, 100 + thread});
+    for (uint32_t thread = 0; thread < threads_of(r); ++thread)
+      m.threads.push_back(ThreadDef{thread, 100 + thread});
     m.comms = {CommDef{0, 0, false, world}, CommDef{1, 1, false, reversed}};
     if (skew > 0) {
       m.sync.valid = 1;

@@ -149,10 +149,10 @@ class ReplayMessageMatcher {
     }
   }
 
-  // Withdraws the send described above; false when the key has none.
-  bool cancel_latest_send(const MessageKey& key, uint64_t seq) {
+  // Withdraws the send described above and returns it; nothing when the key has none.
+  std::optional<End> cancel_latest_send(const MessageKey& key, uint64_t seq) {
     const auto it = ids_.find(key);
-    if (it == ids_.end()) return false;
+    if (it == ids_.end()) return std::nullopt;
     KeyEnds& k = keys_[it->second];
     auto latest_below = [&](auto& ends, size_t from) {
       size_t best = ends.size();
@@ -163,12 +163,15 @@ class ReplayMessageMatcher {
     const size_t u = latest_below(k.unsettled_sends, 0), s = latest_below(k.sends, k.sends_head);
     const bool in_unsettled = u < k.unsettled_sends.size();
     const bool in_settled = s < k.sends.size();
-    if (!in_unsettled && !in_settled) return false;
+    if (!in_unsettled && !in_settled) return std::nullopt;
+    auto withdraw = [](std::vector<Seqd>& ends, size_t i) {
+      End end = std::move(ends[i].end);
+      ends.erase(ends.begin() + static_cast<long>(i));
+      return end;
+    };
     if (in_unsettled && (!in_settled || k.unsettled_sends[u].seq > k.sends[s].seq))
-      k.unsettled_sends.erase(k.unsettled_sends.begin() + static_cast<long>(u));
-    else
-      k.sends.erase(k.sends.begin() + static_cast<long>(s));
-    return true;
+      return withdraw(k.unsettled_sends, u);
+    return withdraw(k.sends, s);
   }
 
   // Pairs what is settled before `watermark`: on_pair(key, const End& send, const End& recv).

@@ -1,7 +1,9 @@
-// One run of `mpe diff` read from a log (mpe/diff.h): the tables from one chunk pass, which also
-// feeds the wait-state analysis's collector (mpe/endpoint_collector.h): each chunk decoded once.
+// One run of `mpe diff` read from a log (mpe/diff.h): the tables from one chunk pass; the wait
+// states from the streaming replay (`mpe diff`), or from a collector fed the same chunks (a viewer
+// that already decodes the log for its own model).
 #include <algorithm>
 #include <climits>
+#include <optional>
 
 #include "mpe/diff.h"
 #include "mpe/endpoint_collector.h"
@@ -69,8 +71,8 @@ Site& site_of(Run* run, const std::string& routine, const std::vector<Frame>& fr
 // The run's site and routine of a state, by run-wide site id and category: a cache per site id
 // (a site is nearly always one routine) in front of the maps, since this runs once per record.
 struct RunBuilder::Impl {
-  Impl(const format::LogFile& f, std::string path, const LogOptions& o)
-      : file(f), options(o), collector(f, collect_settings(o)) {
+  Impl(const format::LogFile& f, std::string path, const LogOptions& o, bool collect) : file(f), options(o) {
+    if (collect) collector.emplace(f, collect_settings(o));
     run.kind = Kind::kLog;
     run.path = std::move(path);
     run.program = file.definitions().program;
@@ -86,7 +88,7 @@ struct RunBuilder::Impl {
 
   const format::LogFile& file;
   LogOptions options;
-  EndpointCollector collector;  // the wait-state analysis's pass 1, fed the same chunks
+  std::optional<EndpointCollector> collector;  // the wait-state analysis's pass 1, fed the same chunks
   Run run;
   std::vector<int64_t> first, last;                    // per rank: its first and last record
   std::vector<Where> where;                            // by run-wide call site id
@@ -218,18 +220,20 @@ struct RunBuilder::Impl {
 
 namespace {
 
-// The wait states of what the collector kept, into the run: per pattern, and per (call site,
-// pattern), a site that waited being a site even if no state named it.
-Status add_waits(const format::LogFile& file, Collected& collected, const LogOptions& options, Run* run) {
+analysis::waits::Options waits_options(const LogOptions& options) {
   analysis::waits::Options wo;
   wo.keep_blame = false;
   wo.eager_limit = options.eager_limit;
-  auto report = analysis::waits::analyze(file, collected, wo);
-  if (!report.ok()) return report.status();
+  return wo;
+}
+
+// The wait states into the run: per pattern, and per (call site, pattern), a site that waited
+// being a site even if no state named it.
+void add_waits(const format::LogFile& file, const analysis::waits::Report& report, Run* run) {
   const std::vector<Where> where = where_by_id(file);
   for (int i = 0; i < analysis::waits::kPatternCount; ++i) {
     const auto p = static_cast<analysis::waits::Pattern>(i);
-    const analysis::waits::PatternTotal& t = report->patterns[static_cast<size_t>(i)];
+    const analysis::waits::PatternTotal& t = report.patterns[static_cast<size_t>(i)];
     run->patterns[analysis::waits::pattern_key(p)] = static_cast<double>(t.ns);
     run->pattern_count[analysis::waits::pattern_key(p)] = t.instances;
     for (const auto& [key, total] : t.per_site) {
@@ -244,31 +248,40 @@ Status add_waits(const format::LogFile& file, Collected& collected, const LogOpt
       run->site_waits.push_back(std::move(sw));
     }
   }
-  return Status();
 }
 
 }  // namespace
 
 RunBuilder::RunBuilder(const format::LogFile& file, std::string path, const LogOptions& options)
-    : impl_(std::make_unique<Impl>(file, std::move(path), options)) {}
+    : impl_(std::make_unique<Impl>(file, std::move(path), options, true)) {}
 RunBuilder::~RunBuilder() = default;
 void RunBuilder::consume(const format::Chunk& chunk) {
   impl_->consume(chunk);
-  impl_->collector.consume(chunk);
+  if (impl_->collector) impl_->collector->consume(chunk);
 }
 StatusOr<Run> RunBuilder::finish() {
   Run run = impl_->finish();
-  MPE_RETURN_IF_ERROR(add_waits(impl_->file, *impl_->collector.finish(), impl_->options, &run));
+  if (!impl_->collector) return run;
+  const auto report =
+      analysis::waits::analyze(impl_->file, *impl_->collector->finish(), waits_options(impl_->options));
+  if (!report.ok()) return report.status();
+  add_waits(impl_->file, report.value(), &run);
   return run;
 }
 
 StatusOr<Run> run_from_log(const format::LogFile& file, const std::string& path, const LogOptions& options) {
-  // One decode of each chunk, for the tables and for the wait-state analysis's pass 1.
+  // The wait states by the replay, which holds only what is in flight, and the tables from the
+  // same decode of each chunk. The tables' sums are of whole nanoseconds, exact in any order.
   RunBuilder builder(file, path, options);
-  format::ChunkPassOptions pass;
-  pass.decoders = options.decoders;
-  MPE_RETURN_IF_ERROR(format::run_chunk_pass(file, {builder.consumer()}, pass));
-  return builder.finish();
+  builder.impl_->collector.reset();
+  analysis::waits::Options wo = waits_options(options);
+  wo.also_feed = {builder.consumer()};
+  const auto report = analysis::waits::analyze(file, wo);
+  if (!report.ok()) return report.status();
+  auto run = builder.finish();
+  if (!run.ok()) return run.status();
+  add_waits(file, report.value(), &*run);
+  return run;
 }
 
 }  // namespace mpe::analysis::diff

@@ -485,11 +485,11 @@ Report empty_report(const format::LogFile& file) {
   return report;
 }
 
-// One replay of this process's chunks (`order`). Spread, every process takes part in every round
-// whatever happens, and all fail together.
+// One replay of this process's chunks (`order`), the first one also feeding options.also_feed.
+// Spread, every process takes part in every round whatever happens, and all fail together.
 Status replay(const format::LogFile& file, const std::vector<size_t>& order, const Options& options,
               const std::vector<int64_t>& shift, const format::SpreadPlan* spread, Report* report,
-              Constraints* need) {
+              Constraints* need, bool first) {
   *report = empty_report(file);
   Replay r(file, options, shift, spread, report);
   format::ChunkPassOptions pass;
@@ -497,7 +497,9 @@ Status replay(const format::LogFile& file, const std::vector<size_t>& order, con
   pass.order = &order;
   pass.what = "wait-state analysis";
   pass.keep_going = [&](size_t) { return !r.aborted() && (!options.keep_going || options.keep_going()); };
-  Status status = format::run_chunk_pass(file, {[&r](const format::Chunk& c) { r.consume(c); }}, pass);
+  std::vector<format::ChunkConsumer> consumers{[&r](const format::Chunk& c) { r.consume(c); }};
+  if (first) consumers.insert(consumers.end(), options.also_feed.begin(), options.also_feed.end());
+  Status status = format::run_chunk_pass(file, consumers, pass);
   const bool failed_here = !status.ok() && !r.aborted();
   r.finish_rounds(failed_here);
   if (spread) status = format::agree_on_failure(*spread->peers, status, failed_here);
@@ -573,8 +575,8 @@ void unpack_into(const std::string& bytes, Report* into, Constraints* need) {
 // The spread replay's reports and constraints, added up at process 0 (the others keep empty ones).
 Status replay_everywhere(const format::LogFile& file, const std::vector<size_t>& order,
                          const Options& options, const std::vector<int64_t>& shift,
-                         const format::SpreadPlan* spread, Report* report, Constraints* need) {
-  MPE_RETURN_IF_ERROR(replay(file, order, options, shift, spread, report, need));
+                         const format::SpreadPlan* spread, Report* report, Constraints* need, bool first) {
+  MPE_RETURN_IF_ERROR(replay(file, order, options, shift, spread, report, need, first));
   if (!spread) return Status();
   const std::vector<std::string> parts = spread->peers->gather(pack(*report, *need));
   *report = empty_report(file);
@@ -612,7 +614,7 @@ StatusOr<Report> analyze(const format::LogFile& file, const Options& options) {
   Report report;
   Constraints need;
   std::vector<int64_t> shift(nranks, 0);
-  MPE_RETURN_IF_ERROR(replay_everywhere(file, order, options, shift, spread, &report, &need));
+  MPE_RETURN_IF_ERROR(replay_everywhere(file, order, options, shift, spread, &report, &need, true));
   // Messages that ran backward: the reader's shifts, process 0's, for every process; then the
   // patterns are measured again on the shifted clocks.
   bool again = false;
@@ -629,7 +631,8 @@ StatusOr<Report> analyze(const format::LogFile& file, const Options& options) {
     again = r.pod<bool>();
     for (int64_t& d : shift) d = r.pod<int64_t>();
   }
-  if (again) MPE_RETURN_IF_ERROR(replay_everywhere(file, order, options, shift, spread, &report, &need));
+  if (again)
+    MPE_RETURN_IF_ERROR(replay_everywhere(file, order, options, shift, spread, &report, &need, false));
   if (!root) return empty_report(file);
   std::sort(report.instances.begin(), report.instances.end(), in_report_order);
   return report;

@@ -120,10 +120,11 @@ class RunBuilder {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  friend StatusOr<Run> run_from_log(const format::LogFile&, const std::string&, const LogOptions&);
 };
 
-// Reads a log into a Run in one pass over its chunks (each decoded once), which feeds the tables
-// and the wait-state analysis's collector, then the wait-state analysis. Errors: the reader's.
+// Reads a log into a Run: the tables in one pass over its chunks, then the wait states by the
+// streaming replay (mpe/waits.h), so that memory does not follow the records. Errors: the reader's.
 StatusOr<Run> run_from_log(const format::LogFile& file, const std::string& path,
                            const LogOptions& options = {});
 

@@ -56,6 +56,7 @@
 #include <utility>
 #include <vector>
 
+#include "mpe/chunk_pass.h"
 #include "mpe/endpoint_collector.h"
 #include "mpe/log_reader.h"
 #include "mpe/status.h"
@@ -162,6 +163,10 @@ struct Options {
   // one alone): the report is process 0's, the same as one process makes; the others get an
   // empty one.
   format::SummaryPeers* peers = nullptr;
+  // The streaming analysis also hands each chunk of its first replay to these (`mpe diff`'s tables,
+  // from the same decode): every chunk, each timeline's in logged order, the timelines interleaved
+  // by time; spread, only this process's chunks.
+  std::vector<format::ChunkConsumer> also_feed;
 };
 
 // ns that culprit's lateness cost waiter, 0 when none: a binary search of report.blame.

@@ -144,7 +144,10 @@ class Replay {
     timelines_.resize(n);
     const std::vector<size_t> all = spread ? spread->order : format::chunks_by_start(file);
     still_to_come_ = format::starts_still_to_come(file, all);
-    if (spread_) outgoing_.resize(static_cast<size_t>(spread_->peers->size()));
+    if (spread_)
+      outgoing_.resize(static_cast<size_t>(spread_->peers->size()));
+    else
+      plan_rank_watermarks(all);
   }
 
   void consume(const format::Chunk& chunk) {
@@ -159,8 +162,7 @@ class Replay {
       t.pending_listed = true;
       pending_.push_back(current_);
     }
-    ++consumed_;
-    if (!spread_ && since_settle_ >= options_.ends_per_settle) settle_at(still_to_come_[consumed_]);
+    if (!spread_) rank_consumed(chunk.entry.rank);
   }
 
   // Spread: takes part in the rounds left, telling the others whether this process failed.
@@ -222,7 +224,9 @@ class Replay {
       case Need::kRecv: {
         RecvSlot& r = recvs_[i];
         r.resolved = true;
-        matcher_.add(MessageSide::kRecv, r.end.key, r.seq, PairEnd{r.end.time, static_cast<uint32_t>(i)});
+        note_key(
+            matcher_.add(MessageSide::kRecv, r.end.key, r.seq, PairEnd{r.end.time, static_cast<uint32_t>(i)}),
+            r.end.key);
         ++since_settle_;
         advance(timelines_[r.timeline]);
         return;
@@ -255,12 +259,67 @@ class Replay {
  private:
   Scan& scan(Timeline& t) { return *t.scan; }
 
-  // The ends before `watermark` whose call never came are final; then the matcher pairs what is
-  // settled before it.
-  void settle_at(int64_t watermark) {
-    settle_pending(watermark);
+  // Alone, a key is paired as far as both its ranks have gone: once no chunk still to come of its
+  // source or its destination starts before W, every end of the key before W is in the matcher
+  // (an end whose call never came is final once its own rank has gone past it). So a message
+  // waits for its two ranks only, not for the slowest of all (one global watermark would hold a
+  // whole round of chunks, every timeline's, in flight).
+  //   rank_rest_[rank_rest_begin_[r] + k]: the least start of rank r's chunks from its k-th on,
+  //   INT64_MAX after its last.
+  void plan_rank_watermarks(const std::vector<size_t>& all) {
+    const uint32_t nranks = file_.definitions().world_size;
+    std::vector<uint32_t> chunks_of(nranks, 0);
+    for (const size_t c : all)
+      if (file_.index()[c].rank < nranks) ++chunks_of[file_.index()[c].rank];
+    rank_rest_begin_.assign(nranks + 1, 0);
+    for (uint32_t r = 0; r < nranks; ++r) rank_rest_begin_[r + 1] = rank_rest_begin_[r] + chunks_of[r] + 1;
+    rank_rest_.assign(rank_rest_begin_[nranks], INT64_MAX);
+    std::vector<uint32_t> filled(nranks, 0);
+    for (const size_t c : all) {
+      const format::IndexEntry& e = file_.index()[c];
+      if (e.rank < nranks)
+        rank_rest_[rank_rest_begin_[e.rank] + filled[e.rank]++] = file_.to_ns(e.rank, e.t_first);
+    }
+    for (uint32_t r = 0; r < nranks; ++r)
+      for (size_t k = rank_rest_begin_[r + 1] - 1; k-- > rank_rest_begin_[r];)
+        rank_rest_[k] = std::min(rank_rest_[k], rank_rest_[k + 1]);
+    rank_cursor_.assign(nranks, 0);
+    keys_of_rank_.resize(nranks);
+    timelines_of_rank_.assign(nranks + 1, 0);
+    for (const auto& [key, id] : timeline_of_)
+      if (key.first < nranks) ++timelines_of_rank_[key.first + 1];
+    for (uint32_t r = 0; r < nranks; ++r) timelines_of_rank_[r + 1] += timelines_of_rank_[r];
+  }
+  int64_t rank_watermark(int32_t rank) const {
+    if (rank < 0 || static_cast<size_t>(rank) >= rank_cursor_.size()) return INT64_MAX;
+    return rank_rest_[rank_rest_begin_[static_cast<size_t>(rank)] + rank_cursor_[static_cast<size_t>(rank)]];
+  }
+  // A key first seen: listed under its two ranks.
+  void note_key(uint32_t id, const MessageKey& key) {
+    if (spread_ || id < key_ranks_.size()) return;
+    key_ranks_.emplace_back(std::get<1>(key), std::get<2>(key));
+    for (const int32_t rank : {std::get<1>(key), std::get<2>(key)})
+      if (rank >= 0 && static_cast<size_t>(rank) < keys_of_rank_.size() &&
+          (keys_of_rank_[static_cast<size_t>(rank)].empty() ||
+           keys_of_rank_[static_cast<size_t>(rank)].back() != id))
+        keys_of_rank_[static_cast<size_t>(rank)].push_back(id);
+  }
+  // A chunk of `rank` was consumed: its ends before its new watermark whose call never came are
+  // final; its keys are paired as far as both their ranks have gone.
+  void rank_consumed(uint32_t rank) {
+    if (rank >= rank_cursor_.size()) return;
+    ++rank_cursor_[rank];
+    const int64_t mine = rank_watermark(static_cast<int32_t>(rank));
+    for (uint32_t id = timelines_of_rank_[rank]; id < timelines_of_rank_[rank + 1]; ++id)
+      if (timelines_[id].scan) scan(timelines_[id]).settle_pending(mine);
+    if (since_settle_ < options_.ends_per_settle) return;
     since_settle_ = 0;
-    matcher_.settle(watermark, [this](const MessageKey&, const PairEnd& s, const PairEnd& r) { pair(s, r); });
+    for (const uint32_t id : keys_of_rank_[rank]) {
+      const auto [src, dst] = key_ranks_[id];
+      const int64_t w = std::min(rank_watermark(src), rank_watermark(dst));
+      matcher_.settle_key(id, w,
+                          [this](const MessageKey&, const PairEnd& s, const PairEnd& r) { pair(s, r); });
+    }
   }
   void settle_pending(int64_t watermark) {
     size_t kept = 0;
@@ -297,7 +356,7 @@ class Replay {
   }
   void match_send(uint32_t slot) {
     const SendSlot& s = sends_[slot];
-    matcher_.add(MessageSide::kSend, s.end.key, s.seq, PairEnd{s.end.time, slot});
+    note_key(matcher_.add(MessageSide::kSend, s.end.key, s.seq, PairEnd{s.end.time, slot}), s.end.key);
     ++since_settle_;
   }
   void cancel_matched(const MessageKey& key, uint64_t seq) {
@@ -461,10 +520,18 @@ class Replay {
   ScanTotals totals_;
   Scan::Shared shared_{file_, traits_, scan_options_, totals_, {}};
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> timeline_of_;
-  uint32_t current_ = 0;           // the timeline of the chunk being scanned
-  std::vector<uint32_t> pending_;  // timelines with ends whose call is not known yet
-  std::vector<int64_t> still_to_come_;
-  size_t consumed_ = 0, since_settle_ = 0, round_ = 0;
+  uint32_t current_ = 0;                // the timeline of the chunk being scanned
+  std::vector<uint32_t> pending_;       // timelines with ends whose call is not known yet
+  std::vector<int64_t> still_to_come_;  // spread: the rounds' watermarks
+  // Alone: the per-rank watermarks (plan_rank_watermarks), each key's (source, destination) by its
+  // matcher id, and each rank's keys and timelines.
+  std::vector<int64_t> rank_rest_;
+  std::vector<size_t> rank_rest_begin_;
+  std::vector<uint32_t> rank_cursor_;
+  std::vector<std::pair<int32_t, int32_t>> key_ranks_;
+  std::vector<std::vector<uint32_t>> keys_of_rank_;
+  std::vector<uint32_t> timelines_of_rank_;  // rank r's timelines: [r], [r + 1]
+  size_t since_settle_ = 0, round_ = 0;
   bool failed_ = false, aborted_ = false;
   std::vector<ByteWriter> outgoing_;  // spread: what goes to each process this round
   format::ReplayMessageMatcher<PairEnd> matcher_;

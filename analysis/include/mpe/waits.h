@@ -156,9 +156,10 @@ struct Options {
   // Asked between chunks when set: false stops the analysis, which then returns kCancelled (a
   // viewer whose user opened another file).
   std::function<bool()> keep_going;
-  // The streaming analysis (analyze(file)) pairs the message ends after this many were added
-  // (mpe/log_summary.h's SummaryOptions::ends_per_settle); tests make it small.
-  size_t ends_per_settle = size_t{1} << 20;
+  // The streaming analysis (analyze(file)) alone pairs a chunk's rank's message keys after the
+  // chunk once this many ends were added since it last paired (1: after every chunk, which costs a
+  // visit of the rank's keys); tests vary it.
+  size_t ends_per_settle = 1;
   // Spread the streaming analysis over these processes (`mpiexec -n M mpe waits LOG`; null: this
   // one alone): the report is process 0's, the same as one process makes; the others get an
   // empty one.

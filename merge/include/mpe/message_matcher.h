@@ -138,7 +138,8 @@ class MessageMatcher {
 template <class End>  // End has `int64_t time`
 class ReplayMessageMatcher {
  public:
-  void add(MessageSide side, const MessageKey& key, uint64_t seq, const End& end) {
+  // Adds an end; returns its key's id (0, 1, 2... in the order the keys were first seen).
+  uint32_t add(MessageSide side, const MessageKey& key, uint64_t seq, const End& end) {
     auto [it, fresh] = ids_.try_emplace(key, static_cast<uint32_t>(keys_.size()));
     if (fresh) keys_.push_back(KeyEnds{key, {}, {}, {}, {}, false});
     KeyEnds& k = keys_[it->second];
@@ -147,6 +148,7 @@ class ReplayMessageMatcher {
       k.dirty = true;
       dirty_.push_back(it->second);
     }
+    return it->second;
   }
 
   // Withdraws the send described above and returns it; nothing when the key has none.
@@ -179,18 +181,26 @@ class ReplayMessageMatcher {
   void settle(int64_t watermark, OnPair&& on_pair) {
     size_t kept = 0;
     for (const uint32_t id : dirty_) {
+      settle_key(id, watermark, on_pair);
       KeyEnds& k = keys_[id];
-      settle_side(k.unsettled_sends, &k.sends, watermark);
-      settle_side(k.unsettled_recvs, &k.recvs, watermark);
-      while (k.sends_head < k.sends.size() && k.recvs_head < k.recvs.size())
-        on_pair(k.key, std::as_const(k.sends[k.sends_head++].end),
-                std::as_const(k.recvs[k.recvs_head++].end));
-      compact(&k.sends, &k.sends_head);
-      compact(&k.recvs, &k.recvs_head);
       k.dirty = !k.unsettled_sends.empty() || !k.unsettled_recvs.empty();
       if (k.dirty) dirty_[kept++] = id;
     }
     dirty_.resize(kept);
+  }
+
+  // Pairs what is settled before `watermark` on one key (a caller that knows, per key, that every
+  // end of that key before it was added: its source's and destination's timelines have gone past
+  // it). The key stays listed for settle().
+  template <class OnPair>
+  void settle_key(uint32_t id, int64_t watermark, OnPair&& on_pair) {
+    KeyEnds& k = keys_[id];
+    settle_side(k.unsettled_sends, &k.sends, watermark);
+    settle_side(k.unsettled_recvs, &k.recvs, watermark);
+    while (k.sends_head < k.sends.size() && k.recvs_head < k.recvs.size())
+      on_pair(k.key, std::as_const(k.sends[k.sends_head++].end), std::as_const(k.recvs[k.recvs_head++].end));
+    compact(&k.sends, &k.sends_head);
+    compact(&k.recvs, &k.recvs_head);
   }
 
   // Settles everything, then calls on_left(key, sends_left, recvs_left) for each key that has ends

@@ -253,7 +253,9 @@ void add_waits(const format::LogFile& file, const analysis::waits::Report& repor
 }  // namespace
 
 RunBuilder::RunBuilder(const format::LogFile& file, std::string path, const LogOptions& options)
-    : impl_(std::make_unique<Impl>(file, std::move(path), options, true)) {}
+    : RunBuilder(file, std::move(path), options, true) {}
+RunBuilder::RunBuilder(const format::LogFile& file, std::string path, const LogOptions& options, bool collect)
+    : impl_(std::make_unique<Impl>(file, std::move(path), options, collect)) {}
 RunBuilder::~RunBuilder() = default;
 void RunBuilder::consume(const format::Chunk& chunk) {
   impl_->consume(chunk);
@@ -272,8 +274,7 @@ StatusOr<Run> RunBuilder::finish() {
 StatusOr<Run> run_from_log(const format::LogFile& file, const std::string& path, const LogOptions& options) {
   // The wait states by the replay, which holds only what is in flight, and the tables from the
   // same decode of each chunk. The tables' sums are of whole nanoseconds, exact in any order.
-  RunBuilder builder(file, path, options);
-  builder.impl_->collector.reset();
+  RunBuilder builder(file, path, options, false);
   analysis::waits::Options wo = waits_options(options);
   wo.also_feed = {builder.consumer()};
   const auto report = analysis::waits::analyze(file, wo);

@@ -17,6 +17,7 @@
 #include "mpe/replay_spread.h"
 #include "mpe/waits.h"
 #include "timeline_scan.h"
+#include "waits_report_parts.h"
 #include "waits_tally.h"
 
 namespace mpe::analysis::waits {
@@ -25,7 +26,6 @@ namespace {
 
 using format::MessageKey;
 using format::MessageSide;
-using Constraints = std::unordered_map<uint64_t, int64_t>;  // (src << 32 | dst) -> tightest weight
 
 constexpr size_t kNone = SIZE_MAX;
 
@@ -127,6 +127,11 @@ class Replay {
     bool pending_listed = false;
   };
 
+  // What the matcher calls for each pair it makes.
+  auto on_pair() {  // defined first: its type is deduced
+    return [this](const MessageKey&, const PairEnd& s, const PairEnd& r) { pair(s, r); };
+  }
+
   Replay(const format::LogFile& file, const Options& options, const std::vector<int64_t>& shift,
          const format::SpreadPlan* spread, Report* report)
       : file_(file),
@@ -142,12 +147,12 @@ class Replay {
     uint32_t n = 0;
     for (auto& [key, number] : timeline_of_) number = n++;
     timelines_.resize(n);
-    const std::vector<size_t> all = spread ? spread->order : format::chunks_by_start(file);
-    still_to_come_ = format::starts_still_to_come(file, all);
-    if (spread_)
+    if (spread_) {
+      still_to_come_ = format::starts_still_to_come(file, spread->order);
       outgoing_.resize(static_cast<size_t>(spread_->peers->size()));
-    else
-      plan_rank_watermarks(all);
+    } else {
+      plan_rank_watermarks(format::chunks_by_start(file));
+    }
   }
 
   void consume(const format::Chunk& chunk) {
@@ -158,11 +163,11 @@ class Replay {
     if (!t.scan) t.scan = std::make_unique<Scan>(shared_, *this, chunk.entry.rank, chunk.entry.thread);
     totals_.records += chunk.count;
     scan(t).feed(chunk.records, chunk.count, chunk.index);
-    if (scan(t).has_pending() && !t.pending_listed) {
+    if (!spread_) return rank_consumed(chunk.entry.rank);
+    if (scan(t).has_pending() && !t.pending_listed) {  // for the rounds' settle_pending
       t.pending_listed = true;
       pending_.push_back(current_);
     }
-    if (!spread_) rank_consumed(chunk.entry.rank);
   }
 
   // Spread: takes part in the rounds left, telling the others whether this process failed.
@@ -185,9 +190,9 @@ class Replay {
       colls_.remove(i);
     });
     if (spread_) exchange();
-    matcher_.finish(
-        [this](const MessageKey&, const PairEnd& s, const PairEnd& r) { pair(s, r); },
-        [this](const MessageKey&, size_t sends, size_t recvs) { report_->unmatched += sends + recvs; });
+    matcher_.finish(on_pair(), [this](const MessageKey&, size_t sends, size_t recvs) {
+      report_->unmatched += sends + recvs;
+    });
     groups_.for_each([&](size_t g, Group&) {
       finish_group(static_cast<uint32_t>(g));
     });  // those with receives never paired
@@ -317,8 +322,7 @@ class Replay {
     for (const uint32_t id : keys_of_rank_[rank]) {
       const auto [src, dst] = key_ranks_[id];
       const int64_t w = std::min(rank_watermark(src), rank_watermark(dst));
-      matcher_.settle_key(id, w,
-                          [this](const MessageKey&, const PairEnd& s, const PairEnd& r) { pair(s, r); });
+      matcher_.settle_key(id, w, on_pair());
     }
   }
   void settle_pending(int64_t watermark) {
@@ -466,7 +470,7 @@ class Replay {
     settle_pending(watermark);
     exchange();
     since_settle_ = 0;
-    matcher_.settle(watermark, [this](const MessageKey&, const PairEnd& s, const PairEnd& r) { pair(s, r); });
+    matcher_.settle(watermark, on_pair());
   }
   void exchange() {
     std::vector<std::string> out(outgoing_.size());
@@ -545,13 +549,6 @@ class Replay {
   std::vector<Timeline> timelines_;
 };
 
-Report empty_report(const format::LogFile& file) {
-  Report report;
-  report.ranks = file.definitions().world_size;
-  for (PatternTotal& p : report.patterns) p.per_rank.assign(report.ranks, 0);
-  return report;
-}
-
 // One replay of this process's chunks (`order`), the first one also feeding options.also_feed.
 // Spread, every process takes part in every round whatever happens, and all fail together.
 Status replay(const format::LogFile& file, const std::vector<size_t>& order, const Options& options,
@@ -576,69 +573,6 @@ Status replay(const format::LogFile& file, const std::vector<size_t>& order, con
   return Status();
 }
 
-// A report as bytes, for process 0.
-std::string pack(const Report& r, const Constraints& need) {
-  ByteWriter w;
-  w.pod(r.records), w.pod(r.unmatched), w.pod(r.mpi_ns);
-  for (int64_t ns : r.mpi_per_rank) w.pod(ns);
-  for (const PatternTotal& p : r.patterns) {
-    w.pod(p.ns), w.pod(p.instances);
-    for (int64_t ns : p.per_rank) w.pod(ns);
-    w.pod(p.per_site.size());
-    for (const auto& [site, total] : p.per_site) w.pod(site.first), w.pod(site.second), w.pod(total);
-  }
-  w.pod(r.blame.size());
-  for (const Blame& b : r.blame) w.pod(b);
-  w.pod(r.instances.size());
-  for (const Instance& in : r.instances) w.pod(in);
-  w.pod(need.size());
-  for (const auto& [ranks, weight] : need) w.pod(ranks), w.pod(weight);
-  return std::move(w.data());
-}
-
-// Adds a packed report into `into`.
-void unpack_into(const std::string& bytes, Report* into, Constraints* need) {
-  ByteReader r(bytes.data(), bytes.size());
-  into->records += r.pod<uint64_t>();
-  into->unmatched += r.pod<uint64_t>();
-  into->mpi_ns += r.pod<int64_t>();
-  into->mpi_per_rank.resize(into->ranks, 0);
-  for (int64_t& ns : into->mpi_per_rank) ns += r.pod<int64_t>();
-  for (PatternTotal& p : into->patterns) {
-    p.ns += r.pod<int64_t>();
-    p.instances += r.pod<uint64_t>();
-    for (int64_t& ns : p.per_rank) ns += r.pod<int64_t>();
-    for (size_t n = r.pod<size_t>(); n-- > 0;) {
-      const uint32_t site = r.pod<uint32_t>();
-      const uint32_t cat = r.pod<uint32_t>();
-      const auto total = r.pod<SiteTotal>();
-      SiteTotal& t = p.per_site[{site, cat}];
-      t.ns += total.ns;
-      t.instances += total.instances;
-    }
-  }
-  std::vector<Blame> blame(r.pod<size_t>());
-  for (Blame& b : blame) b = r.pod<Blame>();
-  std::vector<Blame> merged;
-  merged.reserve(into->blame.size() + blame.size());
-  std::merge(into->blame.begin(), into->blame.end(), blame.begin(), blame.end(), std::back_inserter(merged),
-             by_pair);
-  into->blame.clear();
-  for (const Blame& b : merged)  // a pair measured on two processes: its two sums added
-    if (!into->blame.empty() && into->blame.back().culprit == b.culprit &&
-        into->blame.back().waiter == b.waiter)
-      into->blame.back().ns += b.ns;
-    else
-      into->blame.push_back(b);
-  for (size_t n = r.pod<size_t>(); n-- > 0;) into->instances.push_back(r.pod<Instance>());
-  for (size_t n = r.pod<size_t>(); n-- > 0;) {
-    const auto ranks = r.pod<uint64_t>();
-    const auto weight = r.pod<int64_t>();
-    auto [it, fresh] = need->try_emplace(ranks, weight);
-    if (!fresh) it->second = std::max(it->second, weight);
-  }
-}
-
 // The spread replay's reports and constraints, added up at process 0 (the others keep empty ones).
 Status replay_everywhere(const format::LogFile& file, const std::vector<size_t>& order,
                          const Options& options, const std::vector<int64_t>& shift,
@@ -650,19 +584,6 @@ Status replay_everywhere(const format::LogFile& file, const std::vector<size_t>&
   need->clear();
   for (const std::string& bytes : parts) unpack_into(bytes, report, need);
   return Status();
-}
-
-// The reader's per-rank causality shifts from the backward messages' constraints (endpoints.h's
-// causality_shifts): all 0 without any.
-std::vector<int64_t> shifts_for(const Constraints& need, uint32_t nranks) {
-  std::map<std::pair<int32_t, int32_t>, int64_t> ordered;
-  for (const auto& [ranks, w] : need)
-    ordered.emplace(
-        std::pair<int32_t, int32_t>{static_cast<int32_t>(ranks >> 32), static_cast<int32_t>(ranks)}, w);
-  std::vector<int64_t> shift =
-      ordered.empty() ? std::vector<int64_t>(nranks, 0) : format::causality_shifts(ordered, nranks);
-  shift.resize(nranks, 0);
-  return shift;
 }
 
 }  // namespace

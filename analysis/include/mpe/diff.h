@@ -120,6 +120,8 @@ class RunBuilder {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  // Without the collector: run_from_log's, whose wait states come from the replay.
+  RunBuilder(const format::LogFile& file, std::string path, const LogOptions& options, bool collect);
   friend StatusOr<Run> run_from_log(const format::LogFile&, const std::string&, const LogOptions&);
 };
 

@@ -342,7 +342,10 @@ void add_stat_command(CLI::App& app) {
     if (!root) quiet_errors();
     CallsiteStats callsites(*file);
     auto summary = format::summarize(*file, {[&](const format::Chunk& c) { callsites.consume(c); }}, options);
-    if (!summary.ok()) return Status(summary.status().code(), opts->file + ": " + summary.status().message());
+    if (!summary.ok()) {
+      Status failure(summary.status().code(), opts->file + ": " + summary.status().message());
+      return options.peers ? fail_spread(failure, *options.peers) : failure;
+    }
     if (options.peers) callsites.combine(*options.peers);
     if (!root) return Status();
     const StatTotals totals = tally(*file, summary.value(), callsites);

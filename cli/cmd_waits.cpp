@@ -200,7 +200,10 @@ void add_waits_command(CLI::App& app) {
     const bool root = !options.peers || options.peers->rank() == 0;
     if (!root) quiet_errors();
     const auto report = analysis::waits::analyze(file, options);
-    if (!report.ok()) return Status(report.status().code(), opts->file + ": " + report.status().message());
+    if (!report.ok()) {
+      Status failure(report.status().code(), opts->file + ": " + report.status().message());
+      return options.peers ? fail_spread(failure, *options.peers) : failure;
+    }
     if (!root) return Status();
     if (opts->json) {
       const std::string text = to_json(opts->file, file, report.value(), opts->instances)

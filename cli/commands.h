@@ -8,6 +8,7 @@
 
 #include "mpe/interop.h"
 #include "mpe/log_reader.h"
+#include "mpe/log_summary.h"
 #include "mpe/status.h"
 
 namespace mpe::cli {
@@ -20,6 +21,11 @@ void set_action(CLI::App* cmd, Action action);
 // For the processes of a spread command other than process 0: a failure ends them with status 1
 // but without its line, which process 0 prints once.
 void quiet_errors();
+// A spread command's failure, known to every process (the spread passes agree on it): process 0
+// prints its line now, and the others wait for that before they go on to end with status 1.
+// Without the wait, Open MPI's mpiexec sees another process exit 1 first and kills process 0
+// before its line is out. Returns `failure`, which main() then does not print again.
+Status fail_spread(Status failure, format::SummaryPeers& peers);
 
 void add_run_command(CLI::App& app);
 void add_coverage_command(CLI::App& app);

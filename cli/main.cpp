@@ -79,6 +79,16 @@ void prepare_out_of_memory_line(int argc, char** argv) {
 
 void quiet_errors() { g_quiet = true; }
 
+Status fail_spread(Status failure, format::SummaryPeers& peers) {
+  if (peers.rank() == 0) {
+    std::fprintf(stderr, "mpe: %s\n", failure.to_string().c_str());
+    std::fflush(stderr);
+  }
+  quiet_errors();
+  peers.broadcast("");  // a barrier: process 0's line is written when it returns
+  return failure;
+}
+
 void set_action(CLI::App* cmd, Action action) {
   cmd->callback([action = std::move(action)] { g_outcome = action(); });
 }

@@ -124,7 +124,6 @@ class Replay {
     std::unique_ptr<Scan> scan;
     std::deque<uint32_t> recvs;  // receive slots in logged order, not yet grouped
     uint32_t open_group = kNoSlot;
-    bool pending_listed = false;
   };
 
   // What the matcher calls for each pair it makes.
@@ -147,12 +146,8 @@ class Replay {
     uint32_t n = 0;
     for (auto& [key, number] : timeline_of_) number = n++;
     timelines_.resize(n);
-    if (spread_) {
-      still_to_come_ = format::starts_still_to_come(file, spread->order);
-      outgoing_.resize(static_cast<size_t>(spread_->peers->size()));
-    } else {
-      plan_rank_watermarks(format::chunks_by_start(file));
-    }
+    plan_rank_watermarks(format::chunks_by_start(file));
+    if (spread_) outgoing_.resize(static_cast<size_t>(spread_->peers->size()));
   }
 
   void consume(const format::Chunk& chunk) {
@@ -163,11 +158,7 @@ class Replay {
     if (!t.scan) t.scan = std::make_unique<Scan>(shared_, *this, chunk.entry.rank, chunk.entry.thread);
     totals_.records += chunk.count;
     scan(t).feed(chunk.records, chunk.count, chunk.index);
-    if (!spread_) return rank_consumed(chunk.entry.rank);
-    if (scan(t).has_pending() && !t.pending_listed) {  // for the rounds' settle_pending
-      t.pending_listed = true;
-      pending_.push_back(current_);
-    }
+    rank_consumed(chunk.entry.rank);
   }
 
   // Spread: takes part in the rounds left, telling the others whether this process failed.
@@ -264,13 +255,15 @@ class Replay {
  private:
   Scan& scan(Timeline& t) { return *t.scan; }
 
-  // Alone, a key is paired as far as both its ranks have gone: once no chunk still to come of its
-  // source or its destination starts before W, every end of the key before W is in the matcher
-  // (an end whose call never came is final once its own rank has gone past it). So a message
-  // waits for its two ranks only, not for the slowest of all (one global watermark would hold a
-  // whole round of chunks, every timeline's, in flight).
+  // A key is paired as far as both its ranks have gone: once no chunk still to come of its source
+  // or its destination starts before W, every end of the key before W is in the matcher (an end
+  // whose call never came is final once its own rank has gone past it). So a message waits for
+  // its two ranks only, not for the slowest of all (one global watermark would hold a whole round
+  // of chunks, every timeline's, in flight). Spread, the keys here are those of the ranks owned
+  // here as receivers; a rank owned elsewhere has gone as far as the rounds exchanged so far
+  // (advance_remote_ranks), since its owner routed its sends before each exchange.
   //   rank_rest_[rank_rest_begin_[r] + k]: the least start of rank r's chunks from its k-th on,
-  //   INT64_MAX after its last.
+  //   INT64_MAX after its last; rank_position_ (spread): that chunk's place in the replay's order.
   void plan_rank_watermarks(const std::vector<size_t>& all) {
     const uint32_t nranks = file_.definitions().world_size;
     std::vector<uint32_t> chunks_of(nranks, 0);
@@ -279,12 +272,18 @@ class Replay {
     rank_rest_begin_.assign(nranks + 1, 0);
     for (uint32_t r = 0; r < nranks; ++r) rank_rest_begin_[r + 1] = rank_rest_begin_[r] + chunks_of[r] + 1;
     rank_rest_.assign(rank_rest_begin_[nranks], INT64_MAX);
+    if (spread_) rank_position_.assign(rank_rest_.size(), SIZE_MAX);
     std::vector<uint32_t> filled(nranks, 0);
-    for (const size_t c : all) {
-      const format::IndexEntry& e = file_.index()[c];
-      if (e.rank < nranks)
-        rank_rest_[rank_rest_begin_[e.rank] + filled[e.rank]++] = file_.to_ns(e.rank, e.t_first);
+    for (size_t i = 0; i < all.size(); ++i) {
+      const format::IndexEntry& e = file_.index()[all[i]];
+      if (e.rank >= nranks) continue;
+      const size_t k = rank_rest_begin_[e.rank] + filled[e.rank]++;
+      rank_rest_[k] = file_.to_ns(e.rank, e.t_first);
+      if (spread_) rank_position_[k] = i;
     }
+    if (spread_)
+      for (uint32_t r = 0; r < nranks; ++r)
+        if (spread_->owner_of(static_cast<int32_t>(r)) != spread_->peers->rank()) remote_ranks_.push_back(r);
     for (uint32_t r = 0; r < nranks; ++r)
       for (size_t k = rank_rest_begin_[r + 1] - 1; k-- > rank_rest_begin_[r];)
         rank_rest_[k] = std::min(rank_rest_[k], rank_rest_[k + 1]);
@@ -301,7 +300,7 @@ class Replay {
   }
   // A key first seen: listed under its two ranks.
   void note_key(uint32_t id, const MessageKey& key) {
-    if (spread_ || id < key_ranks_.size()) return;
+    if (id < key_ranks_.size()) return;
     key_ranks_.emplace_back(std::get<1>(key), std::get<2>(key));
     for (const int32_t rank : {std::get<1>(key), std::get<2>(key)})
       if (rank >= 0 && static_cast<size_t>(rank) < keys_of_rank_.size() &&
@@ -319,21 +318,23 @@ class Replay {
       if (timelines_[id].scan) scan(timelines_[id]).settle_pending(mine);
     if (since_settle_ < options_.ends_per_settle) return;
     since_settle_ = 0;
+    settle_keys_of(rank);
+  }
+  void settle_keys_of(uint32_t rank) {
     for (const uint32_t id : keys_of_rank_[rank]) {
       const auto [src, dst] = key_ranks_[id];
       const int64_t w = std::min(rank_watermark(src), rank_watermark(dst));
       matcher_.settle_key(id, w, on_pair());
     }
   }
-  void settle_pending(int64_t watermark) {
-    size_t kept = 0;
-    for (const uint32_t id : pending_) {
-      Timeline& t = timelines_[id];
-      scan(t).settle_pending(watermark);
-      t.pending_listed = scan(t).has_pending();
-      if (t.pending_listed) pending_[kept++] = id;
+  // Spread, after a round's exchange: every process has consumed the chunks of the replay's order
+  // before `done` and routed their sends here, so the ranks owned elsewhere have gone that far.
+  void advance_remote_ranks(size_t done) {
+    for (const uint32_t rank : remote_ranks_) {
+      const uint32_t before = rank_cursor_[rank];
+      while (rank_position_[rank_rest_begin_[rank] + rank_cursor_[rank]] < done) ++rank_cursor_[rank];
+      if (rank_cursor_[rank] != before) settle_keys_of(rank);
     }
-    pending_.resize(kept);
   }
 
   // A send (or a cancel) goes to the process that owns its receiver.
@@ -462,15 +463,11 @@ class Replay {
   }
 
   // One round's exchange: a byte saying whether the sender failed, then what it routed here; then
-  // the ends before the next round's first chunk are paired.
+  // the keys of the ranks owned elsewhere are paired as far as the round took them.
   void end_round() {
     ++round_;
-    const int64_t watermark =
-        still_to_come_[std::min(round_ * spread_->round_chunks, still_to_come_.size() - 1)];
-    settle_pending(watermark);
     exchange();
-    since_settle_ = 0;
-    matcher_.settle(watermark, on_pair());
+    advance_remote_ranks(round_ * spread_->round_chunks);
   }
   void exchange() {
     std::vector<std::string> out(outgoing_.size());
@@ -524,12 +521,12 @@ class Replay {
   ScanTotals totals_;
   Scan::Shared shared_{file_, traits_, scan_options_, totals_, {}};
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> timeline_of_;
-  uint32_t current_ = 0;                // the timeline of the chunk being scanned
-  std::vector<uint32_t> pending_;       // timelines with ends whose call is not known yet
-  std::vector<int64_t> still_to_come_;  // spread: the rounds' watermarks
-  // Alone: the per-rank watermarks (plan_rank_watermarks), each key's (source, destination) by its
-  // matcher id, and each rank's keys and timelines.
+  uint32_t current_ = 0;  // the timeline of the chunk being scanned
+  // The per-rank watermarks (plan_rank_watermarks), each key's (source, destination) by its
+  // matcher id, and each rank's keys and timelines; spread, the ranks owned elsewhere.
   std::vector<int64_t> rank_rest_;
+  std::vector<size_t> rank_position_;
+  std::vector<uint32_t> remote_ranks_;
   std::vector<size_t> rank_rest_begin_;
   std::vector<uint32_t> rank_cursor_;
   std::vector<std::pair<int32_t, int32_t>> key_ranks_;

@@ -279,30 +279,33 @@ TEST(WaitsReplay, EqualsInMemoryOnGoldenLogs) {
 }
 
 // Spread over 2, 3 and 5 processes (threads here), process 0's report is the in-memory one, and
-// the others' are empty.
+// the others' are empty; keys paired at every chunk of their ranks, and seldom.
 TEST(WaitsReplay, SpreadOverProcessesEqualsInMemory) {
   for (uint32_t seed = 1; seed <= 6; ++seed) {
     const std::string path = write_waits_run(seed, 3 + seed % 4, skew_of(seed));
     auto file = LogFile::open(path);
     ASSERT_TRUE(file.ok());
     const waits::Report want = in_memory(*file);
-    for (int m : {2, 3, 5}) {
-      mpe::testing::ThreadPeers::Shared shared(m);
-      std::vector<mpe::StatusOr<waits::Report>> got(static_cast<size_t>(m), mpe::Status());
-      std::vector<std::thread> processes;
-      for (int p = 0; p < m; ++p)
-        processes.emplace_back([&, p] {
-          mpe::testing::ThreadPeers peers(shared, p);
-          waits::Options options = with_instances(size_t{1} << 20);
-          options.peers = &peers;
-          got[static_cast<size_t>(p)] = waits::analyze(*file, options);
-        });
-      for (std::thread& t : processes) t.join();
-      for (const auto& g : got) ASSERT_TRUE(g.ok()) << g.status().to_string();
-      expect_same(want, *got[0], "seed " + std::to_string(seed) + " over " + std::to_string(m));
-      EXPECT_EQ(got[1]->records, 0u);
-      EXPECT_TRUE(got[1]->instances.empty());
-    }
+    for (int m : {2, 3, 5})
+      for (size_t every : {size_t{1}, size_t{1} << 20}) {
+        mpe::testing::ThreadPeers::Shared shared(m);
+        std::vector<mpe::StatusOr<waits::Report>> got(static_cast<size_t>(m), mpe::Status());
+        std::vector<std::thread> processes;
+        for (int p = 0; p < m; ++p)
+          processes.emplace_back([&, p] {
+            mpe::testing::ThreadPeers peers(shared, p);
+            waits::Options options = with_instances(every);
+            options.peers = &peers;
+            got[static_cast<size_t>(p)] = waits::analyze(*file, options);
+          });
+        for (std::thread& t : processes) t.join();
+        for (const auto& g : got) ASSERT_TRUE(g.ok()) << g.status().to_string();
+        expect_same(want, *got[0],
+                    "seed " + std::to_string(seed) + " over " + std::to_string(m) + ", settling every " +
+                        std::to_string(every));
+        EXPECT_EQ(got[1]->records, 0u);
+        EXPECT_TRUE(got[1]->instances.empty());
+      }
     std::filesystem::remove(path);
   }
 }

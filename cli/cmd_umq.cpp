@@ -67,6 +67,7 @@ void add_umq_command(CLI::App& app) {
     std::string threshold;
     size_t top = SIZE_MAX;  // call sites; ranks in a summarised table: kDefaultTopRanks
     std::string prefix;
+    size_t sort_memory = analysis::umq::Options{}.sort_memory;
   };
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
@@ -79,6 +80,9 @@ void add_umq_command(CLI::App& app) {
                   "call sites shown (default all), and ranks in a summarised per-rank table (default 10)");
   cmd->add_option("-o,--output", opts->prefix,
                   "write <prefix>.umq.txt and <prefix>.umq.json, as libumq does, instead of printing");
+  cmd->add_option("--sort-memory", opts->sort_memory,
+                  "bytes of receive posts and queued messages held before they are sorted into a temporary "
+                  "file in $TMPDIR (default 256 MiB)");
   set_action(cmd, [opts]() -> Status {
     StatusOr<uint64_t> limit = threshold(opts->threshold);
     if (!limit.ok()) return limit.status();
@@ -86,6 +90,7 @@ void add_umq_command(CLI::App& app) {
     if (!opened.ok()) return opened.status();
     analysis::umq::Options options;
     options.threshold = *limit;
+    options.sort_memory = opts->sort_memory;
     auto rebuilt = analysis::umq::rebuild(opened.value()->file(), options);
     if (!rebuilt.ok()) return rebuilt.status();
     std::vector<std::vector<analysis::umq::SiteRecord>> sites = std::move(rebuilt->sites);

@@ -23,11 +23,7 @@ bool before(const LineKey& ka, std::string_view ta, const LineKey& kb, std::stri
   return a != b ? a < b : ta < tb;
 }
 
-Status write_failed(const std::string& path) {
-  return Status(StatusCode::kIoError, "cannot write the sort's temporary file " + path + ": " +
-                                          std::strerror(errno) +
-                                          "; set TMPDIR to a directory with room for the output");
-}
+Status write_failed(const std::string& path) { return format::TemporaryDirectory::write_failed(path); }
 
 // A run file read back line by line: key, length, text, as spill() wrote them.
 class RunReader {
@@ -48,7 +44,8 @@ class RunReader {
     uint32_t n = 0;
     if (std::fread(&n, sizeof n, 1, f_) != 1) return Status(StatusCode::kIoError, path_ + " is cut short");
     text.resize(n);
-    if (n && std::fread(text.data(), 1, n, f_) != n) return Status(StatusCode::kIoError, path_ + " is cut short");
+    if (n && std::fread(text.data(), 1, n, f_) != n)
+      return Status(StatusCode::kIoError, path_ + " is cut short");
     return true;
   }
   LineKey key;
@@ -61,13 +58,8 @@ class RunReader {
 
 }  // namespace
 
-SortedLines::SortedLines(size_t memory_bytes) : memory_bytes_(std::max<size_t>(memory_bytes, 1)) {}
-
-SortedLines::~SortedLines() {
-  if (dir_.empty()) return;
-  std::error_code ignored;
-  std::filesystem::remove_all(dir_, ignored);
-}
+SortedLines::SortedLines(size_t memory_bytes)
+    : memory_bytes_(std::max<size_t>(memory_bytes, 1)), dir_("print") {}
 
 Status SortedLines::add(const LineKey& key, std::string_view text) {
   held_.push_back(Held{key, static_cast<uint32_t>(text_.size()), static_cast<uint32_t>(text.size())});
@@ -76,23 +68,10 @@ Status SortedLines::add(const LineKey& key, std::string_view text) {
   return Status();
 }
 
-StatusOr<std::string> SortedLines::new_run_path() {
-  if (dir_.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/mpe-print-XXXXXX";
-    if (!mkdtemp(pattern.data()))
-      return Status(StatusCode::kIoError, "cannot make a directory for the sort's temporary files (" + pattern +
-                                              "): " + std::strerror(errno) +
-                                              "; set TMPDIR to a writable directory with room for the output");
-    dir_ = pattern;
-  }
-  return dir_ + "/run" + std::to_string(named_++);
-}
-
 // The held lines, sorted, to a new run file; many runs are merged into one first.
 Status SortedLines::spill() {
   if (runs_.size() >= kMergeFanIn) MPE_RETURN_IF_ERROR(merge_runs(nullptr, true));
-  auto path = new_run_path();
+  auto path = dir_.new_file();
   if (!path.ok()) return path.status();
   std::vector<uint32_t> order(held_.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -106,7 +85,8 @@ Status SortedLines::spill() {
   bool ok = true;
   for (const uint32_t i : order) {
     const Held& h = held_[i];
-    ok = ok && std::fwrite(&h.key, sizeof h.key, 1, f) == 1 && std::fwrite(&h.length, sizeof h.length, 1, f) == 1 &&
+    ok = ok && std::fwrite(&h.key, sizeof h.key, 1, f) == 1 &&
+         std::fwrite(&h.length, sizeof h.length, 1, f) == 1 &&
          std::fwrite(text_.data() + h.offset, 1, h.length, f) == h.length;
   }
   ok = std::fclose(f) == 0 && ok;
@@ -128,7 +108,7 @@ Status SortedLines::merge_runs(std::FILE* out, bool to_run) {
   }
   std::string target;
   if (to_run) {
-    auto path = new_run_path();
+    auto path = dir_.new_file();
     if (!path.ok()) return path.status();
     target = *path;
     out = std::fopen(target.c_str(), "wb");

@@ -1,4 +1,5 @@
-// Text lines written out in the order of their keys, however many: an external merge sort. Lines
+// Text lines written out in the order of their keys, however many: an external merge sort (of
+// variable-length lines; mpe/external_sort.h sorts fixed-size records the same way). Lines
 // are held up to a memory budget, then sorted and spilled to a run file in a temporary directory
 // ($TMPDIR, else /tmp); at the end the runs are merged. So `mpe print` of a billion records needs
 // the budget and the merge's buffers, not memory in proportion to the log (as GNU sort -S does).
@@ -11,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "mpe/external_sort.h"
 #include "mpe/status.h"
 
 namespace mpe::cli {
@@ -31,7 +33,6 @@ class SortedLines {
  public:
   // memory_bytes: the lines (text and keys) held before a run is spilled.
   explicit SortedLines(size_t memory_bytes);
-  ~SortedLines();
   SortedLines(const SortedLines&) = delete;
   SortedLines& operator=(const SortedLines&) = delete;
 
@@ -49,14 +50,13 @@ class SortedLines {
   };
   Status spill();
   Status merge_runs(std::FILE* out, bool to_run);
-  StatusOr<std::string> new_run_path();
 
   size_t memory_bytes_;
   std::vector<Held> held_;
   std::string text_;
-  std::string dir_;                // the temporary directory, made at the first spill
-  std::vector<std::string> runs_;  // run files not merged yet
-  size_t spilled_ = 0, named_ = 0;
+  format::TemporaryDirectory dir_;  // made at the first spill
+  std::vector<std::string> runs_;   // run files not merged yet
+  size_t spilled_ = 0;
 };
 
 }  // namespace mpe::cli

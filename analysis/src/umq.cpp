@@ -9,6 +9,9 @@
 #include <utility>
 
 #include "endpoints.h"
+#include "message_observer.h"
+#include "mpe/external_sort.h"
+#include "mpe/waits.h"
 
 namespace mpe::analysis::umq {
 
@@ -196,7 +199,9 @@ class SiteTable {
       r.communicator = describe(comm);
       if (site && site <= file_.callsites().size()) r.stack = file_.callsites()[site - 1].frames;
       out_->push_back(std::move(r));
+      comm_seq_.push_back(UINT64_MAX);
     }
+    if (touched_.empty() || touched_.back() != it->second) touched_.push_back(it->second);
     SiteRecord& r = (*out_)[it->second];
     ++r.occurrences;
     r.sum_length += length;
@@ -209,10 +214,26 @@ class SiteTable {
     p->max_queued = std::max(p->max_queued, queued);
   }
 
+  // The streaming sweep takes a rank's queues by communicator id, not in the order their first
+  // receives were logged (sweep()'s group order): a site's communicator is then the one of its
+  // queue whose first receive was logged first (first_seq), as sweep() names it.
+  void end_queue(uint64_t first_seq, const format::CommDef* comm) {
+    std::sort(touched_.begin(), touched_.end());
+    touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+    for (const size_t i : touched_)
+      if (first_seq < comm_seq_[i]) {
+        comm_seq_[i] = first_seq;
+        (*out_)[i].communicator = describe(comm);
+      }
+    touched_.clear();
+  }
+
  private:
   const format::LogFile& file_;
   std::vector<SiteRecord>* out_;
   std::unordered_map<uint64_t, size_t> index_;
+  std::vector<uint64_t> comm_seq_;  // per record: first_seq of the queue that named its communicator
+  std::vector<size_t> touched_;     // records the current queue added to
 };
 
 // The series of one rank from its queue's changes (time, +1 or -1): arrivals before departures
@@ -301,40 +322,69 @@ ByGroup sort_by_group(std::deque<Query>* posts, std::deque<Arrival>* queued, siz
   return b;
 }
 
-// The sweep: per group, arrivals join up to each post's time, the post measures, then the
-// message it takes (if it was queued) leaves. Fills out's per-rank maxima and call sites.
+// One queue at a time (a receiving rank's, on one communicator): messages join it, and a post
+// measures it (the rank's longest, and its call site when over the threshold), then the message it
+// takes (if it was queued) leaves. Fills out's per-rank maxima and call sites. Both sweeps use it.
+class QueueSweep {
+ public:
+  QueueSweep(const format::LogFile& file, const Options& options, Rebuilt& out)
+      : file_(file), options_(options), out_(out), senders_(out.ranks) {
+    tables_.reserve(out.ranks);
+    for (uint32_t r = 0; r < out.ranks; ++r) tables_.emplace_back(file, &out.sites[r]);
+  }
+  // Starts the queue of (me, gid); false when me is no rank of the log (its posts are skipped).
+  bool start(int32_t me, uint64_t gid) {
+    me_ = me;
+    length_ = 0;
+    senders_.clear();
+    if (me < 0 || static_cast<uint32_t>(me) >= out_.ranks) return false;
+    comm_ = find_comm(file_, me, gid);
+    return true;
+  }
+  void arrive(int32_t source) {
+    ++length_;
+    senders_.add(source);
+  }
+  void post(uint32_t site, uint16_t cat, int32_t takes) {
+    out_.max_length[me_] = std::max(out_.max_length[me_], length_);
+    if (length_ > options_.threshold) {
+      // The communicator rank with the most messages queued.
+      const auto [peer, most] = comm_ ? senders_.top(*comm_, comm_ranks_) : std::pair<int, uint32_t>{-1, 0};
+      tables_[me_].add(site, cat, comm_, length_, peer, most);
+    }
+    if (takes >= 0 && length_ > 0) {
+      --length_;
+      senders_.remove(takes);
+    }
+  }
+  SiteTable& table() { return tables_[me_]; }
+  const format::CommDef* comm() const { return comm_; }
+
+ private:
+  const format::LogFile& file_;
+  const Options& options_;
+  Rebuilt& out_;
+  std::vector<SiteTable> tables_;
+  QueuedSenders senders_;
+  CommRanks comm_ranks_;
+  int32_t me_ = -1;
+  uint64_t length_ = 0;
+  const format::CommDef* comm_ = nullptr;
+};
+
+// The sweep: per group, arrivals join up to each post's time, then the post.
 void sweep(const format::LogFile& file, const Groups& groups, const ByGroup& b, const Options& options,
            Rebuilt& out) {
-  const uint32_t nranks = out.ranks;
-  std::vector<SiteTable> tables;
-  tables.reserve(nranks);
-  for (uint32_t r = 0; r < nranks; ++r) tables.emplace_back(file, &out.sites[r]);
-  QueuedSenders senders(nranks);
-  CommRanks comm_ranks;
+  QueueSweep queue(file, options, out);
   for (uint32_t g = 0; g < groups.size(); ++g) {
-    const int32_t me = groups.rank(g);
-    if (me < 0 || static_cast<uint32_t>(me) >= nranks) continue;
-    const format::CommDef* comm = find_comm(file, me, groups.gid(g));
+    if (!queue.start(groups.rank(g), groups.gid(g))) continue;
     size_t a = b.astart[g];
-    uint64_t length = 0;
     for (size_t q = b.qstart[g]; q < b.qstart[g + 1]; ++q) {
       const Query& query = b.queries[q];
-      for (; a < b.astart[g + 1] && b.arrivals[a].time <= query.time; ++a) {
-        ++length;
-        senders.add(b.arrivals[a].source);
-      }
-      out.max_length[me] = std::max(out.max_length[me], length);
-      if (length > options.threshold) {
-        // The communicator rank with the most messages queued.
-        const auto [peer, most] = comm ? senders.top(*comm, comm_ranks) : std::pair<int, uint32_t>{-1, 0};
-        tables[me].add(query.site, query.cat, comm, length, peer, most);
-      }
-      if (query.takes >= 0 && length > 0) {
-        --length;
-        senders.remove(query.takes);
-      }
+      for (; a < b.astart[g + 1] && b.arrivals[a].time <= query.time; ++a) queue.arrive(b.arrivals[a].source);
+      queue.post(query.site, query.cat, query.takes);
     }
-    senders.clear();
+    queue.table().end_queue(g, queue.comm());  // groups are numbered in logged order already
   }
 }
 
@@ -356,6 +406,145 @@ void build_series(const Groups& groups, std::vector<Arrival>&& arrivals, Rebuilt
   }
 }
 
+// One post or queued message on its way through the external sort to the sweep: by queue
+// (receiving rank and communicator), then time; at one time queued messages before posts (the
+// sweep adds those that began up to a post's time), posts in logged order. 40 bytes, compared as
+// three integers: a 100 M-record log sorts some 20 M of them.
+struct SweepItem {
+  uint64_t queue;  // the receiver's world rank << 32 | its communicator's number (comm_number)
+  int64_t time;
+  uint64_t order;  // 0 for a queued message; for a post, kPost | its place in logged order (seq)
+  int32_t source;  // a queued message's sender; a post's `takes` (Query::takes)
+  uint32_t site;
+  uint16_t cat;
+};
+constexpr uint64_t kPost = uint64_t{1} << 63;  // seq is chunk index << 32 | position: below 2^63
+struct SweepOrder {
+  bool operator()(const SweepItem& a, const SweepItem& b) const {
+    if (a.queue != b.queue) return a.queue < b.queue;
+    return a.time != b.time ? a.time < b.time : a.order < b.order;
+  }
+};
+
+// Told each message by the wait-state replay: counts it and hands its post and, when it was
+// queued, its arrival to the sort, on the replay's shifted clocks (read_posts_and_queued's rules).
+class StreamingQueue : public MessageObserver {
+ public:
+  StreamingQueue(const Options& options, Rebuilt& out)
+      : out_(out), sort_(options.sort_memory, "umq", SweepOrder()) {}
+
+  void begin(const std::vector<int64_t>& shift) override {
+    shift_ = shift;
+    sort_.clear();
+    out_.posts = out_.unknown_posts = out_.messages = out_.unexpected = out_.unmatched = 0;
+    stored_ = Status();
+  }
+  void paired(const SendEnd& s, const RecvEnd& r, uint64_t recv_seq) override {
+    const int64_t post = post_of(r);
+    const int64_t sent = sent_at(s);
+    const bool queued = sent <= post;
+    add_post(r, post, recv_seq, queued ? std::get<1>(r.key) : -1);
+    ++out_.messages;
+    if (queued) add_arrival(s, sent);
+  }
+  void unpaired_send(const SendEnd& s) override {
+    ++out_.unmatched;
+    ++out_.messages;
+    add_arrival(s, sent_at(s));  // never received: queued for good
+  }
+  void unpaired_recv(const RecvEnd& r, uint64_t recv_seq) override {
+    ++out_.unmatched;
+    add_post(r, post_of(r), recv_seq, -1);
+  }
+
+  const Status& stored() const { return stored_; }
+  // The receiving rank and communicator of a queue.
+  int32_t rank_of(uint64_t queue) const { return static_cast<int32_t>(queue >> 32); }
+  uint64_t gid_of(uint64_t queue) const { return gids_[static_cast<uint32_t>(queue)]; }
+  format::ExternalSort<SweepItem, SweepOrder>& sorted() { return sort_; }
+
+ private:
+  int64_t shift_of(int32_t rank) const {
+    return rank >= 0 && static_cast<size_t>(rank) < shift_.size() ? shift_[static_cast<size_t>(rank)] : 0;
+  }
+  int64_t post_of(const RecvEnd& r) const {
+    return (r.post != kUnknown ? r.post : r.call.start) + shift_of(std::get<2>(r.key));
+  }
+  int64_t sent_at(const SendEnd& s) const { return s.time + shift_of(std::get<1>(s.key)); }
+  void add_post(const RecvEnd& r, int64_t post, uint64_t seq, int32_t takes) {
+    const bool posted = r.post != kUnknown;
+    ++out_.posts;
+    out_.unknown_posts += !posted;
+    add(SweepItem{queue_of(std::get<2>(r.key), std::get<0>(r.key)), post, kPost | seq, takes,
+                  posted ? r.post_site : r.call.site, posted ? r.post_cat : r.call.cat});
+  }
+  void add_arrival(const SendEnd& s, int64_t sent) {
+    ++out_.unexpected;
+    add(SweepItem{queue_of(std::get<2>(s.key), std::get<0>(s.key)), sent, 0, std::get<1>(s.key), 0, 0});
+  }
+  void add(const SweepItem& item) {
+    if (stored_.ok()) stored_ = sort_.add(item);
+  }
+  uint64_t queue_of(int32_t rank, uint64_t gid) {
+    auto [it, fresh] = comm_number_.try_emplace(gid, static_cast<uint32_t>(gids_.size()));
+    if (fresh) gids_.push_back(gid);
+    return uint64_t{static_cast<uint32_t>(rank)} << 32 | it->second;
+  }
+
+  std::unordered_map<uint64_t, uint32_t> comm_number_;  // by global id, numbered as first met
+  std::vector<uint64_t> gids_;
+  Rebuilt& out_;
+  std::vector<int64_t> shift_;
+  format::ExternalSort<SweepItem, SweepOrder> sort_;
+  Status stored_;
+};
+
+// sweep()'s walk over the sorted stream: per (rank, communicator), queued messages before the
+// posts at their time.
+Status sweep_sorted(const format::LogFile& file, StreamingQueue& queue, const Options& options,
+                    Rebuilt& out) {
+  QueueSweep sweep(file, options, out);
+  bool first = true, counted = false;
+  uint64_t current = 0, first_seq = UINT64_MAX;
+  auto end_queue = [&] {
+    if (counted) sweep.table().end_queue(first_seq, sweep.comm());
+  };
+  const Status s = queue.sorted().for_each_sorted([&](const SweepItem& x) {
+    if (first || x.queue != current) {  // the next queue
+      end_queue();
+      first = false;
+      current = x.queue;
+      first_seq = UINT64_MAX;
+      counted = sweep.start(queue.rank_of(x.queue), queue.gid_of(x.queue));
+    }
+    if (!counted) return;
+    if (!(x.order & kPost)) return sweep.arrive(x.source);
+    first_seq = std::min(first_seq, x.order & ~kPost);
+    sweep.post(x.site, x.cat, x.source);
+  });
+  end_queue();
+  return s;
+}
+
+// The streaming rebuild (see rebuild()).
+StatusOr<Rebuilt> rebuild_streaming(const format::LogFile& file, const Options& options) {
+  Rebuilt out;
+  out.ranks = file.definitions().world_size;
+  out.sites.resize(out.ranks);
+  out.max_length.assign(out.ranks, 0);
+  StreamingQueue queue(options, out);
+  waits::Options replay;
+  replay.keep_going = options.keep_going;
+  replay.keep_blame = false;
+  replay.observer = &queue;
+  auto report = waits::analyze(file, replay);
+  if (!report.ok()) return report.status();
+  MPE_RETURN_IF_ERROR(queue.stored());
+  out.records = report->records;
+  MPE_RETURN_IF_ERROR(sweep_sorted(file, queue, options, out));
+  return out;
+}
+
 }  // namespace
 
 VariableInfo rebuilt_variable(const std::string& path, uint64_t threshold) {
@@ -363,6 +552,7 @@ VariableInfo rebuilt_variable(const std::string& path, uint64_t threshold) {
 }
 
 StatusOr<Rebuilt> rebuild(const format::LogFile& file, const Options& options) {
+  if (!options.keep_series) return rebuild_streaming(file, options);
   analysis::ScanOptions scan;
   scan.collectives = false;
   scan.keep_going = options.keep_going;

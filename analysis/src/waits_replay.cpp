@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "endpoints.h"
+#include "message_observer.h"
 #include "mpe/byte_codec.h"
 #include "mpe/chunk_pass.h"
 #include "mpe/message_matcher.h"
@@ -181,6 +182,15 @@ class Replay {
       colls_.remove(i);
     });
     if (spread_) exchange();
+    if (options_.observer) {  // what finish() leaves, told before it forgets the ends
+      matcher_.settle(INT64_MAX, on_pair());
+      matcher_.for_each_left([this](const MessageKey&, MessageSide side, const PairEnd& e) {
+        if (side == MessageSide::kSend)
+          options_.observer->unpaired_send(sends_[e.slot].end);
+        else
+          options_.observer->unpaired_recv(recvs_[e.slot].end, recvs_[e.slot].seq);
+      });
+    }
     matcher_.finish(on_pair(), [this](const MessageKey&, size_t sends, size_t recvs) {
       report_->unmatched += sends + recvs;
     });
@@ -405,6 +415,7 @@ class Replay {
       if (!fresh) it->second = std::max(it->second, w);
     }
     tally_late_receiver(s, r.end, shift_, tally_);
+    if (options_.observer) options_.observer->paired(s, r.end, r.seq);
     r.send = send.slot;
     if (r.group == kNoSlot) return;  // grouped later, when the receives logged before it have their calls
     const uint32_t g = r.group;
@@ -552,6 +563,7 @@ Status replay(const format::LogFile& file, const std::vector<size_t>& order, con
               const std::vector<int64_t>& shift, const format::SpreadPlan* spread, Report* report,
               Constraints* need, bool first) {
   *report = empty_report(file);
+  if (options.observer) options.observer->begin(shift);
   Replay r(file, options, shift, spread, report);
   format::ChunkPassOptions pass;
   pass.decoders = 0;

@@ -25,6 +25,7 @@
 #include "mpe/log_reader.h"
 #include "mpe/log_writer.h"
 #include "mpe/records.h"
+#include "mpe/umq.h"
 #include "mpe/waits.h"
 #include "random_run.h"
 #include "thread_peers.h"
@@ -308,6 +309,77 @@ TEST(WaitsReplay, SpreadOverProcessesEqualsInMemory) {
       }
     std::filesystem::remove(path);
   }
+}
+
+// `mpe umq`'s streaming rebuild (the replay's pairs through an external sort) gives what the
+// in-memory rebuild gives (keep_series takes that path): every rank's longest queue, its call
+// sites with their counts, peers and communicator, and the totals; with everything held, and
+// with a sort budget of a few items (hundreds of runs, merged in several levels).
+void expect_streamed_umq_is_in_memory(const std::string& path, uint64_t threshold, const std::string& what) {
+  namespace umq = mpe::analysis::umq;
+  SCOPED_TRACE(what + ", threshold " + std::to_string(threshold));
+  auto file = LogFile::open(path);
+  ASSERT_TRUE(file.ok()) << file.status().to_string();
+  umq::Options in_memory;
+  in_memory.threshold = threshold;
+  in_memory.keep_series = true;
+  auto want = umq::rebuild(*file, in_memory);
+  ASSERT_TRUE(want.ok()) << want.status().to_string();
+  auto sorted_sites = [](std::vector<umq::SiteRecord> sites) {
+    std::vector<std::string> out;
+    for (const umq::SiteRecord& r : sites) {
+      std::string line = r.mpi_function + " " + r.communicator + " " + std::to_string(r.occurrences) + " " +
+                         std::to_string(r.sum_length) + " " + std::to_string(r.max_length) + " frames " +
+                         std::to_string(r.stack.size()) + (r.stack.empty() ? "" : " " + r.stack[0].function);
+      std::vector<std::string> peers;  // in the order first met: the reports sort them
+      for (const umq::PeerCount& p : r.peers)
+        peers.push_back(" peer " + std::to_string(p.peer) + ":" + std::to_string(p.times_top) + "/" +
+                        std::to_string(p.max_queued));
+      std::sort(peers.begin(), peers.end());
+      for (const std::string& p : peers) line += p;
+      out.push_back(line);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  for (size_t budget : {size_t{256} << 20, 4 * sizeof(int64_t) * 6}) {
+    umq::Options streamed;
+    streamed.threshold = threshold;
+    streamed.sort_memory = budget;
+    auto got = umq::rebuild(*file, streamed);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    SCOPED_TRACE("sort budget " + std::to_string(budget));
+    EXPECT_EQ(got->max_length, want->max_length);
+    EXPECT_EQ(got->records, want->records);
+    EXPECT_EQ(got->posts, want->posts);
+    EXPECT_EQ(got->unknown_posts, want->unknown_posts);
+    EXPECT_EQ(got->messages, want->messages);
+    EXPECT_EQ(got->unexpected, want->unexpected);
+    EXPECT_EQ(got->unmatched, want->unmatched);
+    ASSERT_EQ(got->sites.size(), want->sites.size());
+    for (size_t r = 0; r < got->sites.size(); ++r)
+      EXPECT_EQ(sorted_sites(got->sites[r]), sorted_sites(want->sites[r])) << "rank " << r;
+  }
+}
+
+TEST(UmqStreaming, EqualsInMemoryOnRandomAndGoldenRuns) {
+  uint64_t unexpected = 0, sites = 0;
+  for (uint32_t seed = 1; seed <= 12; ++seed) {
+    const std::string path = write_waits_run(seed, 3 + seed % 4, skew_of(seed));
+    for (uint64_t threshold : {0, 1, 3})
+      expect_streamed_umq_is_in_memory(path, threshold, "seed " + std::to_string(seed));
+    auto file = LogFile::open(path);
+    auto rebuilt = mpe::analysis::umq::rebuild(*file, {0});
+    ASSERT_TRUE(rebuilt.ok());
+    unexpected += rebuilt->unexpected;
+    for (const auto& rank : rebuilt->sites) sites += rank.size();
+    std::filesystem::remove(path);
+  }
+  EXPECT_GT(unexpected, 100u);  // the runs queue messages and meet long queues
+  EXPECT_GT(sites, 20u);
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(MPE_GOLDEN_DIR)))
+    if (entry.path().extension() == ".mpelog")
+      expect_streamed_umq_is_in_memory(entry.path().string(), 0, entry.path().filename().string());
 }
 
 }  // namespace

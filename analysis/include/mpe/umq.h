@@ -54,6 +54,9 @@ struct Options {
   bool keep_series = false;                // fill Rebuilt::series (upshot's counter track)
   // Asked between chunks when set: false stops the rebuild, which then returns kCancelled.
   std::function<bool()> keep_going;
+  // Without keep_series, rebuild(file) streams: the posts and queued messages are sorted on disk
+  // ($TMPDIR) beyond this many bytes held, so that its memory does not follow the log's size.
+  size_t sort_memory = size_t{256} << 20;
 };
 
 struct Rebuilt {
@@ -73,8 +76,11 @@ struct Rebuilt {
   uint64_t unmatched = 0;      // message ends without a partner
 };
 
-// Rebuilds the queue of every rank from a whole logfile. Errors: the reader's (corrupt,
-// truncated, io-error), kCancelled.
+// Rebuilds the queue of every rank from a whole logfile. Without options.keep_series it streams:
+// the wait-state replay (mpe/waits.h) pairs the messages holding only those in flight, and tells
+// each pair to the rebuild, whose posts and queued messages go through an external sort by
+// (receiver, communicator, time) into the same sweep as below. Errors: the reader's (corrupt,
+// truncated, io-error, the temporary files'), kCancelled.
 StatusOr<Rebuilt> rebuild(const format::LogFile& file, const Options& options = {});
 // Rebuilds it from what an EndpointCollector collected from a pass over `file` that fed other
 // consumers too (upshot's one decode), consuming it; options.keep_going is the pass's then.

@@ -64,6 +64,9 @@
 namespace mpe::format {
 class SummaryPeers;
 }
+namespace mpe::analysis {
+class MessageObserver;
+}
 
 namespace mpe::analysis::waits {
 
@@ -168,6 +171,9 @@ struct Options {
   // from the same decode): every chunk, each timeline's in logged order, the timelines interleaved
   // by time; spread, only this process's chunks.
   std::vector<format::ChunkConsumer> also_feed;
+  // Told every message of the streaming analysis, paired or left alone (analysis/src/
+  // message_observer.h: `mpe umq`'s streaming rebuild). Not spread.
+  MessageObserver* observer = nullptr;
 };
 
 // ns that culprit's lateness cost waiter, 0 when none: a binary search of report.blame.

@@ -219,6 +219,16 @@ class ReplayMessageMatcher {
     dirty_.clear();
   }
 
+  // Calls f(key, side, end) for every end settled and left without a partner (after settle(W),
+  // those before W; after settle(INT64_MAX), what finish() will report), in key order of first add.
+  template <class F>
+  void for_each_left(F&& f) const {
+    for (const KeyEnds& k : keys_) {
+      for (size_t i = k.sends_head; i < k.sends.size(); ++i) f(k.key, MessageSide::kSend, k.sends[i].end);
+      for (size_t i = k.recvs_head; i < k.recvs.size(); ++i) f(k.key, MessageSide::kRecv, k.recvs[i].end);
+    }
+  }
+
   // Ends added and not yet paired (for memory accounting and tests).
   size_t waiting() const {
     size_t n = 0;

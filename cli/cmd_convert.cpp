@@ -39,7 +39,7 @@ void add_convert_command(CLI::App& app) {
   cmd->add_option("output", opts->out,
                   "where to write: a directory for otf2 (anchor <dir>/traces.otf2), a file otherwise")
       ->required();
-  set_action(cmd, [opts]() -> Status {
+  set_first_process_action(cmd, [opts]() -> Status {
     const bool from_otf2 = interop::is_otf2(opts->in);
     if (opts->to == "otf2") {
       if (from_otf2) return Status(StatusCode::kInvalidArgument, opts->in + " is already OTF2");

@@ -148,7 +148,7 @@ void add_diff_command(CLI::App& app) {
       "(\"user state solve\", \"Pcontrol level 1\") or a part of it found once (\"solve\")");
   cmd->add_option("--eager-limit", opts->eager_limit,
                   "logs: bytes above which a blocking send may wait for its receiver (default 65536)");
-  set_action(cmd, [opts]() -> Status { return run_diff(*opts); });
+  set_first_process_action(cmd, [opts]() -> Status { return run_diff(*opts); });
 }
 
 }  // namespace mpe::cli

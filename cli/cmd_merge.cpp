@@ -88,7 +88,7 @@ void add_merge_command(CLI::App& app) {
       ->required();
   cmd->add_option("-o,--output", opts->out, "the logfile to write (default <first dir>/<prefix>.mpelog)");
   cmd->add_flag("--recover", opts->recover, "build from what the per-rank files of a crashed run hold");
-  set_action(cmd, [opts]() -> Status {
+  set_first_process_action(cmd, [opts]() -> Status {
     if (!opts->recover)
       return Status(StatusCode::kInvalidArgument,
                     "liblog merges at MPI_Finalize; use --recover for the per-rank files of a run that died");

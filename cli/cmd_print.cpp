@@ -381,7 +381,7 @@ void add_print_command(CLI::App& app) {
   cmd->add_option(
       "--sort-memory", opts->sort_memory,
       "bytes of lines held before they are sorted into a temporary file in $TMPDIR (default 256 MiB)");
-  set_action(cmd, [opts]() -> Status {
+  set_first_process_action(cmd, [opts]() -> Status {
     if (opts->definitions) return print_definitions(opts->file);
     auto opened = interop::OpenedLog::open(opts->file);
     if (!opened.ok()) return opened.status();

@@ -83,7 +83,7 @@ void add_umq_command(CLI::App& app) {
   cmd->add_option("--sort-memory", opts->sort_memory,
                   "bytes of receive posts and queued messages held before they are sorted into a temporary "
                   "file in $TMPDIR (default 256 MiB)");
-  set_action(cmd, [opts]() -> Status {
+  set_first_process_action(cmd, [opts]() -> Status {
     StatusOr<uint64_t> limit = threshold(opts->threshold);
     if (!limit.ok()) return limit.status();
     auto opened = interop::OpenedLog::open(opts->file);

@@ -18,6 +18,10 @@ using Action = std::function<Status()>;
 // Makes `action` the callback of `cmd`. main() turns a failed action into one line on stderr,
 // "mpe: <code>: <message>", and exit status 1; commands never print their own errors.
 void set_action(CLI::App* cmd, Action action);
+// The same, for a command that does not spread over a launcher's processes (`mpiexec -n M mpe
+// print LOG`): process 0 runs it, the others end at once with status 0, so that the output is
+// one process's and no file is written M times at once. Only `mpe stat` and `mpe waits` spread.
+void set_first_process_action(CLI::App* cmd, Action action);
 // For the processes of a spread command other than process 0: a failure ends them with status 1
 // but without its line, which process 0 prints once.
 void quiet_errors();

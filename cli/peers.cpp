@@ -19,7 +19,21 @@ int launched_size() {
   return 1;
 }
 
+// This process's rank in the launcher's job; 0 when not launched.
+int launched_rank() {
+  for (const char* name : {"PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"})
+    if (const char* v = std::getenv(name)) return std::atoi(v);
+  return 0;
+}
+
 }  // namespace
+
+void set_first_process_action(CLI::App* cmd, Action action) {
+  set_action(cmd, [action = std::move(action)]() -> Status {
+    if (launched_size() > 1 && launched_rank() != 0) return Status();
+    return action();
+  });
+}
 
 StatusOr<std::unique_ptr<format::SummaryPeers>> launched_peers() {
   if (launched_size() <= 1) return std::unique_ptr<format::SummaryPeers>();

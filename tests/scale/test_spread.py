@@ -2,7 +2,8 @@
 log's ranks over M processes and must print exactly what one process prints, text and --json (waits
 also with every instance), byte for byte, for M = 2 and 3: on the golden logs of every format version, a log liblog wrote for halo2d, a multi-threaded
 run's, a one-sided run's, and a 256-rank `mpe synth` log of two million records; on two simulated
-hosts (MPICH); and a damaged log fails once, with one line, on every process, instead of hanging."""
+hosts (MPICH); and a damaged log fails once, with one line, on every process, instead of hanging.
+The commands that do not spread (print, umq, diff, convert) run on process 0 only."""
 import glob
 import os
 import shutil
@@ -37,6 +38,22 @@ for log in logs:
             spread = mpitest.run(m, [MPE, command] + flags + [log], timeout=300)
             expect_eq(spread.stdout, alone, "mpiexec -n %d mpe %s %s %s" % (m, command, " ".join(flags), name))
         print("%-24s %-5s %-19s the same alone and over 2 and 3 processes" % (name, command, " ".join(flags)))
+
+# The commands that do not spread run on process 0 alone under mpiexec: one output, and a file
+# written once, not by every process at the same time.
+for command in (["print"], ["umq"], ["diff", synth]):
+    alone = mpitest.mpe(*(command + [synth])).stdout
+    r = mpitest.run(3, [MPE] + command + [synth], timeout=300)
+    expect_eq(r.stdout, alone, "mpiexec -n 3 mpe %s" % command[0])
+for out, m in (("alone.json", 1), ("spread.json", 3)):
+    path = os.path.join(work, out)
+    if m == 1:
+        mpitest.mpe("convert", "--to", "chrome", synth, path)
+    else:
+        mpitest.run(m, [MPE, "convert", "--to", "chrome", synth, path], timeout=300)
+with open(os.path.join(work, "alone.json"), "rb") as a, open(os.path.join(work, "spread.json"), "rb") as b:
+    expect(a.read() == b.read(), "mpiexec -n 3 mpe convert wrote another file than one process")
+print("print, umq, diff, convert under mpiexec -n 3: process 0's output, the same as alone")
 
 if twohost.unavailable() is None:
     for command in ("stat", "waits"):

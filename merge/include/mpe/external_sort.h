@@ -38,17 +38,17 @@ class TemporaryDirectory {
       const char* tmp = std::getenv("TMPDIR");
       std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/mpe-" + what_ + "-XXXXXX";
       if (!mkdtemp(pattern.data()))
-        return Status(StatusCode::kIoError, "cannot make a directory for the " + what_ + " temporary files (" +
-                                                pattern + "): " + std::strerror(errno) +
-                                                "; set TMPDIR to a writable directory with room");
+        return Status(StatusCode::kIoError,
+                      "cannot make a directory for the " + what_ + " temporary files (" + pattern +
+                          "): " + std::strerror(errno) + "; set TMPDIR to a writable directory with room");
       path_ = pattern;
     }
     return path_ + "/run" + std::to_string(files_++);
   }
   // The line for a temporary file that cannot be written.
   static Status write_failed(const std::string& path) {
-    return Status(StatusCode::kIoError, "cannot write the temporary file " + path + ": " + std::strerror(errno) +
-                                            "; set TMPDIR to a directory with room");
+    return Status(StatusCode::kIoError, "cannot write the temporary file " + path + ": " +
+                                            std::strerror(errno) + "; set TMPDIR to a directory with room");
   }
 
  private:
@@ -139,7 +139,9 @@ class ExternalSort {
       runs[i].file = std::fopen(runs_[i].c_str(), "rb");
       if (!runs[i].file) status = Status(StatusCode::kIoError, "cannot read the temporary file " + runs_[i]);
     }
-    auto later = [&](size_t x, size_t y) { return less_(runs[y].buffer[runs[y].at], runs[x].buffer[runs[x].at]); };
+    auto later = [&](size_t x, size_t y) {
+      return less_(runs[y].buffer[runs[y].at], runs[x].buffer[runs[x].at]);
+    };
     std::priority_queue<size_t, std::vector<size_t>, decltype(later)> heap(later);
     for (size_t i = 0; status.ok() && i < runs.size(); ++i)
       if (runs[i].refill()) heap.push(i);

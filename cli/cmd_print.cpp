@@ -392,8 +392,10 @@ void add_print_command(CLI::App& app) {
                       opts->to};
     // Two streaming passes: the summary gives the causality repair's shifts and the one-sided
     // transfers (matched at the end, as load_trace() matches them); the second makes the lines.
+    // A damaged chunk's error names the file, as the other commands' do.
+    auto named = [&](const Status& s) { return Status(s.code(), opts->file + ": " + s.message()); };
     auto summary = format::summarize(file);
-    if (!summary.ok()) return summary.status();
+    if (!summary.ok()) return named(summary.status());
     SortedLines lines(opts->sort_memory);
     PrintPass pass(file, want, summary->causality_shift_ns, lines);
     format::ChunkPassOptions options;
@@ -404,7 +406,7 @@ void add_print_command(CLI::App& app) {
     const Status decoded =
         format::run_chunk_pass(file, {[&pass](const format::Chunk& c) { pass.consume(c); }}, options);
     MPE_RETURN_IF_ERROR(pass.status());
-    MPE_RETURN_IF_ERROR(decoded);
+    if (!decoded.ok()) return named(decoded);
     pass.finish();
     MPE_RETURN_IF_ERROR(pass.status());
     MPE_RETURN_IF_ERROR(add_rma_lines(file, summary->rma, pass, want, lines));

@@ -92,7 +92,7 @@ void add_umq_command(CLI::App& app) {
     options.threshold = *limit;
     options.sort_memory = opts->sort_memory;
     auto rebuilt = analysis::umq::rebuild(opened.value()->file(), options);
-    if (!rebuilt.ok()) return rebuilt.status();
+    if (!rebuilt.ok()) return Status(rebuilt.status().code(), opts->file + ": " + rebuilt.status().message());
     std::vector<std::vector<analysis::umq::SiteRecord>> sites = std::move(rebuilt->sites);
     analysis::umq::SiteMerge merge;
     for (size_t r = 0; r < sites.size(); ++r) merge.add_rank(sites[r], static_cast<int>(r));

@@ -17,6 +17,7 @@
 #include "mpe/message_matcher.h"
 #include "mpe/replay_spread.h"
 #include "mpe/waits.h"
+#include "rank_watermarks.h"
 #include "timeline_scan.h"
 #include "waits_report_parts.h"
 #include "waits_tally.h"
@@ -147,7 +148,7 @@ class Replay {
     uint32_t n = 0;
     for (auto& [key, number] : timeline_of_) number = n++;
     timelines_.resize(n);
-    plan_rank_watermarks(format::chunks_by_start(file));
+    index_ranks();
     if (spread_) outgoing_.resize(static_cast<size_t>(spread_->peers->size()));
   }
 
@@ -265,48 +266,15 @@ class Replay {
  private:
   Scan& scan(Timeline& t) { return *t.scan; }
 
-  // A key is paired as far as both its ranks have gone: once no chunk still to come of its source
-  // or its destination starts before W, every end of the key before W is in the matcher (an end
-  // whose call never came is final once its own rank has gone past it). So a message waits for
-  // its two ranks only, not for the slowest of all (one global watermark would hold a whole round
-  // of chunks, every timeline's, in flight). Spread, the keys here are those of the ranks owned
-  // here as receivers; a rank owned elsewhere has gone as far as the rounds exchanged so far
-  // (advance_remote_ranks), since its owner routed its sends before each exchange.
-  //   rank_rest_[rank_rest_begin_[r] + k]: the least start of rank r's chunks from its k-th on,
-  //   INT64_MAX after its last; rank_position_ (spread): that chunk's place in the replay's order.
-  void plan_rank_watermarks(const std::vector<size_t>& all) {
-    const uint32_t nranks = file_.definitions().world_size;
-    std::vector<uint32_t> chunks_of(nranks, 0);
-    for (const size_t c : all)
-      if (file_.index()[c].rank < nranks) ++chunks_of[file_.index()[c].rank];
-    rank_rest_begin_.assign(nranks + 1, 0);
-    for (uint32_t r = 0; r < nranks; ++r) rank_rest_begin_[r + 1] = rank_rest_begin_[r] + chunks_of[r] + 1;
-    rank_rest_.assign(rank_rest_begin_[nranks], INT64_MAX);
-    if (spread_) rank_position_.assign(rank_rest_.size(), SIZE_MAX);
-    std::vector<uint32_t> filled(nranks, 0);
-    for (size_t i = 0; i < all.size(); ++i) {
-      const format::IndexEntry& e = file_.index()[all[i]];
-      if (e.rank >= nranks) continue;
-      const size_t k = rank_rest_begin_[e.rank] + filled[e.rank]++;
-      rank_rest_[k] = file_.to_ns(e.rank, e.t_first);
-      if (spread_) rank_position_[k] = i;
-    }
-    if (spread_)
-      for (uint32_t r = 0; r < nranks; ++r)
-        if (spread_->owner_of(static_cast<int32_t>(r)) != spread_->peers->rank()) remote_ranks_.push_back(r);
-    for (uint32_t r = 0; r < nranks; ++r)
-      for (size_t k = rank_rest_begin_[r + 1] - 1; k-- > rank_rest_begin_[r];)
-        rank_rest_[k] = std::min(rank_rest_[k], rank_rest_[k + 1]);
-    rank_cursor_.assign(nranks, 0);
+  // Each rank's timelines, and each message key listed under its two ranks, for pairing a key as
+  // far as both its ranks have gone (rank_watermarks.h).
+  void index_ranks() {
+    const uint32_t nranks = watermarks_.ranks();
     keys_of_rank_.resize(nranks);
     timelines_of_rank_.assign(nranks + 1, 0);
     for (const auto& [key, id] : timeline_of_)
       if (key.first < nranks) ++timelines_of_rank_[key.first + 1];
     for (uint32_t r = 0; r < nranks; ++r) timelines_of_rank_[r + 1] += timelines_of_rank_[r];
-  }
-  int64_t rank_watermark(int32_t rank) const {
-    if (rank < 0 || static_cast<size_t>(rank) >= rank_cursor_.size()) return INT64_MAX;
-    return rank_rest_[rank_rest_begin_[static_cast<size_t>(rank)] + rank_cursor_[static_cast<size_t>(rank)]];
   }
   // A key first seen: listed under its two ranks.
   void note_key(uint32_t id, const MessageKey& key) {
@@ -321,9 +289,9 @@ class Replay {
   // A chunk of `rank` was consumed: its ends before its new watermark whose call never came are
   // final; its keys are paired as far as both their ranks have gone.
   void rank_consumed(uint32_t rank) {
-    if (rank >= rank_cursor_.size()) return;
-    ++rank_cursor_[rank];
-    const int64_t mine = rank_watermark(static_cast<int32_t>(rank));
+    if (rank >= watermarks_.ranks()) return;
+    watermarks_.consumed(rank);
+    const int64_t mine = watermarks_.of(static_cast<int32_t>(rank));
     for (uint32_t id = timelines_of_rank_[rank]; id < timelines_of_rank_[rank + 1]; ++id)
       if (timelines_[id].scan) scan(timelines_[id]).settle_pending(mine);
     if (since_settle_ < options_.ends_per_settle) return;
@@ -333,17 +301,8 @@ class Replay {
   void settle_keys_of(uint32_t rank) {
     for (const uint32_t id : keys_of_rank_[rank]) {
       const auto [src, dst] = key_ranks_[id];
-      const int64_t w = std::min(rank_watermark(src), rank_watermark(dst));
+      const int64_t w = std::min(watermarks_.of(src), watermarks_.of(dst));
       matcher_.settle_key(id, w, on_pair());
-    }
-  }
-  // Spread, after a round's exchange: every process has consumed the chunks of the replay's order
-  // before `done` and routed their sends here, so the ranks owned elsewhere have gone that far.
-  void advance_remote_ranks(size_t done) {
-    for (const uint32_t rank : remote_ranks_) {
-      const uint32_t before = rank_cursor_[rank];
-      while (rank_position_[rank_rest_begin_[rank] + rank_cursor_[rank]] < done) ++rank_cursor_[rank];
-      if (rank_cursor_[rank] != before) settle_keys_of(rank);
     }
   }
 
@@ -478,7 +437,9 @@ class Replay {
   void end_round() {
     ++round_;
     exchange();
-    advance_remote_ranks(round_ * spread_->round_chunks);
+    // the keys of the ranks replayed elsewhere, as far as the round took them
+    watermarks_.advance_remote(round_ * spread_->round_chunks,
+                               [this](uint32_t rank) { settle_keys_of(rank); });
   }
   void exchange() {
     std::vector<std::string> out(outgoing_.size());
@@ -533,13 +494,12 @@ class Replay {
   Scan::Shared shared_{file_, traits_, scan_options_, totals_, {}};
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> timeline_of_;
   uint32_t current_ = 0;  // the timeline of the chunk being scanned
-  // The per-rank watermarks (plan_rank_watermarks), each key's (source, destination) by its
-  // matcher id, and each rank's keys and timelines; spread, the ranks owned elsewhere.
-  std::vector<int64_t> rank_rest_;
-  std::vector<size_t> rank_position_;
-  std::vector<uint32_t> remote_ranks_;
-  std::vector<size_t> rank_rest_begin_;
-  std::vector<uint32_t> rank_cursor_;
+  // How far each rank has gone, each key's (source, destination) by its matcher id, and each
+  // rank's keys and timelines.
+  RankWatermarks watermarks_{file_, format::chunks_by_start(file_), [this](uint32_t rank) {
+                               return spread_ &&
+                                      spread_->owner_of(static_cast<int32_t>(rank)) != spread_->peers->rank();
+                             }};
   std::vector<std::pair<int32_t, int32_t>> key_ranks_;
   std::vector<std::vector<uint32_t>> keys_of_rank_;
   std::vector<uint32_t> timelines_of_rank_;  // rank r's timelines: [r], [r + 1]

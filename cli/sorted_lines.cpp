@@ -23,7 +23,7 @@ bool before(const LineKey& ka, std::string_view ta, const LineKey& kb, std::stri
   return a != b ? a < b : ta < tb;
 }
 
-Status write_failed(const std::string& path) { return format::TemporaryDirectory::write_failed(path); }
+using format::TemporaryDirectory;
 
 // A run file read back line by line: key, length, text, as spill() wrote them.
 class RunReader {
@@ -80,7 +80,7 @@ Status SortedLines::spill() {
     return before(held_[x].key, text_of(held_[x]), held_[y].key, text_of(held_[y]));
   });
   std::FILE* f = std::fopen(path->c_str(), "wb");
-  if (!f) return write_failed(*path);
+  if (!f) return TemporaryDirectory::write_failed(*path);
   std::setvbuf(f, nullptr, _IOFBF, kRunBuffer);
   bool ok = true;
   for (const uint32_t i : order) {
@@ -90,7 +90,7 @@ Status SortedLines::spill() {
          std::fwrite(text_.data() + h.offset, 1, h.length, f) == h.length;
   }
   ok = std::fclose(f) == 0 && ok;
-  if (!ok) return write_failed(*path);
+  if (!ok) return TemporaryDirectory::write_failed(*path);
   runs_.push_back(*path);
   ++spilled_;
   held_.clear();
@@ -112,7 +112,7 @@ Status SortedLines::merge_runs(std::FILE* out, bool to_run) {
     if (!path.ok()) return path.status();
     target = *path;
     out = std::fopen(target.c_str(), "wb");
-    if (!out) return write_failed(target);
+    if (!out) return TemporaryDirectory::write_failed(target);
     std::setvbuf(out, nullptr, _IOFBF, kRunBuffer);
   }
   auto later = [&](size_t x, size_t y) {
@@ -146,7 +146,7 @@ Status SortedLines::merge_runs(std::FILE* out, bool to_run) {
   runs_.clear();
   if (to_run) {
     ok = std::fclose(out) == 0 && ok;
-    if (!ok) return write_failed(target);
+    if (!ok) return TemporaryDirectory::write_failed(target);
     runs_.push_back(target);
   } else if (!ok) {
     return Status(StatusCode::kIoError, std::string("cannot write the output: ") + std::strerror(errno));

@@ -238,7 +238,8 @@ constexpr size_t kMaxArrowSample = 20000;
 template<class Visit> size_t sampleMessages(const TraceModel &model, double t0, double t1, size_t maxCount, Visit visit)
 {
     auto [mb, me] = model.candidateMessages(t0, t1);
-    if ((me - mb) / maxCount >= model.arrowSampleStride() && model.arrowSampleStride() > 1) {
+    if (model.messagesSampled()
+        || ((me - mb) / maxCount >= model.arrowSampleStride() && model.arrowSampleStride() > 1)) {
         auto [sb, se] = model.candidateSamples(t0, t1);
         const size_t stride = std::max<size_t>(1, (se - sb) / maxCount);
         const auto &A = model.arrowSample();

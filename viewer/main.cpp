@@ -24,6 +24,7 @@
 #include "loader.h"
 #include "mainwindow.h"
 #include "mpe/interop.h"
+#include "outofcore.h"
 #include "rankgroups.h"
 #include "renderer.h"
 #include "summary.h"
@@ -148,6 +149,11 @@ struct Options
         "M.png|M.csv" };
     QCommandLineOption matrixValueOpt { "matrix-value",
         "What --matrix counts: bytes (default), messages or wait (needs --waits).", "VALUE", "bytes" };
+    QCommandLineOption outOfCoreOpt { "out-of-core",
+        "Open FILE through its view index (FILE.view, built on first use by one streaming pass) without loading its "
+        "records: the default above 50 M records. Zoomed-in views read the records of their chunks." };
+    QCommandLineOption inMemoryOpt { "in-memory",
+        "Load every record of FILE, however large (the default below 50 M)." };
     QCommandLineOption compareOpt { "compare",
         "Compare FILE (A) with B: two timelines on aligned iterations and a difference band (docs/compare.md); "
         "with --export, writes that picture.",
@@ -156,7 +162,8 @@ struct Options
     void addTo(QCommandLineParser &parser) const
     {
         parser.addOptions({ exportOpt, rangeOpt, sizeOpt, benchOpt, previewOpt, grabOpt, waitsOpt, umqOpt, liveOpt,
-            afterOpt, stuckOpt, groupOpt, drawOpt, summaryOpt, matrixOpt, matrixValueOpt, compareOpt });
+            afterOpt, stuckOpt, groupOpt, drawOpt, summaryOpt, matrixOpt, matrixValueOpt, compareOpt, outOfCoreOpt,
+            inMemoryOpt });
     }
 };
 
@@ -247,6 +254,16 @@ bool parseExportLook(const QCommandLineParser &parser, const Options &o, ExportR
         std::fprintf(stderr, "upshot: bad --matrix-value %s (want bytes, messages or wait)\n", qPrintable(v));
         return false;
     }
+    if (parser.isSet(o.outOfCoreOpt) && parser.isSet(o.inMemoryOpt)) {
+        std::fprintf(stderr, "upshot: --out-of-core and --in-memory exclude each other\n");
+        return false;
+    }
+    if ((parser.isSet(o.waitsOpt) || parser.isSet(o.umqOpt)) && parser.isSet(o.outOfCoreOpt)) {
+        std::fprintf(stderr,
+            "upshot: --waits and --umq load the whole log (add --in-memory); out of core, run `mpe waits` or `mpe "
+            "umq`\n");
+        return false;
+    }
     if ((parser.isSet(o.waitsOpt) || parser.isSet(o.umqOpt)) && parser.isSet(o.previewOpt)) {
         std::fprintf(stderr, "upshot: --waits and --umq need the decoded log, not --preview\n");
         return false;
@@ -257,9 +274,23 @@ bool parseExportLook(const QCommandLineParser &parser, const Options &o, ExportR
 // The model --export draws: the preview, or the decoded log with the wait states (--waits) and the
 // rebuilt queue (--umq) when asked for; *waitsNote says how many wait states it has. Null (with a
 // line on stderr) when the file cannot be opened.
-std::shared_ptr<upshot::TraceModel> loadForExport(
-    const QCommandLineParser &parser, const Options &o, const QString &path, QString *waitsNote)
+std::shared_ptr<upshot::TraceModel> loadForExport(const QCommandLineParser &parser, const Options &o,
+    const QString &path, QString *waitsNote, std::shared_ptr<upshot::OutOfCoreLog> *outOfCore)
 {
+    const bool analyses = parser.isSet(o.waitsOpt) || parser.isSet(o.umqOpt) || parser.isSet(o.previewOpt);
+    if (!analyses && !parser.isSet(o.inMemoryOpt)) {
+        auto wanted = upshot::OutOfCoreLog::wanted(path);
+        if (parser.isSet(o.outOfCoreOpt) || (wanted.ok() && *wanted)) {
+            auto big = upshot::OutOfCoreLog::open(path);
+            if (!big.ok()) {
+                std::fprintf(
+                    stderr, "upshot: cannot open %s: %s\n", qPrintable(path), big.status().to_string().c_str());
+                return nullptr;
+            }
+            *outOfCore = *big;
+            return (*big)->summary();
+        }
+    }
     // With --waits the file stays open for the analysis after the model is built.
     std::shared_ptr<mpe::interop::OpenedLog> opened;
     mpe::StatusOr<std::shared_ptr<upshot::TraceModel>> loaded = mpe::Status();
@@ -330,7 +361,8 @@ int exportImage(const QCommandLineParser &parser, const Options &o, const QStrin
     QElapsedTimer timer;
     timer.start();
     QString waitsNote;
-    const std::shared_ptr<upshot::TraceModel> model = loadForExport(parser, o, file, &waitsNote);
+    std::shared_ptr<upshot::OutOfCoreLog> outOfCore;
+    std::shared_ptr<upshot::TraceModel> model = loadForExport(parser, o, file, &waitsNote, &outOfCore);
     if (!model) return 1;
     const double loadMs = timer.nsecsElapsed() / 1e6;
     upshot::RenderStats stats;
@@ -346,6 +378,17 @@ int exportImage(const QCommandLineParser &parser, const Options &o, const QStrin
     QString groupMessage;
     const upshot::ViewState view = upshot::openingView(*model, size, opening, &groupMessage);
     if (!groupMessage.isEmpty()) std::fprintf(stderr, "upshot: %s\n", qPrintable(groupMessage));
+    if (outOfCore) {
+        // Out of core: the view drawn from its chunks' records when they fit, else from the summary.
+        auto drawn = outOfCore->modelFor(view.scale.t0(), view.scale.t1());
+        if (!drawn.ok()) {
+            std::fprintf(stderr, "upshot: cannot read %s: %s\n", qPrintable(file), drawn.status().to_string().c_str());
+            return 1;
+        }
+        model = *drawn;
+        waitsNote += model->messagesSampled() ? QStringLiteral(", from the view index")
+                                              : QStringLiteral(", window read from the log");
+    }
     if (parser.isSet(o.matrixOpt) && !writeMatrix(parser.value(o.matrixOpt), *model, view, req.matrixValue)) return 1;
     if (out.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive)) {
         if (!upshot::exportSvg(*model, view, out)) {

@@ -6,6 +6,7 @@
 #include "mpe/chunk_pass.h"
 #include "mpe/interop.h"
 #include "mpe/message_matcher.h"
+#include "mpe/view_index.h"
 
 #include <QFileInfo>
 
@@ -113,6 +114,85 @@ public:
         model.finishRows();
     }
 
+    // See buildSummaryModel(): each row's depth-0 states are the runs of equal bin codes.
+    static void summary(const LogFile &file, const mpe::format::ViewIndex &index, TraceModel &model)
+    {
+        ModelBuilder b(file, model);
+        const double o = index.bin_origin(), w = index.bin_width();
+        std::vector<int> categoryOfCode { -1 };
+        for (uint32_t id : index.code_categories())
+            categoryOfCode.push_back(model.ensureCategory(id, true));
+        for (size_t r = 0; r < b.m_build.size() && r < index.timelines().size(); ++r) {
+            const uint8_t *codes = index.codes(static_cast<uint32_t>(r));
+            for (uint32_t k = 0; k < index.bins();) {
+                uint32_t end = k + 1;
+                while (end < index.bins() && codes[end] == codes[k])
+                    ++end;
+                if (codes[k] != 0 && codes[k] < categoryOfCode.size()) {
+                    const auto a = static_cast<int64_t>(std::llround(o + k * w));
+                    const auto z = static_cast<int64_t>(std::llround(o + end * w));
+                    addState(b.m_build[r], 0, a, z - a, categoryOfCode[codes[k]]);
+                }
+                k = end;
+            }
+            b.m_build[r].lanes.resize(std::max<size_t>(1, index.lanes(static_cast<uint32_t>(r))));
+            b.packRow(r);
+        }
+        model.m_preview = false;
+        b.finishFromIndex(index, {});
+    }
+
+    // See buildWindowModel().
+    static mpe::Status window(const LogFile &file, const mpe::format::ViewIndex &index, int64_t t0, int64_t t1,
+        const BuildProgress &progress, TraceModel &model)
+    {
+        ModelBuilder b(file, model);
+        b.m_messagesFromIndex = true;
+        b.m_index = &index;
+        b.m_keep = { t0, t1 };
+        std::vector<size_t> chunks;
+        for (size_t i = 0; i < file.index().size(); ++i) {
+            const IndexEntry &e = file.index()[i];
+            const int64_t d = index.shift_of(e.rank);
+            if (file.to_ns(e.rank, e.t_first) + d <= t1 && file.to_ns(e.rank, e.t_last) + d >= t0) chunks.push_back(i);
+        }
+        mpe::format::ChunkPassOptions pass;
+        pass.decoders = 0;
+        pass.order = &chunks;
+        pass.what = "window";
+        const size_t n = std::max<size_t>(1, chunks.size());
+        pass.keep_going = [&](size_t done) { return !progress || progress(static_cast<int>(90 * done / n)); };
+        CounterSampleCollector counterSamples(file);
+        std::vector<mpe::format::ChunkConsumer> consumers { [&](const mpe::format::Chunk &c) {
+            b.addChunk(c.index, c.records, c.count);
+        } };
+        if (counterSamples.wanted()) consumers.push_back(counterSamples.consumer());
+        const mpe::Status read = mpe::format::run_chunk_pass(file, consumers, pass);
+        if (!read.ok()) return read;
+        for (size_t r = 0; r < b.m_build.size(); ++r) {
+            b.shiftRow(r, index.shift_of(model.m_rows[r].rank));
+            // The whole run's lanes, so that boxes are as tall as in a model of the whole run.
+            auto &lanes = b.m_build[r].lanes;
+            lanes.resize(std::max<size_t>(lanes.size(), index.lanes(static_cast<uint32_t>(r))));
+            b.packRow(r);
+            auto &E = model.m_rows[r].events;
+            std::stable_sort(E.begin(), E.end(), [](const Event &x, const Event &y) { return x.time < y.time; });
+        }
+        std::vector<Message> messages;
+        const mpe::Status crossing = index.messages_crossing(t0, t1, [&](const mpe::format::ViewMessage &m) {
+            messages.push_back({ m.send_time, m.recv_time, m.send_timeline, m.recv_timeline, m.tag, m.bytes });
+        });
+        if (!crossing.ok()) return crossing;
+        const auto &rows = model.m_rows;
+        model.m_rma = mpe::format::match_rma(
+            file, static_cast<uint32_t>(rows.size()), [&](uint32_t r) { return rows[r].rank; },
+            [&](uint32_t r) -> const std::vector<Event> & { return rows[r].events; });
+        model.m_window = { static_cast<double>(t0), static_cast<double>(t1) };
+        b.finishFromIndex(index, std::move(messages));
+        model.setCounters(counterSamples.tracks(model));
+        return mpe::Status();
+    }
+
     void addChunk(size_t chunk, const Record *recs, size_t count)
     {
         const IndexEntry &e = m_file.index()[chunk];
@@ -123,13 +203,19 @@ public:
             TimelineBuild &T;
             std::vector<Event> &events;
             uint32_t tl;
+            int64_t keepFrom, keepTo; // a window keeps what overlaps these (the rank's own clock)
             void state(int64_t start, int64_t end, uint32_t cat, uint32_t depth, uint32_t site)
             {
+                if (end < keepFrom || start > keepTo) return;
                 addState(T, depth, start, end - start, b.m_model.ensureCategory(cat, true), site);
             }
-            void event(const Event &ev) { events.push_back(ev); }
+            void event(const Event &ev)
+            {
+                if (ev.time >= keepFrom && ev.time <= keepTo) events.push_back(ev);
+            }
             void message_end(bool send, const mpe::format::MessageKey &key, int64_t t, uint64_t bytes)
             {
+                if (b.m_messagesFromIndex) return;
                 if (!send) {
                     b.m_matcher.add_recv(key, MsgEnd { t, tl, 0 }); // a message's size is its send's
                     return;
@@ -141,13 +227,21 @@ public:
                 }
                 b.m_matcher.add_send(key, MsgEnd { t, tl, packed });
             }
-            void cancel_send(const mpe::format::MessageKey &key) { b.m_matcher.cancel_latest_send(key); }
+            void cancel_send(const mpe::format::MessageKey &key)
+            {
+                if (!b.m_messagesFromIndex) b.m_matcher.cancel_latest_send(key);
+            }
             void span(int64_t t, int64_t end)
             {
                 ++b.m_model.m_records;
                 b.extendSpan(t, end);
             }
-        } sink { *this, m_build[tl], m_model.m_rows[tl].events, tl };
+        } sink { *this, m_build[tl], m_model.m_rows[tl].events, tl, INT64_MIN, INT64_MAX };
+        if (m_keep.second >= m_keep.first && m_index) {
+            const int64_t d = m_index->shift_of(e.rank);
+            sink.keepFrom = m_keep.first - d;
+            sink.keepTo = m_keep.second - d;
+        }
         mpe::format::interpret_records(m_file, e, recs, count, &m_build[tl].userStates, sink);
     }
 
@@ -327,6 +421,54 @@ private:
         }
     }
 
+    // Moves row r's states and events by d ns (the index's causality repair).
+    void shiftRow(size_t r, int64_t d)
+    {
+        if (d == 0) return;
+        for (Lane &L : m_build[r].lanes)
+            for (PackedState &s : L.states)
+                s.setStart(s.start() + d);
+        for (Event &e : m_model.m_rows[r].events)
+            e.time += d;
+    }
+
+    // A model drawn from the view index: the run's span, records and per-category totals are the
+    // index's (the whole run, whatever part of it the rows hold); messages are `messages`, or the
+    // index's sample standing for all of them.
+    void finishFromIndex(const mpe::format::ViewIndex &index, std::vector<Message> messages)
+    {
+        std::sort(messages.begin(), messages.end(),
+            [](const Message &a, const Message &b) { return a.send_time < b.send_time; });
+        const bool sampled = m_model.m_window.second <= m_model.m_window.first;
+        m_model.m_messages = std::move(messages);
+        m_model.m_tBegin = index.t_begin();
+        m_model.m_tEnd = index.t_end();
+        m_model.m_records = index.records();
+        m_model.finishRows();
+        for (auto &c : m_model.m_categories)
+            c.count = 0, c.inclusiveNs = 0, c.exclusiveNs = 0;
+        for (const auto &t : index.categories()) {
+            // A collective's category is a state's too: its events' entry adds nothing to the time.
+            CategoryInfo &c = m_model.m_categories[m_model.ensureCategory(t.id, t.state)];
+            c.count += t.count;
+            c.inclusiveNs += static_cast<double>(t.inclusive_ns);
+            c.exclusiveNs += static_cast<double>(t.exclusive_ns);
+        }
+        m_model.m_fromIndex = true;
+        // The Pcontrol strips run from each marker to the next, however far: the whole run's.
+        for (auto &row : m_model.m_rows)
+            row.markers.clear();
+        for (const auto &mk : index.markers())
+            if (mk.timeline < m_model.m_rows.size())
+                m_model.m_rows[mk.timeline].markers.push_back({ static_cast<double>(mk.time), mk.level, mk.on });
+        if (!sampled) return;
+        m_model.m_maxLatency = index.max_latency();
+        m_model.m_arrowSampleStride = index.sample_stride();
+        m_model.m_arrowSample.clear();
+        for (const mpe::format::ViewMessage &m : index.sample())
+            m_model.m_arrowSample.push_back({ m.send_time, m.recv_time, m.send_timeline, m.recv_timeline, m.bytes });
+    }
+
     // Moves a timeline's lanes, each sorted by start, into the row's lane-major array.
     void packRow(size_t r)
     {
@@ -397,6 +539,9 @@ private:
     uint64_t m_backward = 0;
     int64_t m_tBegin = 0, m_tEnd = 0;
     bool m_any = false;
+    bool m_messagesFromIndex = false; // a window's messages come from the view index, paired over the whole run
+    const mpe::format::ViewIndex *m_index = nullptr; // a window's: the shifts
+    std::pair<int64_t, int64_t> m_keep { 0, -1 }; // a window's span: states and events overlapping it are kept
 };
 
 std::shared_ptr<TraceModel> buildPreview(const LogFile &file)
@@ -404,6 +549,28 @@ std::shared_ptr<TraceModel> buildPreview(const LogFile &file)
     auto model = std::make_shared<TraceModel>(file.definitions());
     ModelBuilder::preview(file, *model);
     return model;
+}
+
+std::shared_ptr<TraceModel> buildSummaryModel(const LogFile &file, const mpe::format::ViewIndex &index)
+{
+    auto model = std::make_shared<TraceModel>(file.definitions());
+    ModelBuilder::summary(file, index, *model);
+    return model;
+}
+
+mpe::StatusOr<std::shared_ptr<TraceModel>> buildWindowModel(
+    const LogFile &file, const mpe::format::ViewIndex &index, int64_t t0, int64_t t1, const BuildProgress &progress)
+{
+    try {
+        auto model = std::make_shared<TraceModel>(file.definitions());
+        const mpe::Status s = ModelBuilder::window(file, index, t0, t1, progress, *model);
+        if (!s.ok())
+            return s.code() == mpe::StatusCode::kCancelled ? mpe::Status(mpe::StatusCode::kInvalidArgument, "cancelled")
+                                                           : s;
+        return model;
+    } catch (const std::bad_alloc &) {
+        return mpe::Status::out_of_memory();
+    }
 }
 
 // Rows from which a model's bins are built while loading: about where rows fitted to a window

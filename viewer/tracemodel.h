@@ -166,6 +166,13 @@ public:
     const QString &program() const { return m_program; }
     // True for the preview built from the index alone (summary boxes, no messages or events).
     bool isPreview() const { return m_preview; }
+    // True for a model drawn from a view index (a log larger than memory, outofcore.h): the span,
+    // records and legend totals are the whole run's, the rows hold window() only.
+    bool isFromIndex() const { return m_fromIndex; }
+    // The span whose records the rows hold; empty (second <= first) for the index's summary, whose
+    // rows are sampled bins and whose arrows are the index's sample only (messagesSampled()).
+    std::pair<double, double> window() const { return m_window; }
+    bool messagesSampled() const { return m_fromIndex && m_window.second <= m_window.first; }
 
     // The host a rank ran on (RankMeta::host), "" when the log does not say.
     const std::string &host(uint32_t rank) const
@@ -420,6 +427,8 @@ private:
     uint64_t m_records = 0;
     int m_worldSize = 0;
     bool m_preview = false;
+    bool m_fromIndex = false;
+    std::pair<double, double> m_window { 0, 0 };
     QString m_program;
     std::shared_ptr<const WaitStates> m_waits;
     std::shared_ptr<CounterTracks> m_counters;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "mpe/interop.h"
+#include "outofcore.h"
 #include "renderer.h"
 #include "tracebuilder.h"
 #include "waitstates.h"
@@ -290,6 +292,93 @@ int runBench(const QString &path, QSize size)
     const WaitFigures w = benchWaits(*file, *model, size);
     printFigures(path, *model, b);
     if (w.analyzed) printWaitFigures(w);
+    return 0;
+}
+
+// Out of core: the index (built first when missing, and timed), then the summary opened from it
+// and its first frame (the opening picture) timed from the kernel's start of the process; then the
+// views of zooms 1, 4, 16 ... 4^9 at the middle of the run (and at 1/10 of it), each drawn from the
+// model OutOfCoreLog::modelFor gives it: the read of each window is timed, and every frame's
+// median. The largest frame is the one the interactive window must paint within 50 ms.
+int runOutOfCoreBench(const QString &path, QSize size)
+{
+    {
+        QImage empty(size, QImage::Format_RGB32);
+        QPainter p(&empty);
+        p.drawText(10, 20, QStringLiteral("upshot 0123456789 ms"));
+    }
+    const double rssBase = rssMiB();
+    QElapsedTimer timer;
+    timer.start();
+    double indexMs = 0;
+    {
+        auto file = mpe::format::LogFile::open(path.toStdString());
+        if (file.ok()
+            && !mpe::format::ViewIndex::open(*file, mpe::format::ViewIndex::path_for(path.toStdString())).ok()) {
+            auto built = mpe::format::ViewIndex::open_or_build(*file, path.toStdString());
+            if (!built.ok()) {
+                std::fprintf(
+                    stderr, "upshot: cannot index %s: %s\n", qPrintable(path), built.status().to_string().c_str());
+                return 1;
+            }
+            indexMs = timer.nsecsElapsed() / 1e6;
+        }
+    }
+    const double indexPeak = peakRssMiB();
+    timer.restart();
+    auto log = OutOfCoreLog::open(path);
+    if (!log.ok()) {
+        std::fprintf(stderr, "upshot: cannot open %s: %s\n", qPrintable(path), log.status().to_string().c_str());
+        return 1;
+    }
+    const std::shared_ptr<TraceModel> summary = (*log)->summary();
+    const ViewState opening = openingView(*summary, size, OpeningOptions {});
+    renderImage(*summary, opening.scale.t0(), opening.scale.t1(), size);
+    {
+        QImage img(size, QImage::Format_RGB32);
+        QPainter p(&img);
+        paintTimeline(p, *summary, opening);
+    }
+    const double firstFrameMs = timer.nsecsElapsed() / 1e6;
+    const double processMs = processAgeMs();
+    double worstFrame = 0, worstRead = 0;
+    std::printf("file %s\nrecords %llu\nrows %d\nindex_build_ms %.1f\nindex_build_peak_rss_mib %.1f\n"
+                "summary_open_and_first_frame_ms %.1f\nstart_to_first_frame_ms %.1f\nsummary_model_mib %.1f\n",
+        qPrintable(path), static_cast<unsigned long long>(summary->recordCount()), summary->rowCount(), indexMs,
+        indexPeak, firstFrameMs, processMs, summary->memoryBytes() / 1048576.0);
+    const double span = summary->tEnd() - summary->tBegin();
+    // UPSHOT_BENCH_IN_MEMORY=1: the same views of the model holding every record, as the baseline.
+    std::shared_ptr<TraceModel> whole;
+    if (qEnvironmentVariableIntValue("UPSHOT_BENCH_IN_MEMORY") > 0) {
+        auto built = buildModel((*log)->file());
+        if (built.ok()) whole = *built;
+    }
+    for (double at : { 0.5, 0.1 }) {
+        for (int z = 0; z <= 9; ++z) {
+            const double width = span / std::pow(4.0, z);
+            const double t0
+                = std::clamp(summary->tBegin() + span * at - width / 2, summary->tBegin(), summary->tEnd() - width);
+            ViewState v = opening;
+            v.scale = TimeScale::fit(t0, t0 + width, v.plotRect().width());
+            timer.restart();
+            auto model = (*log)->modelFor(t0, t0 + width);
+            if (!model.ok()) {
+                std::fprintf(
+                    stderr, "upshot: cannot read %s: %s\n", qPrintable(path), model.status().to_string().c_str());
+                return 1;
+            }
+            const double readMs = timer.nsecsElapsed() / 1e6;
+            const auto [frame, cpu] = medianFrameMs(**model, v);
+            worstFrame = std::max(worstFrame, frame);
+            if (!(*model)->messagesSampled()) worstRead = std::max(worstRead, readMs);
+            std::printf("zoom_4^%d_at_%.1f %s read_ms %.1f frame_ms %.2f frame_cpu_ms %.2f", z, at,
+                (*model)->messagesSampled() ? "summary" : "window", readMs, frame, cpu);
+            if (whole) std::printf(" in_memory_frame_ms %.2f", medianFrameMs(*whole, v).first);
+            std::printf("\n");
+        }
+    }
+    std::printf("frame_max_ms %.2f\nwindow_read_max_ms %.1f\nrss_peak_mib %.1f\nrss_peak_over_base_mib %.1f\n",
+        worstFrame, worstRead, peakRssMiB(), peakRssMiB() - rssBase);
     return 0;
 }
 

@@ -90,6 +90,7 @@ TraceLoader::TraceLoader(QObject *parent) : QObject(parent)
     qRegisterMetaType<std::shared_ptr<upshot::TraceModel>>();
     qRegisterMetaType<std::shared_ptr<const upshot::WaitStates>>();
     qRegisterMetaType<std::shared_ptr<upshot::CounterTracks>>();
+    qRegisterMetaType<std::shared_ptr<upshot::OutOfCoreLog>>();
 }
 
 TraceLoader::~TraceLoader()
@@ -105,7 +106,8 @@ void TraceLoader::load(const QString &path)
     ++m_running;
     QPointer<TraceLoader> self(this);
     const bool analyze = m_analyzeWaits;
-    QThread *thread = QThread::create([self, path, generation, latest, analyze] {
+    const Memory memory = m_memory;
+    QThread *thread = QThread::create([self, path, generation, latest, analyze, memory] {
         auto post = [self](auto fn) {
             if (self) QMetaObject::invokeMethod(self.data(), fn, Qt::QueuedConnection);
         };
@@ -138,6 +140,28 @@ void TraceLoader::load(const QString &path)
         uint64_t records = 0;
         for (const auto &e : file->index())
             records += e.nrecords;
+        if (memory == Memory::OutOfCore || (memory == Memory::Auto && records > OutOfCoreLog::kInMemoryRecords)) {
+            const QString indexing = QStringLiteral("Indexing %1 records (once; kept beside the log)").arg(records);
+            auto big = OutOfCoreLog::open(path, [&](int p) {
+                if (*latest != generation) return false;
+                post([self, p, indexing, generation] {
+                    if (self && self->m_generation == generation) emit self->progress(p, indexing);
+                });
+                return true;
+            });
+            if (!big.ok()) return finish(big.status());
+            std::shared_ptr<OutOfCoreLog> log = *big;
+            post([self, log, path, generation] {
+                if (self && self->m_generation == generation) emit self->outOfCore(log, path);
+            });
+            finish(log->summary());
+            const QString why = QStringLiteral("not analyzed for a log opened out of core; run `mpe waits`");
+            std::shared_ptr<TraceModel> summary = log->summary();
+            post([self, summary, path, why, generation] {
+                if (self && self->m_generation == generation) emit self->waitsFailed(summary, path, why);
+            });
+            return;
+        }
         OpenSteps steps;
         steps.waits = steps.rebuiltQueue = analyze && records <= kAutoWaitsRecords;
         // Cancelled (a newer load started, or the loader is gone): stop decoding early.

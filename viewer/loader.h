@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "countertracks.h"
+#include "outofcore.h"
 #include "tracebuilder.h"
 #include "tracemodel.h"
 #include "waitstates.h"
@@ -47,6 +48,9 @@ public:
     // cancelled and its results dropped; an analysis already running ends, unheard.
     void load(const QString &path);
     bool isLoading() const { return m_running > 0; }
+    // How logs are opened: out of core above OutOfCoreLog::kInMemoryRecords (Auto), always, or never.
+    enum class Memory { Auto, OutOfCore, InMemory };
+    void setMemory(Memory m) { m_memory = m; }
     // Whether loads analyze wait states after the model (default on).
     void setAnalyzeWaits(bool on) { m_analyzeWaits = on; }
     bool analyzesWaits() const { return m_analyzeWaits; }
@@ -56,6 +60,8 @@ signals:
     // The preview from the file's index (TraceModel::isPreview()), before decoding starts.
     void previewReady(std::shared_ptr<upshot::TraceModel> model, const QString &path);
     void loaded(std::shared_ptr<upshot::TraceModel> model, const QString &path);
+    // Just before loaded(), for a log opened out of core (outofcore.h): loaded()'s model is its summary.
+    void outOfCore(std::shared_ptr<upshot::OutOfCoreLog> log, const QString &path);
     void failed(const QString &path, const QString &error);
     // After loaded(): the wait states of model, or why there are none (the model stays usable).
     void waitsReady(std::shared_ptr<upshot::TraceModel> model, std::shared_ptr<const upshot::WaitStates> waits,
@@ -73,6 +79,7 @@ private:
     std::shared_ptr<std::atomic<int>> m_latest = std::make_shared<std::atomic<int>>(0);
     int m_running = 0;
     bool m_analyzeWaits = true;
+    Memory m_memory = Memory::Auto;
     // Logs with more records than this get no automatic wait-state analysis (see loader.cpp).
     static constexpr uint64_t kAutoWaitsRecords = 20000000;
 };

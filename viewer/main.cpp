@@ -438,7 +438,9 @@ int exportOrBench(const QCommandLineParser &parser, const Options &o, const QStr
             return 2;
         }
     }
-    if (parser.isSet(o.benchOpt)) return upshot::runBench(files[0], req.size);
+    if (parser.isSet(o.benchOpt))
+        return parser.isSet(o.outOfCoreOpt) ? upshot::runOutOfCoreBench(files[0], req.size)
+                                            : upshot::runBench(files[0], req.size);
     if (!parseExportLook(parser, o, &req)) return 2;
     return exportImage(parser, o, files[0], req);
 }

@@ -21,6 +21,7 @@
 #include "loader.h"
 #include "panels.h"
 #include "timelinewidget.h"
+#include "windowfollower.h"
 
 namespace upshot {
 
@@ -46,6 +47,7 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
     setCentralWidget(m_pages);
     connect(m_live, &LiveView::openLogRequested, this, &MainWindow::openFile);
     m_loader = new TraceLoader(this);
+    m_follower = new WindowFollower(this);
 
     m_legend = new LegendModel(this);
     m_legendView = new QTableView(this);
@@ -129,9 +131,35 @@ void MainWindow::connectLoader()
         m_hover->setText(m_previewPath.isEmpty() ? stage : tr("Preview from the index; %1…").arg(stage));
     });
     connect(m_loader, &TraceLoader::previewReady, this, &MainWindow::showPreview);
+    connect(m_loader, &TraceLoader::outOfCore, this,
+        [this](std::shared_ptr<OutOfCoreLog> log, const QString &) { m_follower->setLog(std::move(log)); });
     connect(m_loader, &TraceLoader::loaded, this, [this](std::shared_ptr<TraceModel> model, const QString &path) {
         m_progress->hide();
+        if (m_follower->log() && m_follower->log()->summary() != model) m_follower->setLog(nullptr);
         setModel(std::move(model), path);
+        if (m_follower->log()) m_follower->viewChanged(m_timeline->view().scale.t0(), m_timeline->view().scale.t1());
+    });
+    // Out of core, the timeline and the panels of the view's window draw the model of the view's
+    // records once read (windowfollower.h); the legend keeps the whole run's.
+    connect(m_follower, &WindowFollower::modelChanged, this, [this](std::shared_ptr<TraceModel> model) {
+        if (m_model && model != m_model) model->copyCategoryLook(*m_model);
+        m_timeline->setModel(model, true);
+        m_histogram->setModel(model);
+        m_stats->setModel(model);
+        m_matrix->setModel(model);
+        const auto &scale = m_timeline->view().scale;
+        m_histogram->setRange(scale.t0(), scale.t1());
+        m_stats->setRange(scale.t0(), scale.t1());
+        m_matrix->setRange(scale.t0(), scale.t1());
+    });
+    connect(m_follower, &WindowFollower::reading, this, [this](bool on, const QString &what) {
+        if (!what.isEmpty()) m_hover->setText(what);
+        if (on) {
+            m_progress->show();
+            m_progress->setRange(0, 0); // busy: the view keeps the summary meanwhile
+        } else {
+            m_progress->hide();
+        }
     });
     connect(m_loader, &TraceLoader::waitsReady, this, &MainWindow::setWaits);
     connect(m_loader, &TraceLoader::waitsFailed, this,
@@ -164,6 +192,7 @@ void MainWindow::connectPanels(QDockWidget *histDock)
         [this](const QString &t) { m_hover->setText(QString(t).replace('\n', "  ·  ")); });
     connect(m_timeline, &TimelineWidget::detailsChanged, m_details, &QPlainTextEdit::appendPlainText);
     connect(m_timeline, &TimelineWidget::viewChanged, this, [this](double t0, double t1) {
+        m_follower->viewChanged(t0, t1);
         m_histogram->setRange(t0, t1);
         m_stats->setRange(t0, t1);
         m_waits->setRange(t0, t1);
@@ -185,7 +214,12 @@ void MainWindow::connectPanels(QDockWidget *histDock)
         const int i = m_searchCat->findData(pattern, kWaitRole);
         if (i >= 0) m_searchCat->setCurrentIndex(i);
     });
-    connect(m_legend, &LegendModel::categoriesChanged, m_timeline->viewport(), qOverload<>(&QWidget::update));
+    connect(m_legend, &LegendModel::categoriesChanged, this, [this] {
+        // Out of core, the legend edits the summary's categories; the window drawn follows them.
+        if (TraceModel *shown = m_timeline->model(); shown && m_model && shown != m_model.get())
+            shown->copyCategoryLook(*m_model);
+        m_timeline->viewport()->update();
+    });
     connect(m_legend, &LegendModel::countersChanged, m_timeline, &TimelineWidget::countersChanged);
     // The rebuilt unexpected queue joins the counter tracks once computed (after the wait states).
     connect(m_loader, &TraceLoader::countersReady, this,
@@ -297,6 +331,8 @@ void MainWindow::setWaits(
 bool MainWindow::search(bool forward)
 {
     if (!m_model) return false;
+    // Out of core, the states searched are those of the window read (the summary's are bins).
+    const TraceModel *shown = m_timeline->model() ? m_timeline->model() : m_model.get();
     double t = m_timeline->cursorTime();
     if (t < 0) t = forward ? m_timeline->view().scale.t0() : m_timeline->view().scale.t1();
     const QString text = m_searchCat->currentText().trimmed();
@@ -321,13 +357,13 @@ bool MainWindow::search(bool forward)
         std::vector<bool> sites(static_cast<size_t>(m_model->callSiteCount()) + 1, false);
         const uint32_t id = m_searchCat->itemData(entry, kSiteRole).toUInt();
         if (id < sites.size()) sites[id] = true;
-        s = m_model->findSite(t, forward, sites, m_timeline->selectedRows());
+        s = shown->findSite(t, forward, sites, m_timeline->selectedRows());
     } else if (entry >= 0) {
-        s = m_model->find(t, forward, m_searchCat->itemData(entry).toInt(), m_timeline->selectedRows());
+        s = shown->find(t, forward, m_searchCat->itemData(entry).toInt(), m_timeline->selectedRows());
     } else {
         const std::vector<bool> sites = m_model->matchCallSites(text);
         if (std::find(sites.begin(), sites.end(), true) != sites.end()) {
-            s = m_model->findSite(t, forward, sites, m_timeline->selectedRows());
+            s = shown->findSite(t, forward, sites, m_timeline->selectedRows());
         } else {
             const int cat = m_searchCat->findText(text, Qt::MatchFixedString); // a category, any case
             if (cat < 0 || m_searchCat->itemData(cat, kSiteRole).isValid()
@@ -335,7 +371,7 @@ bool MainWindow::search(bool forward)
                 statusBar()->showMessage(tr("No category or call site matches \"%1\"").arg(text), 3000);
                 return false;
             }
-            s = m_model->find(t, forward, m_searchCat->itemData(cat).toInt(), m_timeline->selectedRows());
+            s = shown->find(t, forward, m_searchCat->itemData(cat).toInt(), m_timeline->selectedRows());
         }
     }
     if (!s.valid()) {

@@ -28,6 +28,7 @@ class LiveSession;
 class LiveView;
 class StatsWidget;
 class TimelineWidget;
+class WindowFollower;
 class TraceLoader;
 class WaitStatesWidget;
 class CommMatrixWidget;
@@ -114,6 +115,7 @@ private:
     QString m_previewPath; // the file whose preview the timeline shows, if any
     TimelineWidget *m_timeline;
     TraceLoader *m_loader;
+    WindowFollower *m_follower; // the records of the view, for a log opened out of core
     LegendModel *m_legend;
     QTableView *m_legendView;
     HistogramWidget *m_histogram;

@@ -30,7 +30,8 @@ mpe::StatusOr<std::shared_ptr<OutOfCoreLog>> OutOfCoreLog::open(const QString &p
 mpe::StatusOr<bool> OutOfCoreLog::wanted(const QString &path)
 {
     auto file = mpe::format::LogFile::open(path.toStdString());
-    if (!file.ok()) return false; // an OTF2 archive (converted in full anyway) or a damaged log: the usual open says why
+    if (!file.ok())
+        return false; // an OTF2 archive (converted in full anyway) or a damaged log: the usual open says why
     uint64_t records = 0;
     for (const auto &e : file->index())
         records += e.nrecords;
@@ -56,14 +57,14 @@ bool OutOfCoreLog::windowFits(double t0, double t1) const
 {
     double inWindow = 0;
     const uint64_t decoded = chunkRecordsIn(t0, t1, &inWindow);
-    return decoded <= kDecodeRecords && inWindow <= kWindowRecords;
+    return decoded <= m_decodeRecords && inWindow <= m_windowRecords;
 }
 
 mpe::StatusOr<std::shared_ptr<TraceModel>> OutOfCoreLog::window(
     double t0, double t1, const BuildProgress &progress) const
 {
-    return buildWindowModel(file(), *m_index, static_cast<int64_t>(std::floor(t0)),
-        static_cast<int64_t>(std::ceil(t1)), progress);
+    return buildWindowModel(
+        file(), *m_index, static_cast<int64_t>(std::floor(t0)), static_cast<int64_t>(std::ceil(t1)), progress);
 }
 
 mpe::StatusOr<std::shared_ptr<TraceModel>> OutOfCoreLog::modelFor(double t0, double t1) const

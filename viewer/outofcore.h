@@ -33,8 +33,7 @@ public:
     // Opens path and its view index, building the index (one streaming pass, progress 0..100)
     // when it is missing or stale. Errors: the log's, the index's (io-error when neither beside the
     // log nor in the cache it can be written), invalid-argument "cancelled".
-    static mpe::StatusOr<std::shared_ptr<OutOfCoreLog>> open(
-        const QString &path, const BuildProgress &progress = {});
+    static mpe::StatusOr<std::shared_ptr<OutOfCoreLog>> open(const QString &path, const BuildProgress &progress = {});
     // Whether path should be opened out of core (by its index's record count). Errors: the log's.
     static mpe::StatusOr<bool> wanted(const QString &path);
 
@@ -47,6 +46,12 @@ public:
     uint64_t chunkRecordsIn(double t0, double t1, double *inWindow = nullptr) const;
     // Whether a view of [t0, t1] is drawn from its records (see kWindowRecords).
     bool windowFits(double t0, double t1) const;
+    // Other limits than kWindowRecords and kDecodeRecords (tests make them small).
+    void setWindowLimits(uint64_t windowRecords, uint64_t decodeRecords)
+    {
+        m_windowRecords = windowRecords;
+        m_decodeRecords = decodeRecords;
+    }
     // The model of [t0, t1] (buildWindowModel()).
     mpe::StatusOr<std::shared_ptr<TraceModel>> window(double t0, double t1, const BuildProgress &progress = {}) const;
     // The model that draws a view of [t0, t1]: the window's when it fits, else the summary.
@@ -56,6 +61,7 @@ private:
     std::shared_ptr<mpe::interop::OpenedLog> m_log;
     std::unique_ptr<mpe::format::ViewIndex> m_index;
     std::shared_ptr<TraceModel> m_summary;
+    uint64_t m_windowRecords = kWindowRecords, m_decodeRecords = kDecodeRecords;
 };
 
 } // namespace upshot

@@ -319,7 +319,7 @@ void paintGroupRows(
                         line[static_cast<size_t>(x)] = 0xff000000u | colour[b];
             } else {
                 const SummaryBand band = summarize(model, v.scale.t0(), v.scale.t1(), plot.width(), visible,
-                    G.groups()[static_cast<size_t>(slot.group)].rows, 4e6 / std::max(1, groupSlots));
+                    G.groups()[static_cast<size_t>(slot.group)].rows, kFrameSampleBudget / std::max(1, groupSlots));
                 for (int x = 0; x < plot.width(); ++x)
                     if (const QRgb c = RankGroups::colourOf(model, band.categoryOfCode,
                             band.counts.data() + static_cast<size_t>(x * band.codes()), v.drawMode, {}))
@@ -343,7 +343,7 @@ void paintGroupRows(
             }
         } else {
             const SummaryBand band = summarize(model, v.scale.t0(), v.scale.t1(), plot.width(), visible,
-                G.groups()[static_cast<size_t>(slot.group)].rows, 4e6 / std::max(1, groupSlots));
+                G.groups()[static_cast<size_t>(slot.group)].rows, kFrameSampleBudget / std::max(1, groupSlots));
             for (int x = 0; x < plot.width(); ++x)
                 runs.put(plot.left() + x,
                     RankGroups::colourOf(model, band.categoryOfCode,

@@ -114,10 +114,19 @@ public:
         model.finishRows();
     }
 
+    // Every category of the run, in the index's order: the summary and every window of one log
+    // number their categories alike, so the legend's choices (by index) mean the same in each.
+    static void registerCategories(const mpe::format::ViewIndex &index, TraceModel &model)
+    {
+        for (const auto &t : index.categories())
+            model.ensureCategory(t.id, t.state);
+    }
+
     // See buildSummaryModel(): each row's depth-0 states are the runs of equal bin codes.
     static void summary(const LogFile &file, const mpe::format::ViewIndex &index, TraceModel &model)
     {
         ModelBuilder b(file, model);
+        registerCategories(index, model);
         const double o = index.bin_origin(), w = index.bin_width();
         std::vector<int> categoryOfCode { -1 };
         for (uint32_t id : index.code_categories())
@@ -147,6 +156,7 @@ public:
         const BuildProgress &progress, TraceModel &model)
     {
         ModelBuilder b(file, model);
+        registerCategories(index, model);
         b.m_messagesFromIndex = true;
         b.m_index = &index;
         b.m_keep = { t0, t1 };

@@ -323,6 +323,17 @@ public:
         return id < 0x10000 && m_catIndex[id] >= 0 ? m_catIndex[id] : categoryIndexSlow(id);
     }
     int findCategory(const QString &name) const;
+    // Takes the colour, visibility and searchability of each category from `from`, a model of the
+    // same log numbering its categories alike (the summary and windows of a log opened out of core).
+    void copyCategoryLook(const TraceModel &from)
+    {
+        for (int c = 0; c < categoryCount() && c < from.categoryCount(); ++c) {
+            if (m_categories[c].id != from.m_categories[c].id) continue;
+            m_categories[c].color = from.m_categories[c].color;
+            m_categories[c].visible = from.m_categories[c].visible;
+            m_categories[c].searchable = from.m_categories[c].searchable;
+        }
+    }
 
     // Call sites: ids 1..callSiteCount(); none for logs before format version 3 and for previews
     // of them.

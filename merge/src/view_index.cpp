@@ -79,7 +79,11 @@ class ViewIndexBuilder {
  public:
   ViewIndexBuilder(const LogFile& file, ViewIndex& out, const std::vector<int64_t>& shift, MessageSort& sort,
                    const ViewIndexOptions& options)
-      : file_(file), out_(out), shift_(shift), sort_(sort), still_to_come_(starts_still_to_come(file, order_)) {
+      : file_(file),
+        out_(out),
+        shift_(shift),
+        sort_(sort),
+        still_to_come_(starts_still_to_come(file, order_)) {
     out_.timelines_ = timelines_of(file);
     lay_out_bins(options);
     timeline_state_.resize(out_.timelines_.size());
@@ -167,7 +171,8 @@ class ViewIndexBuilder {
       b.repaired_span(saturating_add(e.time, b.shift_of(rank)), saturating_add(e.time, b.shift_of(rank)));
       if (e.kind == RecordKind::kMarker) {
         const MarkerRecord m = as<MarkerRecord>(e);
-        b.out_.markers_.push_back({saturating_add(e.time, b.shift_of(rank)), timeline, m.level, m.logging_on});
+        b.out_.markers_.push_back(
+            {saturating_add(e.time, b.shift_of(rank)), timeline, m.level, m.logging_on});
       }
       // As upshot's model: collectives name a category, user events also count in it.
       if (e.kind == RecordKind::kUserEvent || e.kind == RecordKind::kCollective) {
@@ -216,8 +221,9 @@ class ViewIndexBuilder {
       z = std::max(z, saturating_add(file_.to_ns(e.rank, e.t_last), d));
     }
     if (a > z) a = z = 0;
-    out_.bins_ = static_cast<uint32_t>(std::clamp<uint64_t>(
-        options.bin_budget / std::max<size_t>(1, out_.timelines_.size()), ViewIndex::kMinBins, ViewIndex::kMaxBins));
+    out_.bins_ = static_cast<uint32_t>(
+        std::clamp<uint64_t>(options.bin_budget / std::max<size_t>(1, out_.timelines_.size()),
+                             ViewIndex::kMinBins, ViewIndex::kMaxBins));
     out_.bin_origin_ = static_cast<double>(a);
     out_.bin_width_ = std::max(1e-3, static_cast<double>(z - a) / out_.bins_);
   }
@@ -229,7 +235,8 @@ class ViewIndexBuilder {
   }
   uint32_t timeline_of(uint32_t rank, uint32_t thread) const {
     const auto& T = out_.timelines_;
-    return static_cast<uint32_t>(std::lower_bound(T.begin(), T.end(), std::make_pair(rank, thread)) - T.begin());
+    return static_cast<uint32_t>(std::lower_bound(T.begin(), T.end(), std::make_pair(rank, thread)) -
+                                 T.begin());
   }
   ViewIndex::CategoryTotal& total(uint32_t cat, bool state) {
     auto [it, fresh] = totals_.try_emplace({!state, cat});
@@ -245,7 +252,8 @@ class ViewIndexBuilder {
     t.exclusive_ns += ns;
     nest(tl, start, end, ns, cat, depth);
     if (depth == 0) sample(tl, start, end, cat);
-    out_.lanes_[tl] = static_cast<uint16_t>(std::max<uint32_t>(out_.lanes_[tl], std::min(depth, kMaxDepth) + 1));
+    out_.lanes_[tl] =
+        static_cast<uint16_t>(std::max<uint32_t>(out_.lanes_[tl], std::min(depth, kMaxDepth) + 1));
   }
 
   // Takes a state's time out of its enclosing caller's exclusive time, the caller being logged
@@ -301,7 +309,7 @@ class ViewIndexBuilder {
   size_t consumed_ = 0, since_settle_ = 0;
   std::vector<TimelineState> timeline_state_;
   std::vector<std::pair<int64_t, int64_t>> rank_span_;  // per rank: earliest time, latest end (unshifted)
-  std::pair<int64_t, int64_t> repaired_{INT64_MAX, INT64_MIN};  // of the shifted states and events
+  std::pair<int64_t, int64_t> repaired_{INT64_MAX, INT64_MIN};            // of the shifted states and events
   std::map<std::pair<bool, uint32_t>, ViewIndex::CategoryTotal> totals_;  // (event?, id)
   std::map<uint32_t, uint8_t> code_;
   ReplayMessageMatcher<PendingEnd> matcher_;
@@ -397,7 +405,8 @@ class ViewIndexCodec {
     v.categories_.resize(n);
     for (auto& c : v.categories_) {
       uint8_t state = 0;
-      if (!r.u32(&c.id) || !r.u8(&state) || !r.u64(&c.count) || !r.i64(&c.inclusive_ns) || !r.i64(&c.exclusive_ns))
+      if (!r.u32(&c.id) || !r.u8(&state) || !r.u64(&c.count) || !r.i64(&c.inclusive_ns) ||
+          !r.i64(&c.exclusive_ns))
         return false;
       c.state = state != 0;
     }
@@ -406,7 +415,8 @@ class ViewIndexCodec {
     for (auto& m : v.markers_) {
       uint32_t level = 0;
       uint8_t on = 0;
-      if (!r.i64(&m.time) || !r.u32(&m.timeline) || !r.u32(&level) || !r.u8(&on) || m.timeline >= v.timelines_.size())
+      if (!r.i64(&m.time) || !r.u32(&m.timeline) || !r.u32(&level) || !r.u8(&on) ||
+          m.timeline >= v.timelines_.size())
         return false;
       m.level = static_cast<int32_t>(level);
       m.on = on != 0;
@@ -462,9 +472,9 @@ class ViewIndexCodec {
 namespace {
 
 // One replay with the given shifts into v and sort. Errors: the log's, the sort's, kCancelled.
-Status replay(const LogFile& file, const std::vector<int64_t>& shift, const ViewIndexOptions& options, int pass,
-              int passes, ViewIndex& v, MessageSort& sort, std::map<std::pair<int32_t, int32_t>, int64_t>* need,
-              uint64_t* backward) {
+Status replay(const LogFile& file, const std::vector<int64_t>& shift, const ViewIndexOptions& options,
+              int pass, int passes, ViewIndex& v, MessageSort& sort,
+              std::map<std::pair<int32_t, int32_t>, int64_t>* need, uint64_t* backward) {
   ViewIndexBuilder builder(file, v, shift, sort, options);
   ChunkPassOptions pass_options;
   pass_options.decoders = 0;
@@ -537,9 +547,10 @@ StatusOr<std::unique_ptr<ViewIndex>> ViewIndex::build(const LogFile& file, const
   f.log_size = file.file_size();
   f.log_index_hash = index_hash(file);
   f.footer_hash = hash64(&f, offsetof(ViewFooter, footer_hash));
-  for (auto [bytes, n, off] : {std::tuple{codes.data(), codes.size(), f.codes_offset},
-                               std::tuple{tables.data(), tables.size(), f.tables_offset},
-                               std::tuple{reinterpret_cast<const char*>(&f), sizeof f, f.tables_offset + tables.size()}})
+  for (auto [bytes, n, off] :
+       {std::tuple{codes.data(), codes.size(), f.codes_offset},
+        std::tuple{tables.data(), tables.size(), f.tables_offset},
+        std::tuple{reinterpret_cast<const char*>(&f), sizeof f, f.tables_offset + tables.size()}})
     if (Status s = io::pwrite_all(fd, bytes, n, off); !s.ok()) return fail(s);
   if (::close(fd) != 0 || std::rename(temporary.c_str(), path.c_str()) != 0) {
     std::remove(temporary.c_str());
@@ -550,7 +561,8 @@ StatusOr<std::unique_ptr<ViewIndex>> ViewIndex::build(const LogFile& file, const
 
 StatusOr<std::unique_ptr<ViewIndex>> ViewIndex::open(const LogFile& file, const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status(StatusCode::kIoError, "cannot open the view index " + path + ": " + std::strerror(errno));
+  if (fd < 0)
+    return Status(StatusCode::kIoError, "cannot open the view index " + path + ": " + std::strerror(errno));
   std::unique_ptr<ViewIndex> v(new ViewIndex());
   v->fd_ = std::shared_ptr<int>(new int(fd), [](int* p) {
     ::close(*p);
@@ -585,7 +597,8 @@ StatusOr<std::unique_ptr<ViewIndex>> ViewIndex::open(const LogFile& file, const 
   if (!ViewIndexCodec::decompress(codes, v->codes_.data(), v->codes_.size()))
     return corrupt(path, "damaged bins");
   for (const Block& b : v->blocks_)
-    if (b.offset > f.codes_offset || b.size > f.codes_offset - b.offset) return corrupt(path, "block out of the file");
+    if (b.offset > f.codes_offset || b.size > f.codes_offset - b.offset)
+      return corrupt(path, "block out of the file");
   return v;
 }
 
@@ -595,8 +608,8 @@ std::string ViewIndex::path_for(const std::string& log_path) {
   if (::access(log.parent_path().c_str(), W_OK) == 0) return log.string() + ".view";
   const char* cache = std::getenv("XDG_CACHE_HOME");
   const char* home = std::getenv("HOME");
-  const fs::path dir =
-      cache && *cache ? fs::path(cache) / "mpe-tools" : fs::path(home && *home ? home : "/tmp") / ".cache/mpe-tools";
+  const fs::path dir = cache && *cache ? fs::path(cache) / "mpe-tools"
+                                       : fs::path(home && *home ? home : "/tmp") / ".cache/mpe-tools";
   std::error_code ignored;
   fs::create_directories(dir, ignored);
   const uint64_t h = hash64(log.string().data(), log.string().size());
@@ -605,7 +618,8 @@ std::string ViewIndex::path_for(const std::string& log_path) {
   return (dir / (log.filename().string() + name)).string();
 }
 
-StatusOr<std::unique_ptr<ViewIndex>> ViewIndex::open_or_build(const LogFile& file, const std::string& log_path,
+StatusOr<std::unique_ptr<ViewIndex>> ViewIndex::open_or_build(const LogFile& file,
+                                                              const std::string& log_path,
                                                               const ViewIndexOptions& options) {
   const std::string path = path_for(log_path);
   // A missing, stale or damaged index is built again (over the damaged one).

@@ -12,10 +12,15 @@
 #include <random>
 #include <tuple>
 
+#include "legendmodel.h"
+#include "loader.h"
+#include "mainwindow.h"
 #include "outofcore.h"
 #include "renderer.h"
 #include "summary.h"
+#include "timelinewidget.h"
 #include "tracebuilder.h"
+#include "windowfollower.h"
 
 using namespace upshot;
 
@@ -111,8 +116,8 @@ private slots:
             for (int r = 0; r < m.rowCount(); ++r) {
                 QCOMPARE(s.markers(r).size(), m.markers(r).size());
                 for (size_t k = 0; k < m.markers(r).size(); ++k)
-                    QVERIFY(s.markers(r)[k].time == m.markers(r)[k].time && s.markers(r)[k].level == m.markers(r)[k].level
-                        && s.markers(r)[k].on == m.markers(r)[k].on);
+                    QVERIFY(s.markers(r)[k].time == m.markers(r)[k].time
+                        && s.markers(r)[k].level == m.markers(r)[k].level && s.markers(r)[k].on == m.markers(r)[k].on);
                 QCOMPARE(s.laneCount(r), std::max(1, m.laneCount(r)));
             }
             for (int c = 0; c < m.categoryCount(); ++c) {
@@ -141,9 +146,9 @@ private slots:
                 for (size_t i = lb; i < le; ++i) {
                     const double k0 = std::ceil((m.start(r, i) - index.bin_origin()) / index.bin_width() - 0.5);
                     const double k1 = std::ceil((m.end(r, i) - index.bin_origin()) / index.bin_width() - 0.5);
-                    for (double k = std::max(0.0, k0); k < std::min<double>(k1, index.bins()); ++k)
-                    {
-                        holders[static_cast<size_t>(k)] = static_cast<uint8_t>(std::min(2, holders[static_cast<size_t>(k)] + 1));
+                    for (double k = std::max(0.0, k0); k < std::min<double>(k1, index.bins()); ++k) {
+                        holders[static_cast<size_t>(k)]
+                            = static_cast<uint8_t>(std::min(2, holders[static_cast<size_t>(k)] + 1));
                         holder[static_cast<size_t>(k)] = static_cast<int>(m.categoryInfo(m.category(r, i)).id);
                     }
                 }
@@ -161,8 +166,8 @@ private slots:
             QVERIFY(index
                         .messages_crossing(INT64_MIN, INT64_MAX,
                             [&](const mpe::format::ViewMessage &x) {
-                                all.emplace_back(x.send_time, x.recv_time, x.send_timeline, x.recv_timeline, x.tag,
-                                    x.bytes);
+                                all.emplace_back(
+                                    x.send_time, x.recv_time, x.send_timeline, x.recv_timeline, x.tag, x.bytes);
                             })
                         .ok());
             std::sort(all.begin(), all.end());
@@ -222,9 +227,50 @@ private slots:
                 for (int y = 0; y < got.height(); ++y)
                     for (int x = 0; x < got.width(); ++x)
                         differ += got.pixel(x, y) != want.pixel(x, y);
-                QVERIFY2(differ == 0, qPrintable(QStringLiteral("%1 at %2: %3 pixels differ").arg(log).arg(at).arg(differ)));
+                QVERIFY2(
+                    differ == 0, qPrintable(QStringLiteral("%1 at %2: %3 pixels differ").arg(log).arg(at).arg(differ)));
             }
         }
+    }
+
+    // In the window: the log opens on its summary; zoomed in, the view's records are read off the
+    // GUI thread and drawn, the legend's choices carried over; zoomed out again, the summary.
+    void windowFollowsTheView()
+    {
+        MainWindow win;
+        win.resize(1200, 700);
+        win.show();
+        win.loader()->setMemory(TraceLoader::Memory::OutOfCore);
+        QSignalSpy loaded(&win, &MainWindow::fileLoaded);
+        win.openFile(m_logs[4]);
+        QTRY_VERIFY_WITH_TIMEOUT(!loaded.isEmpty(), 20000);
+        TimelineWidget *timeline = win.timeline();
+        QVERIFY(timeline->model() && timeline->model()->messagesSampled());
+        const TraceModel *summary = timeline->model();
+        // A window of a tenth of the run's records fits, not more (this log has a chunk per rank: any
+        // window decodes them all).
+        WindowFollower *follower = win.findChild<WindowFollower *>();
+        QVERIFY(follower && follower->log());
+        follower->log()->setWindowLimits(summary->recordCount() / 10, summary->recordCount());
+        const double span = summary->tEnd() - summary->tBegin();
+        const double t0 = summary->tBegin() + span * 0.3, t1 = t0 + span * 0.02;
+        // Hide the legend's first category (on the summary, as the legend holds it).
+        LegendModel *legend = win.findChild<LegendModel *>();
+        QVERIFY(legend->setData(legend->index(0, 0), Qt::Unchecked, Qt::CheckStateRole));
+        const int hidden = legend->categoryAt(0);
+        QVERIFY(hidden >= 0 && !summary->categoryInfo(hidden).visible);
+        timeline->zoomToRange(t0, t1);
+        QVERIFY(
+            follower->log()->windowFits(t0, t1) && !follower->log()->windowFits(summary->tBegin(), summary->tEnd()));
+        QTRY_VERIFY_WITH_TIMEOUT(timeline->model() && !timeline->model()->messagesSampled(), 20000);
+        const TraceModel *window = timeline->model();
+        QVERIFY(window->window().first <= t0 && window->window().second >= t1);
+        for (int c = 0; c < summary->categoryCount(); ++c)
+            QCOMPARE(window->categoryInfo(c).visible, summary->categoryInfo(c).visible);
+        QVERIFY(!window->categoryInfo(hidden).visible);
+        QVERIFY(!timeline->viewport()->grab().isNull());
+        timeline->zoomToRange(summary->tBegin(), summary->tEnd());
+        QTRY_VERIFY_WITH_TIMEOUT(timeline->model() == summary, 20000);
     }
 
     // An index of another log, or a damaged one, is built again.

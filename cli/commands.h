@@ -45,6 +45,7 @@ void add_mpit_command(CLI::App& app);
 void add_umq_command(CLI::App& app);
 void add_top_command(CLI::App& app);
 void add_live_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 
 // Directory holding the tool libraries: <dir of the mpe executable>/../lib.
 std::string library_dir();

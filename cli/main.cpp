@@ -131,6 +131,7 @@ int main(int argc, char** argv) {
   mpe::cli::add_diff_command(app);
   mpe::cli::add_mpit_command(app);
   mpe::cli::add_umq_command(app);
+  mpe::cli::add_serve_command(app);
   mpe::cli::add_top_command(app);
   mpe::cli::add_live_command(app);
   try {

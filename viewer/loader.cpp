@@ -212,4 +212,34 @@ void TraceLoader::load(const QString &path)
     thread->start();
 }
 
+void TraceLoader::connectTo(const QString &listenFile)
+{
+    const int generation = ++m_generation;
+    *m_latest = generation;
+    ++m_running;
+    QPointer<TraceLoader> self(this);
+    QThread *thread = QThread::create([self, listenFile, generation] {
+        auto remote = OutOfCoreLog::connect(listenFile);
+        std::shared_ptr<OutOfCoreLog> log = remote.ok() ? *remote : nullptr;
+        const QString error = QString::fromStdString(remote.status().to_string());
+        if (!self) return;
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, log, listenFile, error, generation] {
+                if (!self) return;
+                --self->m_running;
+                if (self->m_generation != generation) return;
+                if (!log) {
+                    emit self->failed(listenFile, error);
+                    return;
+                }
+                emit self->outOfCore(log, listenFile);
+                emit self->loaded(log->summary(), listenFile);
+            },
+            Qt::QueuedConnection);
+    });
+    connect(thread, &QThread::finished, thread, &QObject::deleteLater);
+    thread->start();
+}
+
 } // namespace upshot

@@ -48,6 +48,9 @@ public:
     // cancelled and its results dropped; an analysis already running ends, unheard.
     void load(const QString &path);
     bool isLoading() const { return m_running > 0; }
+    // Opens the log `mpe serve` serves, from its listen file (OutOfCoreLog::connect), on a worker
+    // thread: outOfCore() then loaded() with its summary, named by listenFile; or failed().
+    void connectTo(const QString &listenFile);
     // How logs are opened: out of core above OutOfCoreLog::kInMemoryRecords (Auto), always, or never.
     enum class Memory { Auto, OutOfCore, InMemory };
     void setMemory(Memory m) { m_memory = m; }

@@ -152,6 +152,14 @@ struct Options
     QCommandLineOption outOfCoreOpt { "out-of-core",
         "Open FILE through its view index (FILE.view, built on first use by one streaming pass) without loading its "
         "records: the default above 50 M records. Zoomed-in views read the records of their chunks." };
+    QCommandLineOption sortMemoryOpt { "sort-memory",
+        "Out of core: bytes of messages the index build sorts in memory before it spills sorted runs to $TMPDIR "
+        "(default 256 MiB).",
+        "BYTES" };
+    QCommandLineOption connectOpt { "connect",
+        "Open the log `mpe serve LOG --listen-file F` serves (perhaps through an SSH tunnel: docs/serve.md), "
+        "reading only what is drawn; with --export, draw it headless.",
+        "F" };
     QCommandLineOption inMemoryOpt { "in-memory",
         "Load every record of FILE, however large (the default below 50 M)." };
     QCommandLineOption compareOpt { "compare",
@@ -163,7 +171,7 @@ struct Options
     {
         parser.addOptions({ exportOpt, rangeOpt, sizeOpt, benchOpt, previewOpt, grabOpt, waitsOpt, umqOpt, liveOpt,
             afterOpt, stuckOpt, groupOpt, drawOpt, summaryOpt, matrixOpt, matrixValueOpt, compareOpt, outOfCoreOpt,
-            inMemoryOpt });
+            inMemoryOpt, connectOpt, sortMemoryOpt });
     }
 };
 
@@ -278,10 +286,27 @@ std::shared_ptr<upshot::TraceModel> loadForExport(const QCommandLineParser &pars
     const QString &path, QString *waitsNote, std::shared_ptr<upshot::OutOfCoreLog> *outOfCore)
 {
     const bool analyses = parser.isSet(o.waitsOpt) || parser.isSet(o.umqOpt) || parser.isSet(o.previewOpt);
+    if (parser.isSet(o.connectOpt)) {
+        auto remote = upshot::OutOfCoreLog::connect(parser.value(o.connectOpt));
+        if (!remote.ok()) {
+            std::fprintf(stderr, "upshot: cannot open the log served through %s: %s\n", qPrintable(path),
+                remote.status().to_string().c_str());
+            return nullptr;
+        }
+        *outOfCore = *remote;
+        return (*remote)->summary();
+    }
     if (!analyses && !parser.isSet(o.inMemoryOpt)) {
         auto wanted = upshot::OutOfCoreLog::wanted(path);
         if (parser.isSet(o.outOfCoreOpt) || (wanted.ok() && *wanted)) {
-            auto big = upshot::OutOfCoreLog::open(path);
+            bool sized = false;
+            const qulonglong sortMemory = parser.value(o.sortMemoryOpt).toULongLong(&sized);
+            if (parser.isSet(o.sortMemoryOpt) && (!sized || sortMemory < 4096)) {
+                std::fprintf(stderr, "upshot: bad --sort-memory %s (want bytes, at least 4096)\n",
+                    qPrintable(parser.value(o.sortMemoryOpt)));
+                return nullptr;
+            }
+            auto big = upshot::OutOfCoreLog::open(path, {}, sized ? sortMemory : 0);
             if (!big.ok()) {
                 std::fprintf(
                     stderr, "upshot: cannot open %s: %s\n", qPrintable(path), big.status().to_string().c_str());
@@ -418,8 +443,18 @@ int exportImage(const QCommandLineParser &parser, const Options &o, const QStrin
 }
 
 // --export or --bench of one FILE: checks the size and window, then benchmarks or exports.
-int exportOrBench(const QCommandLineParser &parser, const Options &o, const QStringList &files)
+int exportOrBench(const QCommandLineParser &parser, const Options &o, QStringList files)
 {
+    if (parser.isSet(o.connectOpt)) {
+        if (!files.isEmpty() || parser.isSet(o.benchOpt) || parser.isSet(o.waitsOpt) || parser.isSet(o.umqOpt)
+            || parser.isSet(o.previewOpt) || parser.isSet(o.inMemoryOpt)) {
+            std::fprintf(stderr,
+                "upshot: --connect F --export takes no FILE, nor --bench, --waits, --umq, --preview "
+                "or --in-memory\n");
+            return 2;
+        }
+        files = QStringList { parser.value(o.connectOpt) };
+    }
     if (files.size() != 1) {
         std::fprintf(stderr, "upshot: --export and --bench need exactly one FILE\n");
         return 2;
@@ -464,6 +499,8 @@ int runWindow(QApplication &app, const QCommandLineParser &parser, const Options
     if (parser.isSet(o.liveOpt)) {
         window.liveView()->setStuckSeconds(stuckSeconds);
         window.attachLive(parser.value(o.liveOpt));
+    } else if (parser.isSet(o.connectOpt)) {
+        window.connectToServer(parser.value(o.connectOpt));
     } else if (!files.isEmpty()) {
         window.openFile(files.first());
         if (parser.isSet(o.compareOpt))

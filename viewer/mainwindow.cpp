@@ -144,9 +144,10 @@ void MainWindow::connectLoader()
     connect(m_follower, &WindowFollower::modelChanged, this, [this](std::shared_ptr<TraceModel> model) {
         if (m_model && model != m_model) model->copyCategoryLook(*m_model);
         m_timeline->setModel(model, true);
-        m_histogram->setModel(model);
-        m_stats->setModel(model);
-        m_matrix->setModel(model);
+        const std::shared_ptr<TraceModel> counted = model->messagesSampled() ? nullptr : model;
+        m_histogram->setModel(counted);
+        m_stats->setModel(counted);
+        m_matrix->setModel(counted);
         const auto &scale = m_timeline->view().scale;
         m_histogram->setRange(scale.t0(), scale.t1());
         m_stats->setRange(scale.t0(), scale.t1());
@@ -262,13 +263,23 @@ void MainWindow::setModel(std::shared_ptr<TraceModel> model, const QString &path
     m_timeline->setModel(m_model, replacesPreview);
     m_legend->setModel(m_model);
     m_legendView->resizeColumnsToContents();
-    m_histogram->setModel(m_model);
-    m_stats->setModel(m_model);
+    // The summary of a log opened out of core holds sampled bins, not states: the panels that
+    // count states and messages wait for the records of a zoomed-in view (windowfollower.h).
+    const std::shared_ptr<TraceModel> counted = m_model->messagesSampled() ? nullptr : m_model;
+    m_histogram->setModel(counted);
+    m_stats->setModel(counted);
     m_waits->setModel(m_model);
-    m_matrix->setModel(m_model);
+    m_matrix->setModel(counted);
+    if (!counted)
+        statusBar()->showMessage(tr("Opened out of core: the histogram, statistics and matrix count the records of "
+                                    "a zoomed-in view once read; `mpe stat` and `mpe waits` give the whole run"),
+            15000);
     m_matrix->setRange(m_timeline->view().scale.t0(), m_timeline->view().scale.t1());
     m_matrix->setGroups(m_timeline->view().groups);
-    if (!m_model->waits() && m_loader->analyzesWaits()) m_waits->setStatus(tr("Analyzing wait states…"));
+    if (m_model->isFromIndex())
+        m_waits->setStatus(tr("Not analyzed for a log opened out of core: run `mpe waits` (spread with mpiexec)"));
+    else if (!m_model->waits() && m_loader->analyzesWaits())
+        m_waits->setStatus(tr("Analyzing wait states…"));
     m_searchCat->clear();
     m_searchCat->addItem(tr("any searchable"), -1);
     for (int c = 0; c < m_model->categoryCount(); ++c)

@@ -43,6 +43,8 @@ public:
 
     // Starts loading a logfile in the background; errors end in an error dialog. Once it shows,
     // live mode ends.
+    // Opens the log `mpe serve` serves, from its listen file (outofcore.h).
+    void connectToServer(const QString &listenFile);
     void openFile(const QString &path);
     // Attaches to a running job through its .live file and shows the live mode page; false
     // (with a message box and liveFailed) when the file cannot be read or the relay not subscribed to.

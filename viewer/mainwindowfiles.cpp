@@ -34,6 +34,14 @@ void MainWindow::openFile(const QString &path)
     m_loader->load(path);
 }
 
+void MainWindow::connectToServer(const QString &listenFile)
+{
+    m_progress->setRange(0, 0);
+    m_progress->show();
+    m_hover->setText(tr("Connecting through %1…").arg(listenFile));
+    m_loader->connectTo(listenFile);
+}
+
 bool MainWindow::attachLive(const QString &path)
 {
     auto *session = new LiveSession(this);

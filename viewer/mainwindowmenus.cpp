@@ -42,6 +42,11 @@ QAction *MainWindow::createFileMenu()
                 if (!p.isEmpty()) attachLive(p);
             })
         ->setShortcut(QKeySequence(tr("Ctrl+L")));
+    file->addAction(tr("Co&nnect to server…"), this, [this] {
+        const QString p = QFileDialog::getOpenFileName(this, tr("Connect to mpe serve"), {},
+            tr("Listen files written by mpe serve --listen-file (*);;All files (*)"));
+        if (!p.isEmpty()) connectToServer(p);
+    });
     file->addAction(tr("&Export image…"), this, &MainWindow::exportImage)->setShortcut(QKeySequence(tr("Ctrl+E")));
     file->addAction(tr("&Compare with…"), this, [this] {
         const QString p = QFileDialog::getOpenFileName(

@@ -1,6 +1,8 @@
 // Opening a log larger than memory through its view index, and the models of its views.
 #include "outofcore.h"
 
+#include "mpe/log_server.h"
+
 #include <QFileInfo>
 
 #include <algorithm>
@@ -8,7 +10,8 @@
 
 namespace upshot {
 
-mpe::StatusOr<std::shared_ptr<OutOfCoreLog>> OutOfCoreLog::open(const QString &path, const BuildProgress &progress)
+mpe::StatusOr<std::shared_ptr<OutOfCoreLog>> OutOfCoreLog::open(
+    const QString &path, const BuildProgress &progress, uint64_t sortMemory)
 {
     auto opened = mpe::interop::OpenedLog::open(path.toStdString());
     if (!opened.ok()) return opened.status();
@@ -16,15 +19,46 @@ mpe::StatusOr<std::shared_ptr<OutOfCoreLog>> OutOfCoreLog::open(const QString &p
     log->m_log = *opened;
     mpe::format::ViewIndexOptions options;
     options.progress = progress;
+    if (sortMemory > 0) options.sort_memory = sortMemory;
     auto index = mpe::format::ViewIndex::open_or_build(log->file(), path.toStdString(), options);
     if (!index.ok())
         return index.status().code() == mpe::StatusCode::kCancelled
             ? mpe::Status(mpe::StatusCode::kInvalidArgument, "cancelled")
             : index.status();
     log->m_index = std::move(*index);
-    log->m_summary = buildSummaryModel(log->file(), *log->m_index);
-    if (log->m_summary->rowCount() > 0) log->m_summary->allRowCounts();
+    log->m_name = path;
+    log->openSummary();
     return log;
+}
+
+mpe::StatusOr<std::shared_ptr<OutOfCoreLog>> OutOfCoreLog::connect(const QString &listenFile)
+{
+    auto serve = mpe::live_stream::read_serve_file(listenFile.toStdString());
+    if (!serve.ok()) return serve.status();
+    // MPE_SERVE_TIMEOUT_MS: how long a read waits for the server (default 20 s; tests make it short).
+    const int timeout = qEnvironmentVariableIntValue("MPE_SERVE_TIMEOUT_MS");
+    auto sources = mpe::live_stream::connect_to_server(*serve, timeout > 0 ? timeout : 20000);
+    if (!sources.ok()) return sources.status();
+    auto file = mpe::format::LogFile::open((*sources)[0]);
+    if (!file.ok()) return file.status();
+    auto log = std::make_shared<OutOfCoreLog>();
+    log->m_remote = std::make_unique<mpe::format::LogFile>(std::move(*file));
+    auto index = mpe::format::ViewIndex::open(*log->m_remote, (*sources)[1]);
+    if (!index.ok()) return index.status();
+    log->m_index = std::move(*index);
+    log->m_name = QStringLiteral("%1 (mpe serve at %2)")
+                      .arg(QString::fromStdString(serve->log), QString::fromStdString(serve->endpoint));
+    log->openSummary();
+    return log;
+}
+
+void OutOfCoreLog::openSummary()
+{
+    // UPSHOT_WINDOW_RECORDS: another kWindowRecords (less memory per view, or a test's small log).
+    if (const qint64 w = qEnvironmentVariableIntValue("UPSHOT_WINDOW_RECORDS"); w > 0)
+        m_windowRecords = static_cast<uint64_t>(w);
+    m_summary = buildSummaryModel(file(), *m_index);
+    if (m_summary->rowCount() > 0) m_summary->allRowCounts();
 }
 
 mpe::StatusOr<bool> OutOfCoreLog::wanted(const QString &path)

@@ -32,12 +32,20 @@ public:
 
     // Opens path and its view index, building the index (one streaming pass, progress 0..100)
     // when it is missing or stale. Errors: the log's, the index's (io-error when neither beside the
-    // log nor in the cache it can be written), invalid-argument "cancelled".
-    static mpe::StatusOr<std::shared_ptr<OutOfCoreLog>> open(const QString &path, const BuildProgress &progress = {});
+    // log nor in the cache it can be written), invalid-argument "cancelled". sortMemory: the index
+    // build's message sort budget in bytes (0: ViewIndexOptions' default).
+    static mpe::StatusOr<std::shared_ptr<OutOfCoreLog>> open(
+        const QString &path, const BuildProgress &progress = {}, uint64_t sortMemory = 0);
+    // Opens the log that `mpe serve` serves, from the listen file it wrote (mpe/log_server.h): the
+    // same summary and windows as a local open, read through the server. Errors: the listen
+    // file's, the server's (not answering), the log's and the index's.
+    static mpe::StatusOr<std::shared_ptr<OutOfCoreLog>> connect(const QString &listenFile);
     // Whether path should be opened out of core (by its index's record count). Errors: the log's.
     static mpe::StatusOr<bool> wanted(const QString &path);
 
-    const mpe::format::LogFile &file() const { return m_log->file(); }
+    const mpe::format::LogFile &file() const { return m_log ? m_log->file() : *m_remote; }
+    // The log's name: its path, or its path on the server and where that is.
+    QString name() const { return m_name; }
     const mpe::format::ViewIndex &index() const { return *m_index; }
     // The whole run from the index (buildSummaryModel()), built once.
     std::shared_ptr<TraceModel> summary() const { return m_summary; }
@@ -58,7 +66,12 @@ public:
     mpe::StatusOr<std::shared_ptr<TraceModel>> modelFor(double t0, double t1) const;
 
 private:
-    std::shared_ptr<mpe::interop::OpenedLog> m_log;
+    // Builds the summary once the file and the index are open.
+    void openSummary();
+
+    std::shared_ptr<mpe::interop::OpenedLog> m_log; // a local log
+    std::unique_ptr<mpe::format::LogFile> m_remote; // or one read through `mpe serve`
+    QString m_name;
     std::unique_ptr<mpe::format::ViewIndex> m_index;
     std::shared_ptr<TraceModel> m_summary;
     uint64_t m_windowRecords = kWindowRecords, m_decodeRecords = kDecodeRecords;

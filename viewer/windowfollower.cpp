@@ -55,12 +55,14 @@ void WindowFollower::settle()
     QPointer<WindowFollower> self(this);
     std::shared_ptr<OutOfCoreLog> log = m_log;
     QThread *thread = QThread::create([self, log, from, to, generation] {
-        auto built = log->window(from, to, [self, generation](int) { return self && self->m_generation == generation; });
+        auto built
+            = log->window(from, to, [self, generation](int) { return self && self->m_generation == generation; });
         std::shared_ptr<TraceModel> model = built.ok() ? *built : nullptr;
         const QString error = built.ok() ? QString() : QString::fromStdString(built.status().to_string());
         if (!self) return;
         QMetaObject::invokeMethod(
-            self.data(), [self, generation, model, error] {
+            self.data(),
+            [self, generation, model, error] {
                 if (self) self->windowRead(generation, model, error);
             },
             Qt::QueuedConnection);

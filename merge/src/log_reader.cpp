@@ -28,19 +28,20 @@ Status corrupt(const std::string& m) { return Status(StatusCode::kCorrupt, m); }
 }  // namespace
 
 StatusOr<LogFile> LogFile::open(const std::string& path) {
+  auto source = io::open_file_source(path);
+  if (!source.ok()) return io_error(path, "cannot open");  // errno is still open()'s or fstat()'s
+  return open(*source);
+}
+
+StatusOr<LogFile> LogFile::open(std::shared_ptr<const io::ByteSource> source) {
   LogFile f;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return io_error(path, "cannot open");
-  f.fd_ = std::shared_ptr<int>(new int(fd), [](int* p) {
-    ::close(*p);
-    delete p;
-  });
-  struct stat st;
-  if (fstat(fd, &st) != 0) return io_error(path, "cannot stat");
-  f.file_size_ = static_cast<uint64_t>(st.st_size);
+  f.source_ = std::move(source);
+  const io::ByteSource& in = *f.source_;
+  const std::string& path = in.name();
+  f.file_size_ = in.size();
 
   FileHeader h{};
-  if (f.file_size_ < 8 || !io::pread_all(fd, &h, std::min<uint64_t>(sizeof h, f.file_size_), 0).ok() ||
+  if (f.file_size_ < 8 || !in.read(&h, std::min<uint64_t>(sizeof h, f.file_size_), 0).ok() ||
       std::memcmp(h.magic, kFileMagic, 8) != 0)
     return Status(StatusCode::kNotALogfile, path + " is not an .mpelog logfile (no MPELOG magic)");
   if (f.file_size_ < sizeof h) return Status(StatusCode::kTruncated, path + ": header cut short");
@@ -55,7 +56,7 @@ StatusOr<LogFile> LogFile::open(const std::string& path) {
                   path + ": no footer (file cut short; if the run died, try `mpe merge --recover`)");
 
   Footer ft{};
-  MPE_RETURN_IF_ERROR(io::pread_all(fd, &ft, sizeof ft, f.file_size_ - sizeof ft));
+  MPE_RETURN_IF_ERROR(in.read(&ft, sizeof ft, f.file_size_ - sizeof ft));
   if (std::memcmp(ft.magic, kFooterMagic, 8) != 0)
     return Status(StatusCode::kTruncated, path +
                                               ": no footer at the end (file cut short or still being "
@@ -79,13 +80,13 @@ StatusOr<LogFile> LogFile::open(const std::string& path) {
   for (uint64_t at = 0; at < ft.definitions_size;) {
     const uint64_t offset = ft.definitions_offset + at;
     ChunkHeader dh{};
-    MPE_RETURN_IF_ERROR(io::pread_all(fd, &dh, sizeof dh, offset));
+    MPE_RETURN_IF_ERROR(in.read(&dh, sizeof dh, offset));
     Status s = check_chunk_header(dh, ft.definitions_size - at, offset);
     if (!s.ok()) return Status(StatusCode::kCorrupt, path + ": definitions: " + s.message());
     if (dh.kind != static_cast<uint16_t>(ChunkKind::kDefinitions))
       return corrupt(path + ": definitions chunk has the wrong kind");
     std::string payload(dh.payload_size, '\0'), piece;
-    MPE_RETURN_IF_ERROR(io::pread_all(fd, payload.data(), payload.size(), offset + sizeof dh));
+    MPE_RETURN_IF_ERROR(in.read(payload.data(), payload.size(), offset + sizeof dh));
     s = decode_blob(dh, payload.data(), &piece);
     if (!s.ok()) return Status(StatusCode::kCorrupt, path + ": definitions: " + s.message());
     blob += piece;
@@ -101,8 +102,7 @@ StatusOr<LogFile> LogFile::open(const std::string& path) {
 
   f.index_.resize(ft.index_count);
   if (ft.index_count)
-    MPE_RETURN_IF_ERROR(
-        io::pread_all(fd, f.index_.data(), ft.index_count * sizeof(IndexEntry), ft.index_offset));
+    MPE_RETURN_IF_ERROR(in.read(f.index_.data(), ft.index_count * sizeof(IndexEntry), ft.index_offset));
   if (hash64(f.index_.data(), ft.index_count * sizeof(IndexEntry)) != ft.index_hash)
     return corrupt(path + ": index checksum mismatch");
   const uint64_t data_end = std::min(ft.definitions_offset, ft.index_offset);
@@ -165,7 +165,7 @@ Status LogFile::read_chunk(size_t i, ChunkScratch* scratch, std::vector<Record>*
   const IndexEntry& e = index_[i];
   std::string& buf = scratch->file_bytes;
   if (buf.size() < e.size) buf.resize(e.size);
-  MPE_RETURN_IF_ERROR(io::pread_all(*fd_, buf.data(), e.size, e.offset));
+  MPE_RETURN_IF_ERROR(source_->read(buf.data(), e.size, e.offset));
   ChunkHeader h;
   std::memcpy(&h, buf.data(), sizeof h);
   MPE_RETURN_IF_ERROR(check_chunk_header(h, e.size, e.offset));

@@ -534,6 +534,7 @@ StatusOr<std::unique_ptr<ViewIndex>> ViewIndex::build(const LogFile& file, const
   };
   uint64_t at = 0;
   if (Status s = ViewIndexCodec::write_messages(fd, sort, *v, &at); !s.ok()) return fail(s);
+
   const std::string codes = ViewIndexCodec::compress(v->codes_.data(), v->codes_.size());
   const std::string plain_tables = ViewIndexCodec::tables(*v);
   const std::string tables = ViewIndexCodec::compress(plain_tables.data(), plain_tables.size());
@@ -560,32 +561,34 @@ StatusOr<std::unique_ptr<ViewIndex>> ViewIndex::build(const LogFile& file, const
 }
 
 StatusOr<std::unique_ptr<ViewIndex>> ViewIndex::open(const LogFile& file, const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return Status(StatusCode::kIoError, "cannot open the view index " + path + ": " + std::strerror(errno));
+  auto source = io::open_file_source(path);
+  if (!source.ok()) return source.status();
+  return open(file, *source);
+}
+
+StatusOr<std::unique_ptr<ViewIndex>> ViewIndex::open(const LogFile& file,
+                                                     std::shared_ptr<const io::ByteSource> source) {
   std::unique_ptr<ViewIndex> v(new ViewIndex());
-  v->fd_ = std::shared_ptr<int>(new int(fd), [](int* p) {
-    ::close(*p);
-    delete p;
-  });
-  v->path_ = path;
-  const off_t size = ::lseek(fd, 0, SEEK_END);
+  v->source_ = std::move(source);
+  const io::ByteSource& in = *v->source_;
+  const std::string& path = in.name();
+  const uint64_t size = in.size();
   ViewFooter f{};
-  if (size < static_cast<off_t>(sizeof f)) return corrupt(path, "too short");
-  MPE_RETURN_IF_ERROR(io::pread_all(fd, &f, sizeof f, static_cast<uint64_t>(size) - sizeof f));
+  if (size < sizeof f) return corrupt(path, "too short");
+  MPE_RETURN_IF_ERROR(in.read(&f, sizeof f, size - sizeof f));
   if (std::memcmp(f.magic, kViewMagic, sizeof f.magic) != 0)
     return Status(StatusCode::kNotALogfile, path + " is not a view index");
   if (f.footer_hash != hash64(&f, offsetof(ViewFooter, footer_hash)) || f.version != kVersion)
     return corrupt(path, "damaged footer or another version");
   if (f.log_size != file.file_size() || f.log_index_hash != index_hash(file))
     return Status(StatusCode::kInvalidArgument, "view index " + path + " describes another log (stale)");
-  const uint64_t body = static_cast<uint64_t>(size) - sizeof f;
+  const uint64_t body = size - sizeof f;
   if (f.codes_offset > body || f.codes_size > body - f.codes_offset || f.tables_offset > body ||
       f.tables_size > body - f.tables_offset)
     return corrupt(path, "sections out of the file");
   std::string codes(f.codes_size, '\0'), tables(f.tables_size, '\0');
-  MPE_RETURN_IF_ERROR(io::pread_all(fd, codes.data(), codes.size(), f.codes_offset));
-  MPE_RETURN_IF_ERROR(io::pread_all(fd, tables.data(), tables.size(), f.tables_offset));
+  MPE_RETURN_IF_ERROR(in.read(codes.data(), codes.size(), f.codes_offset));
+  MPE_RETURN_IF_ERROR(in.read(tables.data(), tables.size(), f.tables_offset));
   const unsigned long long raw = ZSTD_getFrameContentSize(tables.data(), tables.size());
   if (raw == ZSTD_CONTENTSIZE_ERROR || raw == ZSTD_CONTENTSIZE_UNKNOWN || raw > (uint64_t{1} << 32))
     return corrupt(path, "damaged tables");
@@ -636,10 +639,10 @@ Status ViewIndex::messages_crossing(int64_t t0, int64_t t1,
     if (b.first_send > t1) break;
     if (b.last_recv < t0) continue;
     z.resize(b.size);
-    MPE_RETURN_IF_ERROR(io::pread_all(*fd_, z.data(), z.size(), b.offset));
+    MPE_RETURN_IF_ERROR(source_->read(z.data(), z.size(), b.offset));
     block.resize(b.count);
     if (!ViewIndexCodec::decompress(z, block.data(), block.size() * sizeof(ViewMessage)))
-      return corrupt(path_, "damaged message block");
+      return corrupt(source_->name(), "damaged message block");
     for (const ViewMessage& m : block)
       if (m.send_time <= t1 && m.recv_time >= t0) f(m);
   }

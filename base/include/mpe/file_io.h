@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,20 @@ bool pwrite_all_raw(int fd, const void* buf, size_t n, uint64_t off) noexcept;
 Status copy_range(int from_fd, uint64_t from_off, int to_fd, uint64_t to_off, size_t n, std::string* buffer);
 // Reads a whole file.
 StatusOr<std::string> read_file(const std::string& path);
+
+// Where a reader's bytes come from: a local file, or one that `mpe serve` holds on another machine
+// (upshot --connect). Reads may come from several threads at once.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  virtual uint64_t size() const = 0;
+  // Reads exactly n bytes at off; kTruncated past the end, kIoError when the read fails.
+  virtual Status read(void* buf, size_t n, uint64_t off) const = 0;
+  // The file's name for messages.
+  virtual const std::string& name() const = 0;
+};
+// A local file as a ByteSource. Errors: kIoError (cannot open or stat it).
+StatusOr<std::shared_ptr<const ByteSource>> open_file_source(const std::string& path);
 // How write_file makes a file durable.
 enum class Sync : bool { kNo = false, kYes = true };
 

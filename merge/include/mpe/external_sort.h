@@ -80,6 +80,7 @@ class ExternalSort {
       return Status();
     }
     if (!held_.empty()) MPE_RETURN_IF_ERROR(spill());
+    std::vector<T>().swap(held_);  // the budget goes to the runs' read-ahead buffers now
     return merge(f);
   }
   // Forgets every record (a replay that starts again).
@@ -91,7 +92,10 @@ class ExternalSort {
   size_t runs_spilled() const { return spilled_; }
 
  private:
-  static constexpr size_t kBuffer = size_t{1} << 16;  // records read ahead per run when merging
+  // Records read ahead per run when merging: the budget shared among the runs, so that merging
+  // holds no more than sorting did (64 runs of 64 Ki 40-byte records were 168 MB whatever the
+  // budget), within [kMinBuffer, kMaxBuffer] records.
+  static constexpr size_t kMinBuffer = size_t{1} << 10, kMaxBuffer = size_t{1} << 16;
 
   Status spill() {
     if (runs_.size() >= kFanIn) MPE_RETURN_IF_ERROR(merge_into_one_run());
@@ -126,14 +130,17 @@ class ExternalSort {
       std::FILE* file = nullptr;
       std::vector<T> buffer;
       size_t at = 0;
+      size_t ahead = kMaxBuffer;
       bool refill() {
-        buffer.resize(kBuffer);
-        buffer.resize(std::fread(buffer.data(), sizeof(T), kBuffer, file));
+        buffer.resize(ahead);
+        buffer.resize(std::fread(buffer.data(), sizeof(T), ahead, file));
         at = 0;
         return !buffer.empty();
       }
     };
     std::vector<Run> runs(runs_.size());
+    const size_t ahead = std::clamp(capacity_ / std::max<size_t>(1, runs.size()), kMinBuffer, kMaxBuffer);
+    for (Run& run : runs) run.ahead = ahead;
     Status status;
     for (size_t i = 0; i < runs.size(); ++i) {
       runs[i].file = std::fopen(runs_[i].c_str(), "rb");

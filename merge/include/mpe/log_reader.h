@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mpe/chunk_pass.h"
+#include "mpe/file_io.h"
 #include "mpe/log_defs.h"
 #include "mpe/log_format.h"
 #include "mpe/message_matcher.h"
@@ -42,6 +43,10 @@ class LogFile {
  public:
   // Opens and validates a logfile. Errors: not-a-logfile, unsupported-version, corrupt, truncated, io-error.
   static StatusOr<LogFile> open(const std::string& path);
+  // The same from any source of its bytes (a remote one: `mpe serve`).
+  static StatusOr<LogFile> open(std::shared_ptr<const io::ByteSource> source);
+  // Where its bytes come from (the view index's reader shares the same kind of source).
+  const std::shared_ptr<const io::ByteSource>& source() const { return source_; }
 
   const Definitions& definitions() const { return defs_; }
   // One entry per events chunk, in the writer's order: liblog's merge orders them by rank, thread
@@ -83,7 +88,7 @@ class LogFile {
  private:
   void unify_callsites();
 
-  std::shared_ptr<int> fd_;
+  std::shared_ptr<const io::ByteSource> source_;
   uint64_t file_size_ = 0;
   Definitions defs_;
   std::vector<IndexEntry> index_;

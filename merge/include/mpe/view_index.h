@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "mpe/file_io.h"
 #include "mpe/status.h"
 
 namespace mpe::format {
@@ -46,8 +47,11 @@ struct ViewMessage {
 static_assert(sizeof(ViewMessage) == 40);
 
 struct ViewIndexOptions {
-  // Bin codes over all timelines: bins per timeline = this / timelines, within [kMinBins, kMaxBins].
-  uint64_t bin_budget = uint64_t{16} << 20;
+  // Bin codes over all timelines: bins per timeline = this / timelines, within [kMinBins, kMaxBins]:
+  // 16,384 bins a timeline up to 256 timelines (sharp up to ~9x zoom on a 1,824-px plot), 2,048 from
+  // 2,048 timelines on (grouped, as the summary band's bins). The summary model holds at most a
+  // 12-byte state per bin.
+  uint64_t bin_budget = uint64_t{4} << 20;
   size_t sort_memory = size_t{256} << 20;  // the message sort's budget
   // Called with 0..100 as the pass goes; false stops it (kCancelled).
   std::function<bool(int percent)> progress;
@@ -56,7 +60,7 @@ struct ViewIndexOptions {
 class ViewIndex {
  public:
   static constexpr uint32_t kVersion = 1;
-  static constexpr uint32_t kMinBins = 1024, kMaxBins = 1u << 20;
+  static constexpr uint32_t kMinBins = 2048, kMaxBins = 16384;
   static constexpr size_t kBlockMessages = 4096;
   static constexpr size_t kSampleTarget = 65536;
 
@@ -67,6 +71,9 @@ class ViewIndex {
   // Opens the view index at `path`. Errors: io-error, not-a-logfile, corrupt, and invalid-argument
   // when it describes another log (or another version of this one): build it again.
   static StatusOr<std::unique_ptr<ViewIndex>> open(const LogFile& file, const std::string& path);
+  // The same from any source of its bytes (a remote one: `mpe serve`).
+  static StatusOr<std::unique_ptr<ViewIndex>> open(const LogFile& file,
+                                                   std::shared_ptr<const io::ByteSource> source);
   // Where the index of the log at log_path lives: beside it, or (when that directory cannot be
   // written) under $XDG_CACHE_HOME (else ~/.cache)/mpe-tools.
   static std::string path_for(const std::string& log_path);
@@ -138,8 +145,7 @@ class ViewIndex {
     int64_t first_send = 0, last_send = 0, last_recv = 0;
   };
 
-  std::shared_ptr<int> fd_;
-  std::string path_;
+  std::shared_ptr<const io::ByteSource> source_;
   uint64_t records_ = 0;
   int64_t t_begin_ = 0, t_end_ = 0;
   std::vector<std::pair<uint32_t, uint32_t>> timelines_;

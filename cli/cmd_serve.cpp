@@ -31,7 +31,8 @@ Status serve(const ServeOptions& o) {
   format::ViewIndexOptions index_options;
   int said = -1;
   index_options.progress = [&](int percent) {
-    if (percent / 10 != said / 10) std::fprintf(stderr, "mpe serve: indexing %s: %d%%\n", o.log.c_str(), percent);
+    if (percent / 10 != said / 10)
+      std::fprintf(stderr, "mpe serve: indexing %s: %d%%\n", o.log.c_str(), percent);
     said = percent;
     return !g_stop.load();
   };
@@ -46,8 +47,8 @@ Status serve(const ServeOptions& o) {
   signal(SIGINT, [](int) { g_stop = true; });
   signal(SIGTERM, [](int) { g_stop = true; });
   live_stream::ServeStats stats;
-  std::fprintf(stderr, "mpe serve: %s (%llu records) for `upshot --connect %s`; Ctrl-C ends it\n", o.log.c_str(),
-               static_cast<unsigned long long>((*index)->records()), o.listen_file.c_str());
+  std::fprintf(stderr, "mpe serve: %s (%llu records) for `upshot --connect %s`; Ctrl-C ends it\n",
+               o.log.c_str(), static_cast<unsigned long long>((*index)->records()), o.listen_file.c_str());
   Status served;
   if (o.seconds > 0) {
     // --for: a watcher raises the flag when the time is up.
@@ -77,11 +78,13 @@ void add_serve_command(CLI::App& app) {
       "serve", "Serve a logfile (and its view index) to `upshot --connect F` on another machine");
   auto o = std::make_shared<ServeOptions>();
   cmd->add_option("log", o->log, "the .mpelog to serve")->required();
-  cmd->add_option("--listen-file", o->listen_file,
-                  "where to write the address and keys upshot needs (mode 0600; copy it to the viewer's machine)")
+  cmd->add_option(
+         "--listen-file", o->listen_file,
+         "where to write the address and keys upshot needs (mode 0600; copy it to the viewer's machine)")
       ->required();
-  cmd->add_option("--address", o->address,
-                  "the address to listen on (default 127.0.0.1: reach it through `ssh -L PORT:127.0.0.1:PORT`)");
+  cmd->add_option(
+      "--address", o->address,
+      "the address to listen on (default 127.0.0.1: reach it through `ssh -L PORT:127.0.0.1:PORT`)");
   cmd->add_option("--port", o->port, "the port (default: any free one, named in the listen file)")
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--for", o->seconds, "stop after SECONDS (default: at Ctrl-C or SIGTERM)")

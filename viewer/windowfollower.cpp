@@ -17,7 +17,7 @@ WindowFollower::~WindowFollower() = default;
 
 void WindowFollower::setLog(std::shared_ptr<OutOfCoreLog> log)
 {
-    ++m_generation;
+    *m_latest = ++m_generation; // a read under way stops
     m_reading = false;
     m_log = std::move(log);
     m_current = m_log ? m_log->summary() : nullptr;
@@ -59,7 +59,7 @@ void WindowFollower::settle()
             = log->window(from, to, [self, generation](int) { return self && self->m_generation == generation; });
         std::shared_ptr<TraceModel> model = built.ok() ? *built : nullptr;
         const QString error = built.ok() ? QString() : QString::fromStdString(built.status().to_string());
-        if (!self) return;
+        if (!self) return; // the window closed meanwhile
         QMetaObject::invokeMethod(
             self.data(),
             [self, generation, model, error] {

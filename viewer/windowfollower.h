@@ -5,6 +5,7 @@
 #include <QObject>
 #include <QTimer>
 
+#include <atomic>
 #include <memory>
 
 #include "outofcore.h"
@@ -48,6 +49,9 @@ private:
     QTimer m_rest;
     double m_t0 = 0, m_t1 = 0;
     int m_generation = 0;
+    // The generation a read's thread compares its own with to stop early (shared: the thread may
+    // outlive the follower).
+    std::shared_ptr<std::atomic<int>> m_latest = std::make_shared<std::atomic<int>>(0);
     bool m_reading = false;
 };
 

@@ -30,8 +30,8 @@ constexpr uint64_t kMaxRead = uint64_t{32} << 20;  // a reply's largest payload;
 
 // The reply: one status byte (0 ok, 1 failed) and the payload (the size as 8 bytes, the bytes read,
 // or the failure's message).
-std::string answer(const std::vector<std::shared_ptr<const io::ByteSource>>& files, const std::string& request,
-                   ServeStats& stats) {
+std::string answer(const std::vector<std::shared_ptr<const io::ByteSource>>& files,
+                   const std::string& request, ServeStats& stats) {
   Request r{};
   if (request.size() != sizeof r) return std::string(1, '\1') + "malformed request";
   std::memcpy(&r, request.data(), sizeof r);
@@ -90,15 +90,16 @@ class Connection {
     std::string reply(static_cast<const char*>(zmq_msg_data(&m)), zmq_msg_size(&m));
     zmq_msg_close(&m);
     if (reply.empty()) return Status(StatusCode::kIoError, "empty answer from " + endpoint_);
-    if (reply[0] != 0) return Status(StatusCode::kIoError, "mpe serve at " + endpoint_ + ": " + reply.substr(1));
+    if (reply[0] != 0)
+      return Status(StatusCode::kIoError, "mpe serve at " + endpoint_ + ": " + reply.substr(1));
     return reply.substr(1);
   }
 
  private:
   Status unreachable() const {
-    return Status(StatusCode::kIoError, "mpe serve at " + endpoint_ + " did not answer within " +
-                                            std::to_string(timeout_s_) +
-                                            " s: is it running, and the tunnel (or this listen file) current?");
+    return Status(StatusCode::kIoError,
+                  "mpe serve at " + endpoint_ + " did not answer within " + std::to_string(timeout_s_) +
+                      " s: is it running, and the tunnel (or this listen file) current?");
   }
   void* context_ = nullptr;
   void* socket_ = nullptr;
@@ -139,10 +140,14 @@ class RemoteSource : public io::ByteSource {
 }  // namespace
 
 Status write_serve_file(const std::string& path, const ServeFile& f) {
-  const nlohmann::json j = {{"format", "mpe-tools serve"},  {"version", 1},
-                            {"endpoint", f.endpoint},        {"server_public", f.server_public},
-                            {"viewer_public", f.viewer.public_key}, {"viewer_secret", f.viewer.secret_key},
-                            {"log", f.log},                  {"server_pid", f.server_pid}};
+  const nlohmann::json j = {{"format", "mpe-tools serve"},
+                            {"version", 1},
+                            {"endpoint", f.endpoint},
+                            {"server_public", f.server_public},
+                            {"viewer_public", f.viewer.public_key},
+                            {"viewer_secret", f.viewer.secret_key},
+                            {"log", f.log},
+                            {"server_pid", f.server_pid}};
   return io::write_file(path, j.dump(1) + "\n", io::Sync::kNo, io::Access::kPrivate);
 }
 
@@ -188,8 +193,9 @@ Status run_log_server(const ServeConfig& config, const std::atomic<bool>* stop, 
     if (socket && gate.ok()) {
       if (config.port > 0) {
         const std::string want = "tcp://" + config.bind_address + ":" + std::to_string(config.port);
-        endpoint = zmq_bind(socket, want.c_str()) == 0 ? StatusOr<std::string>(want)
-                                                        : StatusOr<std::string>(zmq_error("cannot listen on " + want));
+        endpoint = zmq_bind(socket, want.c_str()) == 0
+                       ? StatusOr<std::string>(want)
+                       : StatusOr<std::string>(zmq_error("cannot listen on " + want));
       } else {
         endpoint = bind_ephemeral(socket, config.bind_address);
       }
@@ -221,7 +227,8 @@ Status run_log_server(const ServeConfig& config, const std::atomic<bool>* stop, 
   return result;
 }
 
-StatusOr<std::vector<std::shared_ptr<const io::ByteSource>>> connect_to_server(const ServeFile& f, int timeout_ms) {
+StatusOr<std::vector<std::shared_ptr<const io::ByteSource>>> connect_to_server(const ServeFile& f,
+                                                                               int timeout_ms) {
   auto connection = std::make_shared<Connection>();
   MPE_RETURN_IF_ERROR(connection->connect(f, timeout_ms));
   std::vector<std::shared_ptr<const io::ByteSource>> files;
@@ -230,9 +237,11 @@ StatusOr<std::vector<std::shared_ptr<const io::ByteSource>>> connect_to_server(c
     auto size = connection->ask(Request{kSize, i, 0, 0});
     if (!size.ok()) return size.status();
     uint64_t bytes = 0;
-    if (size->size() != sizeof bytes) return Status(StatusCode::kIoError, "bad size answer from " + f.endpoint);
+    if (size->size() != sizeof bytes)
+      return Status(StatusCode::kIoError, "bad size answer from " + f.endpoint);
     std::memcpy(&bytes, size->data(), sizeof bytes);
-    files.push_back(std::make_shared<RemoteSource>(connection, i, bytes, f.log + names[i] + " (via " + f.endpoint + ")"));
+    files.push_back(
+        std::make_shared<RemoteSource>(connection, i, bytes, f.log + names[i] + " (via " + f.endpoint + ")"));
   }
   return files;
 }

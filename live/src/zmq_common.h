@@ -4,13 +4,12 @@
 
 #include <zmq.h>
 
-#include <cerrno>
-#include <fstream>
-#include <nlohmann/json.hpp>
-
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <utility>
@@ -36,7 +35,9 @@ inline std::string z85_of(const uint8_t* key32) {
   return zmq_z85_encode(text, key32, 32) ? std::string(text, 40) : std::string();
 }
 
-inline void set_int(void* socket, int option, int value) { zmq_setsockopt(socket, option, &value, sizeof value); }
+inline void set_int(void* socket, int option, int value) {
+  zmq_setsockopt(socket, option, &value, sizeof value);
+}
 
 // Binds `socket` on an ephemeral port of `address`; returns its endpoint.
 inline StatusOr<std::string> bind_ephemeral(void* socket, const std::string& address) {
@@ -90,7 +91,8 @@ class Gate {
       bool allow = false;
       if (parts.size() >= 7 && parts[0] == "1.0" && parts[5] == "CURVE" && parts[6].size() == 32) {
         const std::string key = z85_of(reinterpret_cast<const uint8_t*>(parts[6].data()));
-        for (const auto& [domain, allowed_key] : allowed_) allow = allow || (parts[2] == domain && key == allowed_key);
+        for (const auto& [domain, allowed_key] : allowed_)
+          allow = allow || (parts[2] == domain && key == allowed_key);
       }
       if (!allow) ++*refused_;
       const std::string reply[] = {"1.0",
@@ -131,7 +133,8 @@ inline void* server_socket(void* context, int type, const KeyPair& server, const
 // Reads a file of keys the tools hand to viewers (the .live file, `mpe serve`'s listen file): JSON
 // whose "format" is `format` and "version" 1. Errors: io-error, not-a-logfile (`what` names it),
 // unsupported-version.
-inline StatusOr<nlohmann::json> read_keys_file(const std::string& path, const char* format, const std::string& what) {
+inline StatusOr<nlohmann::json> read_keys_file(const std::string& path, const char* format,
+                                               const std::string& what) {
   std::ifstream in(path);
   if (!in) return Status(StatusCode::kIoError, "cannot read " + path + ": " + std::strerror(errno));
   nlohmann::json j = nlohmann::json::parse(in, nullptr, false);

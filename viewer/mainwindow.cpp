@@ -305,7 +305,8 @@ void MainWindow::setModel(std::shared_ptr<TraceModel> model, const QString &path
                          .arg(m_model->rowCount())
                          .arg(m_model->recordCount())
                          .arg(formatDuration(m_model->tEnd() - m_model->tBegin())));
-    addRecent(QFileInfo(path).absoluteFilePath());
+    // A listen file of `mpe serve` is good for one server's life: not a recent file.
+    if (!m_follower->log() || m_follower->log()->name() == path) addRecent(QFileInfo(path).absoluteFilePath());
     m_path = path;
     emit fileLoaded(path);
 }

@@ -1,8 +1,6 @@
 // The view index built: one streaming pass (two when the causality repair shifts ranks), the
 // messages through an external sort, the file written through a temporary name; the design
 // comment is in mpe/view_index.h.
-#include "mpe/view_index.h"
-
 #include <fcntl.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -18,7 +16,7 @@
 #include "mpe/file_io.h"
 #include "mpe/log_reader.h"
 #include "mpe/message_matcher.h"
-
+#include "mpe/view_index.h"
 #include "view_index_codec.h"
 
 namespace mpe::format {
@@ -268,7 +266,6 @@ class ViewIndexBuilder {
   Status status_;
 };
 
-
 namespace {
 
 // One replay with the given shifts into v and sort. Errors: the log's, the sort's, kCancelled.
@@ -360,7 +357,6 @@ StatusOr<std::unique_ptr<ViewIndex>> ViewIndex::build(const LogFile& file, const
   return open(file, path);
 }
 
-
 StatusOr<std::unique_ptr<ViewIndex>> ViewIndex::open_or_build(const LogFile& file,
                                                               const std::string& log_path,
                                                               const ViewIndexOptions& options) {
@@ -370,6 +366,5 @@ StatusOr<std::unique_ptr<ViewIndex>> ViewIndex::open_or_build(const LogFile& fil
   if (opened.ok()) return opened;
   return build(file, path, options);
 }
-
 
 }  // namespace mpe::format

@@ -67,7 +67,6 @@ struct PendingEnd {
   uint64_t bytes;
 };
 
-
 }  // namespace view_index_detail
 
 using namespace view_index_detail;
@@ -222,6 +221,5 @@ class ViewIndexCodec {
     return written;
   }
 };
-
 
 }  // namespace mpe::format

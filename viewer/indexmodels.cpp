@@ -47,7 +47,7 @@ void ModelBuilder::summary(const LogFile &file, const mpe::format::ViewIndex &in
 }
 
 mpe::Status ModelBuilder::window(const LogFile &file, const mpe::format::ViewIndex &index, int64_t t0, int64_t t1,
-const BuildProgress &progress, TraceModel &model)
+    const BuildProgress &progress, TraceModel &model)
 {
     ModelBuilder b(file, model);
     registerCategories(index, model);
@@ -55,11 +55,8 @@ const BuildProgress &progress, TraceModel &model)
     b.m_index = &index;
     b.m_keep = { t0, t1 };
     std::vector<size_t> chunks;
-    for (size_t i = 0; i < file.index().size(); ++i) {
-        const IndexEntry &e = file.index()[i];
-        const int64_t d = index.shift_of(e.rank);
-        if (file.to_ns(e.rank, e.t_first) + d <= t1 && file.to_ns(e.rank, e.t_last) + d >= t0) chunks.push_back(i);
-    }
+    for (size_t i = 0; i < file.index().size(); ++i)
+        if (const auto [a, z] = index.chunk_span(file, i); a <= t1 && z >= t0) chunks.push_back(i);
     mpe::format::ChunkPassOptions pass;
     pass.decoders = 0;
     pass.order = &chunks;

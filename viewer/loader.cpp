@@ -140,7 +140,7 @@ void TraceLoader::load(const QString &path)
         uint64_t records = 0;
         for (const auto &e : file->index())
             records += e.nrecords;
-        if (memory == Memory::OutOfCore || (memory == Memory::Auto && records > OutOfCoreLog::kInMemoryRecords)) {
+        if (memory == Memory::OutOfCore || (memory == Memory::Auto && OutOfCoreLog::tooBigForMemory(*file))) {
             const QString indexing = QStringLiteral("Indexing %1 records (once; kept beside the log)").arg(records);
             auto big = OutOfCoreLog::open(path, [&](int p) {
                 if (*latest != generation) return false;

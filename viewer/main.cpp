@@ -297,8 +297,7 @@ std::shared_ptr<upshot::TraceModel> loadForExport(const QCommandLineParser &pars
         return (*remote)->summary();
     }
     if (!analyses && !parser.isSet(o.inMemoryOpt)) {
-        auto wanted = upshot::OutOfCoreLog::wanted(path);
-        if (parser.isSet(o.outOfCoreOpt) || (wanted.ok() && *wanted)) {
+        if (parser.isSet(o.outOfCoreOpt) || upshot::OutOfCoreLog::wanted(path)) {
             bool sized = false;
             const qulonglong sortMemory = parser.value(o.sortMemoryOpt).toULongLong(&sized);
             if (parser.isSet(o.sortMemoryOpt) && (!sized || sortMemory < 4096)) {

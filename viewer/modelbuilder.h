@@ -11,8 +11,8 @@
 #include "mpe/message_matcher.h"
 #include "mpe/view_index.h"
 #include <QFileInfo>
-#include <malloc.h>
 #include <algorithm>
+#include <malloc.h>
 #include <map>
 #include <new>
 #include <numeric>
@@ -55,7 +55,6 @@ inline size_t rowOf(const std::vector<std::pair<uint32_t, uint32_t>> &timelines,
     return static_cast<size_t>(
         std::lower_bound(timelines.begin(), timelines.end(), std::make_pair(rank, thread)) - timelines.begin());
 }
-
 
 } // namespace builder_detail
 

@@ -61,27 +61,32 @@ void OutOfCoreLog::openSummary()
     if (m_summary->rowCount() > 0) m_summary->allRowCounts();
 }
 
-mpe::StatusOr<bool> OutOfCoreLog::wanted(const QString &path)
+bool OutOfCoreLog::tooBigForMemory(const mpe::format::LogFile &file)
 {
-    auto file = mpe::format::LogFile::open(path.toStdString());
-    if (!file.ok())
-        return false; // an OTF2 archive (converted in full anyway) or a damaged log: the usual open says why
     uint64_t records = 0;
-    for (const auto &e : file->index())
+    for (const auto &e : file.index())
         records += e.nrecords;
     return records > kInMemoryRecords;
+}
+
+bool OutOfCoreLog::wanted(const QString &path)
+{
+    // An OTF2 archive (converted in full anyway) or a damaged log: the usual open says why.
+    auto file = mpe::format::LogFile::open(path.toStdString());
+    return file.ok() && tooBigForMemory(*file);
 }
 
 uint64_t OutOfCoreLog::chunkRecordsIn(double t0, double t1, double *inWindow) const
 {
     uint64_t records = 0;
     double share = 0;
-    for (const auto &e : file().index()) {
-        const double d = static_cast<double>(m_index->shift_of(e.rank));
-        const double a = file().to_ns(e.rank, e.t_first) + d, z = file().to_ns(e.rank, e.t_last) + d;
+    for (size_t i = 0; i < file().index().size(); ++i) {
+        const uint32_t nrecords = file().index()[i].nrecords;
+        const auto [first, last] = m_index->chunk_span(file(), i);
+        const double a = static_cast<double>(first), z = static_cast<double>(last);
         if (a > t1 || z < t0) continue;
-        records += e.nrecords;
-        share += z > a ? e.nrecords * (std::min(z, t1) - std::max(a, t0)) / (z - a) : e.nrecords;
+        records += nrecords;
+        share += z > a ? nrecords * (std::min(z, t1) - std::max(a, t0)) / (z - a) : nrecords;
     }
     if (inWindow) *inWindow = share;
     return records;

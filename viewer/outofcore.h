@@ -40,8 +40,10 @@ public:
     // same summary and windows as a local open, read through the server. Errors: the listen
     // file's, the server's (not answering), the log's and the index's.
     static mpe::StatusOr<std::shared_ptr<OutOfCoreLog>> connect(const QString &listenFile);
-    // Whether path should be opened out of core (by its index's record count). Errors: the log's.
-    static mpe::StatusOr<bool> wanted(const QString &path);
+    // Whether a log has more records than kInMemoryRecords (by its chunk index).
+    static bool tooBigForMemory(const mpe::format::LogFile &file);
+    // Whether path should be opened out of core: a log that opens and is tooBigForMemory().
+    static bool wanted(const QString &path);
 
     const mpe::format::LogFile &file() const { return m_log ? m_log->file() : *m_remote; }
     // The log's name: its path, or its path on the server and where that is.

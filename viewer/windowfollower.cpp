@@ -47,7 +47,7 @@ void WindowFollower::settle()
     const double margin = m_t1 - m_t0;
     const double a = std::max(m_log->summary()->tBegin(), m_t0 - margin);
     const double z = std::min(m_log->summary()->tEnd(), m_t1 + margin);
-    const double wide = m_log->windowFits(a, z) ? 1 : 0; // the margin only when it fits too
+    const bool wide = m_log->windowFits(a, z); // the margin only when it fits too
     const double from = wide ? a : m_t0, to = wide ? z : m_t1;
     m_reading = true;
     const int generation = m_generation;

@@ -93,6 +93,12 @@ Status ViewIndex::messages_crossing(int64_t t0, int64_t t1,
   return Status();
 }
 
+std::pair<int64_t, int64_t> ViewIndex::chunk_span(const LogFile& file, size_t i) const {
+  const IndexEntry& e = file.index()[i];
+  const int64_t d = shift_of(e.rank);
+  return {saturating_add(file.to_ns(e.rank, e.t_first), d), saturating_add(file.to_ns(e.rank, e.t_last), d)};
+}
+
 size_t ViewIndex::memory_bytes() const {
   return codes_.capacity() + sample_.capacity() * sizeof(ViewMessage) + blocks_.capacity() * sizeof(Block) +
          timelines_.capacity() * 8 + categories_.capacity() * sizeof(CategoryTotal);

@@ -91,6 +91,8 @@ class ViewIndex {
   // The causality repair's shift per rank (empty when none).
   const std::vector<int64_t>& shifts() const { return shifts_; }
   int64_t shift_of(uint32_t rank) const { return rank < shifts_.size() ? shifts_[rank] : 0; }
+  // Chunk i of `file`: its first record's time and its latest end, on the repaired clocks (ns).
+  std::pair<int64_t, int64_t> chunk_span(const LogFile& file, size_t i) const;
 
   // Bin k of a timeline covers [bin_origin + k * bin_width, + bin_width); its code is that of the
   // depth-0 state containing its centre: 0 none, c >= 1 the category id code_categories()[c - 1].

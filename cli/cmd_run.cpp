@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "live_relay.h"
+#include "mpe/log_filter.h"
 #include "stack_layers.h"
 
 namespace mpe::cli {
@@ -103,12 +104,27 @@ int run_child(const std::vector<std::string>& argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// --filter FILE as MPE_LOG_FILTER for the ranks. The file is checked here too, so that a bad line
+// is said once, before the run, which then goes on without a filter, as the tools would run it.
+Status add_filter_setting(const std::string& path, bool recording,
+                          std::vector<std::pair<std::string, std::string>>* env) {
+  if (path.empty()) return Status();
+  if (!recording) return Status(StatusCode::kInvalidArgument, "--filter applies to --log and --live");
+  const StatusOr<format::LogFilter> filter = format::LogFilter::read(path);
+  if (filter.ok())
+    env->emplace_back("MPE_LOG_FILTER", std::filesystem::absolute(path));
+  else
+    std::fprintf(stderr, "mpe: --filter: %s; the run goes on without a filter\n",
+                 filter.status().message().c_str());
+  return Status();
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app) {
   struct Options {
     bool time = false, umq = false, log = false, live = false, quiet = false;
-    std::string stack;
+    std::string stack, filter;
     std::vector<std::string> command;
   };
   auto opts = std::make_shared<Options>();
@@ -123,6 +139,9 @@ void add_run_command(CLI::App& app) {
       "--stack", opts->stack,
       "other PMPI tools (mpiP, a site's wrapper...) stacked with ours, unmodified, in this order: "
       "A.so[,mpe,B.so] (mpe: where ours sit; default on top); see docs/stack.md");
+  run->add_option("--filter", opts->filter,
+                  "what liblog and liblive leave out (MPE_LOG_FILTER): a file of rules, one a line; see "
+                  "docs/filter.md");
   run->add_flag("--quiet", opts->quiet,
                 "no informational lines from the tools (MPE_QUIET=1); lines about lost data still print");
   run->add_option("command", opts->command, "the launcher and program, after --, e.g. -- mpiexec -n 4 ./app")
@@ -147,6 +166,7 @@ void add_run_command(CLI::App& app) {
       env.emplace_back("MPE_STACK", *stack);
     }
     if (opts->quiet) env.emplace_back("MPE_QUIET", "1");
+    MPE_RETURN_IF_ERROR(add_filter_setting(opts->filter, opts->log || opts->live, &env));
 
     // The live view: a relay for this job, its address and keys for the ranks. When it cannot
     // start, the job runs without it, and one line says why.

@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "mpe/byte_codec.h"
+#include "mpe/filter_report.h"
 #include "mpe/log_reader.h"
 #include "mpe/log_summary.h"
 #include "mpe/records.h"
@@ -225,6 +226,15 @@ void print_json(const format::LogFile& file, const format::LogSummary& tr, const
   o["markers"] = n.markers;
   o["user_events"] = n.user_events;
   o["comm_creates"] = n.comm_creates;
+  const format::FilterReport filtered = format::filter_report(d);
+  if (filtered.any()) {  // a filtered log says so (MPE_LOG_FILTER)
+    Json calls = Json::object();
+    for (const auto& [name, count] : filtered.left_out) calls[name] = count;
+    o["filter"] = {{"rules", filtered.filters},
+                   {"ranks", filtered.ranks_filtered},
+                   {"calls_left_out", filtered.calls_left_out},
+                   {"left_out", calls}};
+  }
   Json& categories = o["categories"] = Json::object();
   for (const auto& c : d.categories)
     if (c.id >= format::kUserCategoryBase) {
@@ -293,6 +303,7 @@ void print_text(const std::string& path, size_t top, const format::LogFile& file
       "events:     %llu collectives, %llu Pcontrol markers, %llu user events, %llu communicators created\n",
       static_cast<unsigned long long>(n.collectives), static_cast<unsigned long long>(n.markers),
       static_cast<unsigned long long>(n.user_events), static_cast<unsigned long long>(n.comm_creates));
+  std::fputs(format::filter_lines(format::filter_report(d)).c_str(), stdout);
   std::printf(
       "per rank: threads, clock correction (offset to rank 0 at init and finalize, round trip of\n"
       "the init measurement, drift), causality repair (shift of receives ending before their send):\n");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "mpe/filter_report.h"
 #include "mpe/waits.h"
 #include "peers.h"
 #include "rank_table.h"
@@ -75,6 +76,8 @@ void print_blame(const analysis::waits::Report& r, size_t top) {
 Json to_json(const std::string& path, const format::LogFile& file, const analysis::waits::Report& r,
              bool instances) {
   Json o = {{"file", path}, {"ranks", r.ranks}, {"mpi_seconds", seconds(r.mpi_ns)}};
+  if (const std::string note = format::filter_note(format::filter_report(file.definitions())); !note.empty())
+    o["filtered"] = note;
   Json& patterns = o["patterns"] = Json::object();
   for (int i = 0; i < analysis::waits::kPatternCount; ++i) {
     const auto p = static_cast<analysis::waits::Pattern>(i);
@@ -126,6 +129,9 @@ Json to_json(const std::string& path, const format::LogFile& file, const analysi
 }
 
 void print_text(const format::LogFile& file, const analysis::waits::Report& r, size_t top) {
+  // A filtered log's waits are those of the calls it kept.
+  if (const std::string note = format::filter_note(format::filter_report(file.definitions())); !note.empty())
+    std::printf("%s\n", note.c_str());
   std::printf("MPI time: %.6f s over %u ranks\n\n", seconds(r.mpi_ns), r.ranks);
   std::printf("%-16s %14s %8s %10s\n", "pattern", "waiting (s)", "share", "instances");
   for (int i = 0; i < analysis::waits::kPatternCount; ++i) {

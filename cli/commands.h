@@ -34,6 +34,7 @@ Status fail_spread(Status failure, format::SummaryPeers& peers);
 void add_run_command(CLI::App& app);
 void add_coverage_command(CLI::App& app);
 void add_report_command(CLI::App& app);
+void add_estimate_command(CLI::App& app);
 void add_stat_command(CLI::App& app);
 void add_print_command(CLI::App& app);
 void add_merge_command(CLI::App& app);
@@ -46,6 +47,7 @@ void add_umq_command(CLI::App& app);
 void add_top_command(CLI::App& app);
 void add_live_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
+void add_cut_command(CLI::App& app);
 
 // Directory holding the tool libraries: <dir of the mpe executable>/../lib.
 std::string library_dir();

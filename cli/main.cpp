@@ -122,9 +122,11 @@ int main(int argc, char** argv) {
   mpe::cli::add_run_command(app);
   mpe::cli::add_coverage_command(app);
   mpe::cli::add_report_command(app);
+  mpe::cli::add_estimate_command(app);
   mpe::cli::add_stat_command(app);
   mpe::cli::add_print_command(app);
   mpe::cli::add_merge_command(app);
+  mpe::cli::add_cut_command(app);
   mpe::cli::add_synth_command(app);
   mpe::cli::add_convert_command(app);
   mpe::cli::add_waits_command(app);

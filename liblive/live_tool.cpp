@@ -9,6 +9,7 @@
 
 #include "live_state.h"
 #include "mpe/bytes.h"
+#include "mpe/call_filter.h"
 #include "mpe/callsite.h"
 #include "mpe/clock.h"
 #include "mpe/completion.h"
@@ -25,6 +26,12 @@ std::atomic<bool> g_recording{false};
 int g_world_rank = -1;
 
 namespace {
+
+// MPE_LOG_FILTER (mpe/call_filter.h): set after MPI_Init. g_filtered sends every call through
+// on_leave_filtered; g_filter_on is false on a rank `only ranks` leaves out and while the last
+// Pcontrol level is not one `only pcontrol` names.
+bool g_filtered = false;
+std::atomic<bool> g_filter_on{true};
 
 using live_stream::EventKind;
 using live_stream::WaitKind;
@@ -153,6 +160,10 @@ constexpr bool is_clock(Fn fn) { return fn == Fn::MPI_Wtime || fn == Fn::MPI_Wti
 // ~60 instructions: the slot's fields, one clock read, and for a blocking call what it waits for.
 void on_enter(Call& c) noexcept {
   if (c.depth != 0 || is_clock(c.fn)) return;
+  // A Wait/Test left out still takes its snapshot: the requests it completes are followed.
+  if (__builtin_expect(g_filtered, 0) && !completes_requests(c.cls) &&
+      (!g_filter_on.load(std::memory_order_relaxed) || (call_filter::g_active && call_filter::leaves_out(c))))
+    return;
   LiveThread* t = live_thread();
   if (!t) return;
   NowSlot& s = t->now;
@@ -241,13 +252,7 @@ void record_traffic(LiveThread* t, const Call& c) {
 }
 
 // ~40 instructions plus the event: the routine's time, the slot back to "application".
-void on_leave(Call& c) noexcept {
-  if (c.depth != 0 || is_clock(c.fn)) return;
-  LiveThread* t = t_live;
-  if (!t) return;
-  const auto fn = static_cast<size_t>(c.fn);
-  bump(t->fn_ticks[fn], c.t_leave - c.t_enter);
-  bump(t->fn_calls[fn], 1);
+void leave_slot(LiveThread* t, const Call& c) noexcept {
   NowSlot& s = t->now;
   const uint32_t q = s.begin_write();
   s.in_mpi = false;
@@ -255,7 +260,38 @@ void on_leave(Call& c) noexcept {
   s.wait = 0;
   s.npeers = 0;
   s.end_write(q);
+}
+
+void record_call(LiveThread* t, Call& c) noexcept {
+  const auto fn = static_cast<size_t>(c.fn);
+  bump(t->fn_ticks[fn], c.t_leave - c.t_enter);
+  bump(t->fn_calls[fn], 1);
+  leave_slot(t, c);
   record_traffic(t, c);
+}
+
+// Under a filter: a call left out keeps the rank in "application" and its time uncounted; its
+// messages still count unless `drop messages`, and what keeps liblive's tables right (new
+// communicators, requests completing) always runs.
+__attribute__((noinline)) void on_leave_filtered(LiveThread* t, Call& c) noexcept {
+  if (c.cls == CallClass::kPcontrol)
+    g_filter_on.store(call_filter::records_rank(g_world_rank) &&
+                          call_filter::records_at_level(c.has(role::level) ? c.level : 1),
+                      std::memory_order_relaxed);
+  const bool on = g_filter_on.load(std::memory_order_relaxed);
+  if (on && !(call_filter::g_active && call_filter::leaves_out(c))) return record_call(t, c);
+  if (c.cls == CallClass::kOther || c.cls == CallClass::kProbe) return;  // nothing to follow
+  if (t->now.in_mpi) leave_slot(t, c);  // a Wait/Test left out entered its slot, for its snapshot
+  if ((on && !call_filter::drops_messages()) || completes_requests(c.cls) || c.cls == CallClass::kCommCreate)
+    record_traffic(t, c);
+}
+
+void on_leave(Call& c) noexcept {
+  if (c.depth != 0 || is_clock(c.fn)) return;
+  LiveThread* t = t_live;
+  if (!t) return;
+  if (__builtin_expect(g_filtered, 0)) return on_leave_filtered(t, c);
+  record_call(t, c);
 }
 
 void after_init() noexcept {
@@ -263,6 +299,9 @@ void after_init() noexcept {
   int size = 0;
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
   define_builtin_comms(size);
+  call_filter::load("liblive");
+  g_filter_on.store(call_filter::records_rank(g_world_rank) && call_filter::records_at_level(1));
+  g_filtered = !call_filter::text().empty();
   start_publisher(g_world_rank, size);
 }
 

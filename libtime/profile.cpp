@@ -64,15 +64,19 @@ std::vector<std::string> split_tabs(const std::string& line) {
   return out;
 }
 
-// The one text form of CallStats in the per-process file: " calls incl excl min max sent recv".
+// The one text form of CallStats in the per-process file: " calls incl excl min max sent recv
+// messages".
 std::string stats_fields(const CallStats& c) {
-  return fmt(" %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64, c.calls,
-             c.incl_ns, c.excl_ns, c.min_ns, c.max_ns, c.bytes_sent, c.bytes_recv);
+  return fmt(" %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
+             c.calls, c.incl_ns, c.excl_ns, c.min_ns, c.max_ns, c.bytes_sent, c.bytes_recv, c.messages);
 }
 
-bool read_stats(std::istream& in, CallStats* c) {
-  return static_cast<bool>(in >> c->calls >> c->incl_ns >> c->excl_ns >> c->min_ns >> c->max_ns >>
-                           c->bytes_sent >> c->bytes_recv);
+// Reads stats_fields' text; a file of a version before kMessagesVersion has no messages.
+bool read_stats(std::istream& in, CallStats* c, int version) {
+  if (!(in >> c->calls >> c->incl_ns >> c->excl_ns >> c->min_ns >> c->max_ns >> c->bytes_sent >>
+        c->bytes_recv))
+    return false;
+  return version < kMessagesVersion || static_cast<bool>(in >> c->messages);
 }
 
 constexpr size_t kTopSites = 20;  // call sites in the text reports; all of them in the JSON
@@ -136,10 +140,10 @@ std::string serialize(const RankProfile& p) {
   s += "timer " + one_line(p.timer) + "\n";
   s += fmt("run_ns %" PRIu64 "\nmpi_ns %" PRIu64 "\n", p.run_ns, p.mpi_ns);
   s += fmt("routines %zu\n", p.routines.size());
-  s += "# name calls incl_ns excl_ns min_ns max_ns bytes_sent bytes_recv\n";
+  s += "# name calls incl_ns excl_ns min_ns max_ns bytes_sent bytes_recv messages\n";
   for (const auto& r : p.routines) s += r.name + stats_fields(r) + "\n";
   s += fmt("callsites %zu\n", p.sites.size());
-  s += "# site id routine calls incl_ns excl_ns min_ns max_ns bytes_sent bytes_recv frames\n";
+  s += "# site id routine calls incl_ns excl_ns min_ns max_ns bytes_sent bytes_recv messages frames\n";
   s += "# frame<TAB>line<TAB>offset<TAB>function<TAB>file<TAB>module, innermost first\n";
   for (const auto& c : p.sites) {
     s += fmt("site %" PRIu32 " ", c.id) + c.routine + stats_fields(c) + fmt(" %zu\n", c.frames.size());
@@ -201,7 +205,7 @@ StatusOr<RankProfile> parse(const std::string& text) {
     if (!content()) return Status(StatusCode::kTruncated, "truncated routine table");
     std::istringstream f(line);
     RoutineStats r;
-    if (!(f >> r.name) || !read_stats(f, &r))
+    if (!(f >> r.name) || !read_stats(f, &r, version))
       return Status(StatusCode::kCorrupt, "corrupt routine line: " + line);
     p.routines.push_back(r);
   }
@@ -216,8 +220,8 @@ StatusOr<RankProfile> parse(const std::string& text) {
       std::string tag;
       SiteStats c;
       size_t nframes = 0;
-      if (!(f >> tag >> c.id >> c.routine) || !read_stats(f, &c) || !(f >> nframes) || tag != "site" ||
-          nframes > 64)
+      if (!(f >> tag >> c.id >> c.routine) || !read_stats(f, &c, version) || !(f >> nframes) ||
+          tag != "site" || nframes > 64)
         return Status(StatusCode::kCorrupt, "corrupt call-site line: " + line);
       while (c.frames.size() < nframes) {
         if (!content()) return Status(StatusCode::kTruncated, "truncated call-site frames");

@@ -14,8 +14,11 @@
 namespace mpe::tools::time {
 
 // Version of the per-process file; a reader accepts kMinSupportedVersion..kCurrentVersion.
-// Version 2 added the call sites; a version 1 file reads as a profile without any.
-inline constexpr int kCurrentVersion = 2;
+// Version 2 added the call sites; a version 1 file reads as a profile without any. Version 3 added
+// the messages of each routine and site; older files read with 0 messages.
+inline constexpr int kCurrentVersion = 3;
+// The first version whose files and JSON reports count messages (CallStats::messages).
+inline constexpr int kMessagesVersion = 3;
 inline constexpr int kMinSupportedVersion = 1;
 inline constexpr const char* kMagic = "mpetime";
 
@@ -29,6 +32,9 @@ struct CallStats {
   uint64_t max_ns = 0;
   uint64_t bytes_sent = 0;
   uint64_t bytes_recv = 0;
+  // Point-to-point messages: each sent (at the send, or MPI_Start of a persistent send) and each
+  // received (a nonblocking receive's at the Wait/Test that completes it), as the bytes are.
+  uint64_t messages = 0;
 };
 
 // One MPI routine in one process.
@@ -117,6 +123,7 @@ std::string callsites_json(const std::vector<SiteSummary>& sites);
 struct JsonReport {
   std::string command;
   int size = 0;
+  int version = 1;  // the report's version: from kMessagesVersion on, CallStats::messages is measured
   std::vector<RankProfile> ranks;
 };
 StatusOr<JsonReport> read_json_report(const std::string& text);

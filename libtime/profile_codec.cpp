@@ -12,8 +12,8 @@ namespace mpe::tools::time {
 
 namespace {
 
-// Routines and sites are at least their seven counters (56 bytes) and a name's length.
-constexpr size_t kMinStatsBytes = 7 * 8 + 4;
+// Routines and sites are at least their eight counters (64 bytes) and a name's length.
+constexpr size_t kMinStatsBytes = 8 * 8 + 4;
 
 void put_stats(ByteWriter& out, const CallStats& c) {
   out.u64(c.calls);
@@ -23,11 +23,12 @@ void put_stats(ByteWriter& out, const CallStats& c) {
   out.u64(c.max_ns);
   out.u64(c.bytes_sent);
   out.u64(c.bytes_recv);
+  out.u64(c.messages);
 }
 
 bool get_stats(ByteReader& in, CallStats* c) {
   return in.u64(&c->calls) && in.u64(&c->incl_ns) && in.u64(&c->excl_ns) && in.u64(&c->min_ns) &&
-         in.u64(&c->max_ns) && in.u64(&c->bytes_sent) && in.u64(&c->bytes_recv);
+         in.u64(&c->max_ns) && in.u64(&c->bytes_sent) && in.u64(&c->bytes_recv) && in.u64(&c->messages);
 }
 
 bool get_int(ByteReader& in, int* v) {

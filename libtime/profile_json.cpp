@@ -18,9 +18,9 @@ using detail::whole;
 
 // The one JSON form of CallStats, for routines and call sites alike.
 Json stats_json(const CallStats& c) {
-  return {{"calls", c.calls},          {"incl_ns", c.incl_ns}, {"excl_ns", c.excl_ns},
-          {"min_ns", c.min_ns},        {"max_ns", c.max_ns},   {"bytes_sent", c.bytes_sent},
-          {"bytes_recv", c.bytes_recv}};
+  return {{"calls", c.calls},           {"incl_ns", c.incl_ns},  {"excl_ns", c.excl_ns},
+          {"min_ns", c.min_ns},         {"max_ns", c.max_ns},    {"bytes_sent", c.bytes_sent},
+          {"bytes_recv", c.bytes_recv}, {"messages", c.messages}};
 }
 void stats_from_json(const Json& j, CallStats* c) {
   c->calls = j.at("calls").get<uint64_t>();
@@ -30,6 +30,7 @@ void stats_from_json(const Json& j, CallStats* c) {
   c->max_ns = j.at("max_ns").get<uint64_t>();
   c->bytes_sent = j.at("bytes_sent").get<uint64_t>();
   c->bytes_recv = j.at("bytes_recv").get<uint64_t>();
+  c->messages = j.value("messages", uint64_t{0});  // reports before kMessagesVersion have none
 }
 
 Json frames_json(const std::vector<Frame>& frames) {
@@ -228,6 +229,7 @@ StatusOr<JsonReport> read_json_report(const std::string& text) {
   JsonReport out;
   try {
     out.command = doc->value("command", "");
+    out.version = doc->value("version", 1);
     out.size = doc->at("size").get<int>();
     if (out.size <= 0 || out.size > (1 << 24)) return Status(StatusCode::kCorrupt, "bad size in the report");
     for (const Json& pr : doc->at("per_rank")) {

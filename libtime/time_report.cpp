@@ -41,7 +41,7 @@ std::string command_line() {
 
 // One (site, routine) pair summed over threads, in ticks.
 struct Sum {
-  uint64_t calls = 0, incl = 0, nested = 0, min = kNoMin, max = 0, sent = 0, recv = 0;
+  uint64_t calls = 0, incl = 0, nested = 0, min = kNoMin, max = 0, sent = 0, recv = 0, messages = 0;
   void add(const Row& r) {
     calls += r.calls;
     incl += r.incl;
@@ -50,10 +50,12 @@ struct Sum {
     max = r.max > max ? r.max : max;
     sent += r.sent;
     recv += r.recv;
+    messages += r.messages;
   }
   void add(const Sum& r) {
-    Row row{r.calls, r.incl, r.nested, r.min, r.max, r.sent, r.recv, 0};
+    Row row{r.calls, r.incl, r.nested, r.min, r.max, r.sent, r.recv, 0, 0};
     add(row);
+    messages += r.messages;
   }
   // Nested calls lie inside their parent's span; the clamp guards a clock that is not monotonic.
   uint64_t excl() const { return incl > nested ? incl - nested : 0; }
@@ -87,6 +89,7 @@ RankProfile collect(uint64_t end, int rank, int size) {
     c.max_ns = ns(sum.max);
     c.bytes_sent = sum.sent;
     c.bytes_recv = sum.recv;
+    c.messages = sum.messages;
     return c;
   };
   mpe::tools::time::RankProfile p;

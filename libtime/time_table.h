@@ -22,14 +22,15 @@ struct Row {
   uint64_t calls, incl;
   uint64_t nested;  // time of the calls nested inside this site's calls: exclusive = incl - nested
   uint64_t min, max, sent, recv;
-  uint16_t fn;  // the routine (mpe::Fn), or kUnclaimed / kNeverMatches
+  uint16_t fn;        // the routine (mpe::Fn), or kUnclaimed / kNeverMatches
+  uint32_t messages;  // point-to-point messages sent and received (in the padding: wraps at 2^32)
 };
 static_assert(sizeof(Row) == 64);
 constexpr uint16_t kUnclaimed = 0xffff;     // no call has used the row yet
 constexpr uint16_t kNeverMatches = 0xfffe;  // row 0: the unknown site's calls go to Table::unknown
 static_assert(mpe::kFnCount < kNeverMatches);
 constexpr uint64_t kNoMin = ~uint64_t{0};  // min starts above every duration: no first-call test
-constexpr Row kFreshRow = {0, 0, 0, kNoMin, 0, 0, 0, kUnclaimed};
+constexpr Row kFreshRow = {0, 0, 0, kNoMin, 0, 0, 0, kUnclaimed, 0};
 
 // A thread's rows of (site, routine) pairs whose site's row belongs to another routine: an
 // open-addressed map, rows allocated one by one so that they never move. Rare.

@@ -102,8 +102,10 @@ void completed_bytes(const Call& c, Row& st, Table* t) noexcept {
     mpe::traffic::Message m;
     if (e.what.file_read)
       st.recv += static_cast<uint64_t>(mpe::status_bytes(s));
-    else if (mpe::traffic::delivered(e.what.posted, s, &m))
+    else if (mpe::traffic::delivered(e.what.posted, s, &m)) {
       st.recv += m.bytes;
+      ++st.messages;
+    }
     if (mpe::traffic::ends_at_completion(kind))
       t->requests.erase(e.request);  // a persistent one lives until freed
     e.what = TrackedRequest{};
@@ -127,11 +129,16 @@ void snapshot(const Call& c, Table* t) noexcept {
 struct TimeSink {
   Table* t;
   int64_t sent = 0, received = 0;
+  uint32_t messages = 0;
 
   void send(const Call&, const mpe::traffic::Message& m, const MPI_Request*) {
     sent += static_cast<int64_t>(m.bytes);
+    ++messages;
   }
-  void recv(const Call&, const mpe::traffic::Message& m) { received += static_cast<int64_t>(m.bytes); }
+  void recv(const Call&, const mpe::traffic::Message& m) {
+    received += static_cast<int64_t>(m.bytes);
+    ++messages;
+  }
   void post(const Call&, MPI_Request r, const mpe::traffic::Posted& p) { follow(t, r, TrackedRequest{p}); }
   const mpe::traffic::Posted* find(MPI_Request r) {
     const TrackedRequest* p = t->requests.find(r);
@@ -149,6 +156,7 @@ __attribute__((noinline)) void count_bytes(const Call& c, Row& st, Table* t) noe
     mpe::traffic::visit(c, sink);
     sent = sink.sent;
     recv = sink.received;
+    st.messages += sink.messages;
   } else if (mpe::completes_requests(c.cls)) {
     completed_bytes(c, st, t);
     return;
@@ -219,6 +227,7 @@ constexpr ClassTraits kTraits;
 // Clears a row's counters; its routine stays (the owner thread may be claiming it right now).
 void reset_row(Row& r) noexcept {
   r.calls = r.incl = r.nested = r.max = r.sent = r.recv = 0;
+  r.messages = 0;
   r.min = kNoMin;
 }
 

@@ -42,11 +42,13 @@ struct ThreadLog {
   uint32_t snapshots = 0;            // Wait/Test snapshots taken on this thread
   std::vector<RequestInfo> snap[2];  // per call depth 0/1: what each request of a Wait/Test was
   traffic::ProbedMessages probed;    // Mprobe'd messages awaiting their Mrecv
+  uint64_t* left_out = nullptr;      // MPE_LOG_FILTER: calls left out per routine (kFnCount), once one is
   ThreadLog* next = nullptr;
 };
 
 extern std::atomic<bool> g_active MPE_HIDDEN;   // between after_init and before_finalize
 extern std::atomic<bool> g_logging MPE_HIDDEN;  // false while paused by MPI_Pcontrol(0) / MPE_Stop_log
+extern bool g_rank_recorded MPE_HIDDEN;         // false on a rank MPE_LOG_FILTER's `only ranks` leaves out
 extern int g_rank MPE_HIDDEN;
 extern int g_size MPE_HIDDEN;
 extern MPI_Comm g_comm MPE_HIDDEN;  // private: clock sync and finalize traffic

@@ -19,6 +19,7 @@
 #include "counters.h"
 #include "finalize_merge.h"
 #include "log_state.h"
+#include "mpe/call_filter.h"
 #include "mpe/callsite.h"
 #include "mpe/config.h"
 #include "mpe/core.h"
@@ -32,6 +33,7 @@ namespace mpe::tools::log {
 
 std::atomic<bool> g_active{false};
 std::atomic<bool> g_logging{true};
+bool g_rank_recorded = true;
 int g_rank = -1, g_size = 0;
 MPI_Comm g_comm = MPI_COMM_NULL;
 uint32_t g_buffer_records = 0;
@@ -80,6 +82,7 @@ void define_rank() {
   g_meta.host = host;
   g_meta.ticks_per_second = mpe_clock_ticks_per_second();
   g_meta.logging_at_start = g_logging.load();
+  g_meta.filter = call_filter::text();
   define_builtin_comms();
 }
 
@@ -90,7 +93,11 @@ void after_init() noexcept {
   const int64_t buffer = config::env_int("MPE_LOG_BUFFER", 4 << 20, 4096, int64_t{1} << 31);
   g_buffer_records = static_cast<uint32_t>(buffer / static_cast<int64_t>(sizeof(format::Record)));
   g_zstd_level = static_cast<int>(config::env_int("MPE_LOG_ZSTD_LEVEL", 1, -5, 19));
-  g_logging.store(!config::env_bool("MPE_LOG_PAUSED", false));
+  call_filter::load("liblog");
+  g_rank_recorded = call_filter::records_rank(g_rank);
+  // Logging starts at Pcontrol level 1, the MPI standard's default.
+  g_logging.store(!config::env_bool("MPE_LOG_PAUSED", false) && g_rank_recorded &&
+                  call_filter::records_at_level(1));
   // Every rank takes part in the clock synchronisation below, whether or not its set-up worked.
   bool ready = false;
   try {
@@ -127,6 +134,23 @@ void name_callsites() noexcept {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_meta.callsites.clear();
     config::warn("liblog: out of memory while naming the call sites; the log shows them as unknown", false);
+  }
+}
+
+// The calls the filter left out on this rank, summed over its threads, into its definitions.
+void count_left_out() noexcept {
+  try {
+    std::vector<uint64_t> calls(kFnCount, 0);
+    std::lock_guard<std::mutex> lock(g_mutex);
+    for (ThreadLog* t = g_threads; t; t = t->next)
+      if (t->left_out)
+        for (int i = 0; i < kFnCount; ++i) calls[static_cast<size_t>(i)] += t->left_out[i];
+    g_meta.left_out.clear();
+    for (int i = 0; i < kFnCount; ++i)
+      if (calls[static_cast<size_t>(i)])
+        g_meta.left_out.push_back({static_cast<uint32_t>(i), calls[static_cast<size_t>(i)]});
+  } catch (const std::bad_alloc&) {
+    config::warn("liblog: out of memory while counting the calls the filter left out", false);
   }
 }
 
@@ -174,6 +198,7 @@ void before_finalize() noexcept {
   g_active.store(false);
   counters::stop();
   name_callsites();
+  count_left_out();
   if (config::env_bool("MPE_LOG_SIGNALS", true)) remove_signal_flush();
   spill_all();
   try {
@@ -201,7 +226,7 @@ __attribute__((constructor)) void register_log_tool() {
 
 bool active() noexcept { return g_active.load(std::memory_order_relaxed); }
 bool logging() noexcept { return g_logging.load(std::memory_order_relaxed); }
-void set_logging(bool on) noexcept { g_logging.store(on, std::memory_order_relaxed); }
+void set_logging(bool on) noexcept { g_logging.store(on && g_rank_recorded, std::memory_order_relaxed); }
 
 void put_record(const format::Record& r) noexcept {
   if (!g_active.load(std::memory_order_relaxed)) return;

@@ -10,6 +10,7 @@
 #include "counters.h"
 #include "log_tool.h"
 #include "mpe/bytes.h"
+#include "mpe/call_filter.h"
 #include "mpe/callsite.h"
 #include "mpe/clock.h"
 #include "mpe/completion.h"
@@ -184,14 +185,17 @@ void on_enter(Call& c) noexcept {
 
 namespace {
 
-__attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging) noexcept {
+// `messages`: false for a call MPE_LOG_FILTER left out with `drop messages`; a Wait/Test still
+// records the messages of the requests it completes, which belong to the calls that posted them.
+__attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging, bool messages) noexcept {
   const uint16_t cat = static_cast<uint16_t>(c.fn);
   const bool ok = c.rc == MPI_SUCCESS;
   switch (c.cls) {
     case CallClass::kPcontrol: {
       const int level = c.has(role::level) ? c.level : 1;
-      const bool on = level != 0;
+      const bool on = g_rank_recorded && call_filter::records_at_level(level);
       g_logging.store(on, std::memory_order_relaxed);
+      if (!g_rank_recorded) return;
       if (!logging)  // recorded even while paused; when logging, on_leave wrote it already
         put(t, format::StateRecord{c.t_enter, cat, c.depth, core::callsite(c), c.t_leave - c.t_enter}
                    .to_record());
@@ -220,6 +224,7 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
     completions(t, c);
     return;
   }
+  if (!messages) return;
   switch (c.cls) {
     case CallClass::kSend:
     case CallClass::kRecv:
@@ -281,14 +286,26 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
   }
 }
 
+// Counts a call the filter left out, per routine on this thread (mpe stat says how many).
+void count_left_out(ThreadLog* t, Fn fn) noexcept {
+  if (!t->left_out && !(t->left_out = new (std::nothrow) uint64_t[kFnCount]())) return;
+  ++t->left_out[static_cast<size_t>(fn)];
+}
+
 // What on_leave does, in full: its common case is inlined there without calls.
 __attribute__((noinline)) void on_leave_general(ThreadLog* t, Call& c, bool logging) noexcept {
   if (!t && !(t = new_thread_log())) return;  // the thread's first call
-  if (logging)
+  bool state = logging, messages = logging;
+  if (logging && call_filter::g_active && call_filter::leaves_out(c)) {
+    count_left_out(t, c.fn);
+    state = false;
+    messages = !call_filter::drops_messages();
+  }
+  if (state)
     put(t, format::StateRecord{c.t_enter, static_cast<uint16_t>(c.fn), c.depth, core::callsite(c),
                                c.t_leave - c.t_enter}
                .to_record());
-  if (c.cls != CallClass::kOther && c.cls != CallClass::kProbe) on_leave_slow(t, c, logging);
+  if (c.cls != CallClass::kOther && c.cls != CallClass::kProbe) on_leave_slow(t, c, logging, messages);
 }
 
 }  // namespace
@@ -300,12 +317,21 @@ void on_leave(Call& c) noexcept {
   ThreadLog* t = t_log;  // not thread_log(): creating the log is a call, which would cost a frame
   const bool logging = g_logging.load(std::memory_order_relaxed);
   uint32_t site;
-  if (!t || !logging || t->n == t->cap || !core::cached_callsite(c.caller, &site))
+  if (!t || !logging || call_filter::g_active || t->n == t->cap || !core::cached_callsite(c.caller, &site)) {
+    // A routine the filter leaves out, which moves no message: counted in place, no record (~10
+    // instructions, so a left-out call costs less than libmpetime's path).
+    const auto fn = static_cast<size_t>(c.fn);
+    if (call_filter::g_active && t && logging && call_filter::g_routine_left_out[fn] && t->left_out &&
+        (c.cls == CallClass::kOther || c.cls == CallClass::kProbe)) {
+      ++t->left_out[fn];
+      return;
+    }
     return on_leave_general(t, c, logging);
+  }
   // In place, field by field (StateRecord::write_to): a whole Record assigned here costs more.
   format::StateRecord{c.t_enter, static_cast<uint16_t>(c.fn), c.depth, site, c.t_leave - c.t_enter}.write_to(
       &t->recs[t->n++]);
-  if (c.cls != CallClass::kOther && c.cls != CallClass::kProbe) return on_leave_slow(t, c, logging);
+  if (c.cls != CallClass::kOther && c.cls != CallClass::kProbe) return on_leave_slow(t, c, logging, true);
 }
 
 }  // namespace mpe::tools::log

@@ -340,6 +340,7 @@ std::shared_ptr<upshot::TraceModel> loadForExport(const QCommandLineParser &pars
         return nullptr;
     }
     const std::shared_ptr<upshot::TraceModel> model = *loaded;
+    if (!model->filterNote().isEmpty()) std::fprintf(stderr, "upshot: %s\n", qPrintable(model->filterNote()));
     if (opened && parser.isSet(o.umqOpt)) {
         if (counters.ok())
             model->setCounters(*counters);

@@ -304,7 +304,8 @@ void MainWindow::setModel(std::shared_ptr<TraceModel> model, const QString &path
                          .arg(m_model->worldSize())
                          .arg(m_model->rowCount())
                          .arg(m_model->recordCount())
-                         .arg(formatDuration(m_model->tEnd() - m_model->tBegin())));
+                         .arg(formatDuration(m_model->tEnd() - m_model->tBegin()))
+        + (m_model->filterNote().isEmpty() ? QString() : QStringLiteral("; ") + m_model->filterNote()));
     // A listen file of `mpe serve` is good for one server's life: not a recent file.
     if (!m_follower->log() || m_follower->log()->name() == path) addRecent(QFileInfo(path).absoluteFilePath());
     m_path = path;

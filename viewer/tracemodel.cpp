@@ -3,6 +3,8 @@
 // tracetext.cpp, tracesearch.cpp and tracestats.cpp.
 #include "tracemodel.h"
 
+#include "mpe/filter_report.h"
+
 #include <algorithm>
 #include <unordered_set>
 
@@ -21,7 +23,8 @@ static QColor fallbackColor(uint32_t id)
 
 TraceModel::TraceModel(const mpe::format::Definitions &defs)
     : m_catIndex(0x10000, -1), m_worldSize(static_cast<int>(defs.world_size)),
-      m_program(QString::fromStdString(defs.program))
+      m_program(QString::fromStdString(defs.program)),
+      m_filterNote(QString::fromStdString(mpe::format::filter_note(mpe::format::filter_report(defs))))
 {
     for (const auto &c : defs.categories) {
         if (c.id >= 0x10000 || m_catIndex[c.id] >= 0) continue;

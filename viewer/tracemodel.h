@@ -164,6 +164,8 @@ public:
     double tEnd() const { return static_cast<double>(m_tEnd); }
     uint64_t recordCount() const { return m_records; }
     const QString &program() const { return m_program; }
+    // What the run's filter left out (mpe/filter_report.h), "" for a log that was not filtered.
+    const QString &filterNote() const { return m_filterNote; }
     // True for the preview built from the index alone (summary boxes, no messages or events).
     bool isPreview() const { return m_preview; }
     // True for a model drawn from a view index (a log larger than memory, outofcore.h): the span,
@@ -441,6 +443,7 @@ private:
     bool m_fromIndex = false;
     std::pair<double, double> m_window { 0, 0 };
     QString m_program;
+    QString m_filterNote;
     std::shared_ptr<const WaitStates> m_waits;
     std::shared_ptr<CounterTracks> m_counters;
     std::vector<std::string> m_hosts; // by rank

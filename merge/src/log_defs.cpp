@@ -248,6 +248,12 @@ void put_rank(ByteWriter& w, const RankMeta& m, GroupTable* groups) {
     w.u8(static_cast<uint8_t>(k.kind));
     w.u8(k.per_comm ? 1 : 0);
   }
+  w.str(m.filter);  // v7
+  w.u32(static_cast<uint32_t>(m.left_out.size()));
+  for (const LeftOut& l : m.left_out) {
+    w.u32(l.category);
+    w.u64(l.calls);
+  }
 }
 
 // A counter definition (v4); false on a value out of its range.
@@ -349,6 +355,11 @@ bool get_rank(ByteReader& r, RankMeta* m, uint16_t version, const GroupSource& g
   m->counters.resize(n);
   for (uint32_t i = 0; i < n; ++i)  // ids 0..n-1, in order: a record's cat indexes the list
     if (!get_counter(r, &m->counters[i]) || m->counters[i].id != i) return false;
+  if (version < kFirstFilterVersion) return true;
+  if (!r.str(&m->filter) || !get_count(r, &n, 12)) return false;
+  m->left_out.resize(n);
+  for (LeftOut& l : m->left_out)
+    if (!r.u32(&l.category) || !r.u64(&l.calls)) return false;
   return true;
 }
 

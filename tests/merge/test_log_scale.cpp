@@ -128,8 +128,9 @@ TEST(LogScale, DamagedGroupsAreNamed) {
   m.comms = {CommDef{0, 0, false, {0, 1, 2, 3}}};
   std::string meta = serialize_rank_meta(m);
   // The comm's members are the last bytes before the user categories, call sites and counters
-  // counts (3 x u32): form 1 (a run), n, nruns, first, count, stride.
-  const size_t runs_at = meta.size() - 12 - (1 + 4 + 4 + 12);
+  // counts (3 x u32) and the filter (v7: an empty string's u32 length, u32 nleft_out): form 1 (a
+  // run), n, nruns, first, count, stride.
+  const size_t runs_at = meta.size() - 12 - 8 - (1 + 4 + 4 + 12);
   ASSERT_EQ(meta[runs_at], 1);
   const uint32_t huge = 1u << 30;
   std::memcpy(&meta[runs_at + 1], &huge, 4);

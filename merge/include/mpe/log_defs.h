@@ -144,6 +144,12 @@ struct CounterDef {
   bool per_comm = false;                            // bound to communicators: one series per communicator
 };
 
+// Calls of one category a filter left out on a rank (v7): their states are not in the log.
+struct LeftOut {
+  uint32_t category = 0;
+  uint64_t calls = 0;
+};
+
 struct RankMeta {
   uint32_t rank = 0;
   uint32_t world_size = 0;
@@ -157,6 +163,10 @@ struct RankMeta {
   std::vector<Category> user_categories;  // MPE API descriptions made on this rank
   std::vector<CallSiteDef> callsites;     // v3
   std::vector<CounterDef> counters;       // v4
+  // v7: the filter this rank logged under (mpe/log_filter.h: its rules, one a line; empty: none),
+  // and the calls it left out, by category.
+  std::string filter;
+  std::vector<LeftOut> left_out;
 };
 
 struct Definitions {

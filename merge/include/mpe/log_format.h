@@ -10,13 +10,14 @@ namespace mpe::format {
 // Versions: a reader accepts kMinSupportedVersion..kCurrentVersion of the same major.
 // 2: constant-plane elision (kChunkPlanes); 3: call sites; 4: counters, one-sided communication;
 // 5: definitions linear in the ranks (groups stored once; definitions in several chunks);
-// 6: each category carries its routine's class (mpe/routine.h)
-inline constexpr uint16_t kCurrentVersion = 6;
+// 6: each category carries its routine's class (mpe/routine.h); 7: the filter a rank logged under
+inline constexpr uint16_t kCurrentVersion = 7;
 inline constexpr uint16_t kFirstCallsiteVersion = 3;
 inline constexpr uint16_t kFirstCounterVersion = 4;     // kCounter records, RankMeta::counters
 inline constexpr uint16_t kFirstRmaVersion = 4;         // kRmaOp, kRmaComplete, kWinCreate
 inline constexpr uint16_t kFirstGroupTableVersion = 5;  // groups once per run, runs of ranks
 inline constexpr uint16_t kFirstRoutineVersion = 6;     // Category::routine stored
+inline constexpr uint16_t kFirstFilterVersion = 7;      // RankMeta::filter, RankMeta::left_out
 inline constexpr uint16_t kMinSupportedVersion = 1;
 
 inline constexpr char kFileMagic[8] = {'M', 'P', 'E', 'L', 'O', 'G', '\r', '\n'};

@@ -8,19 +8,27 @@ BUILD_OMPI=${MPE_BUILD_DIR_OMPI:-$ROOT/build-ompi}
 BUILD_ASAN=${MPE_BUILD_DIR_ASAN:-$ROOT/build-asan}
 BUILD_ASAN_OMPI=${MPE_BUILD_DIR_ASAN_OMPI:-$ROOT/build-asan-ompi}
 
-# Everything the project builds with, from Debian's packages.
-PACKAGES=(build-essential cmake ninja-build pkg-config python3 gfortran binutils
-          mpich libmpich-dev openmpi-bin libopenmpi-dev
-          libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
-          libzstd-dev libunwind-dev libdw-dev nlohmann-json3-dev libotf2-trace-dev otf2-tools python3-otf2
-          qt6-base-dev xvfb xauth clang-format clang libclang-rt-14-dev vite
-          libzmq3-dev  # the live view's transport (ZeroMQ, CURVE through libsodium)
-          hpcc)  # a real MPI program to test the tools on (tests/realprogs)
+# What the suite is built with, from Debian's packages: all scripts/demo installs.
+BUILD_PACKAGES=(build-essential cmake ninja-build pkg-config python3 gfortran binutils
+                mpich libmpich-dev libcli11-dev
+                libzstd-dev libunwind-dev libdw-dev nlohmann-json3-dev libotf2-trace-dev
+                qt6-base-dev
+                libzmq3-dev)  # the live view's transport (ZeroMQ, CURVE through libsodium)
+# What the tests and the benchmarks need besides (scripts/test): the second MPI, GoogleTest and
+# Google Benchmark, OTF2's tools and Python reader, a virtual display, clang's formatter and
+# fuzzer, another viewer of OTF2, and a real MPI program to test the tools on (tests/realprogs).
+TEST_PACKAGES=(openmpi-bin libopenmpi-dev libgtest-dev libgmock-dev libbenchmark-dev otf2-tools python3-otf2
+               xvfb xauth clang-format clang libclang-rt-14-dev vite hpcc)
 
-# Installs the packages that are missing; silent when none is.
-ensure_packages() {
+# Installs the packages that are missing (all of them, and any named); silent when none is.
+ensure_packages() { install_missing "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}" "$@"; }
+# What scripts/demo needs: what the suite is built with, and GoogleTest and Google Benchmark (small),
+# which configuring the build tree asks for even when only the demo's targets are built.
+ensure_build_packages() { install_missing "${BUILD_PACKAGES[@]}" libgtest-dev libgmock-dev libbenchmark-dev "$@"; }
+
+install_missing() {
   local missing=()
-  for p in "${PACKAGES[@]}" "$@"; do
+  for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
@@ -35,11 +43,39 @@ ensure_packages() {
 configure_and_build() {
   local dir=$1 mpi=$2
   shift 2
+  configure_dir "$dir" "$mpi" "$@"
+  build_dir "$dir"
+}
+
+# build_targets <build dir> <mpich|openmpi> <target>...: the same directory, configured the same
+# way, but only these targets built (scripts/demo; scripts/test builds the rest later).
+build_targets() {
+  local dir=$1 mpi=$2
+  shift 2
+  configure_dir "$dir" "$mpi"
+  build_dir "$dir" --target "$@"
+}
+
+configure_dir() {
+  local dir=$1 mpi=$2
+  shift 2
   if [ ! -f "$dir/build.ninja" ]; then
     cmake -S "$ROOT" -B "$dir" -G Ninja -DMPE_MPI="$mpi" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
   fi
-  # Progress lines are dropped; errors and warnings stay. pipefail makes the build's status count.
-  cmake --build "$dir" 2>&1 | sed -e '/^\[[0-9]*\/[0-9]*\]/d'
+}
+
+# Ninja's progress lines are dropped (errors and warnings stay); with MPE_SHOW_PROGRESS=1 one line
+# says how far it is at each tenth. pipefail makes the build's status count.
+build_dir() {
+  local dir=$1
+  shift
+  cmake --build "$dir" "$@" 2>&1 | awk -v show="${MPE_SHOW_PROGRESS:-0}" -F'[][/]' '
+    /^\[[0-9]+\/[0-9]+\]/ {
+      tenth = int($2 * 10 / $3)
+      if (show == 1 && tenth > shown) { shown = tenth; printf "   built %d of %d files\n", $2, $3; fflush() }
+      next
+    }
+    { print; fflush() }'
 }
 
 # configure_and_build_sanitized <build dir> <mpich|openmpi>: the tool libraries with ASan and UBSan

@@ -286,6 +286,12 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
   }
 }
 
+// The classes whose calls write their state and nothing else (no message, request, communicator or
+// marker): on_leave_slow has nothing to do for them.
+constexpr bool writes_state_only(CallClass cls) {
+  return cls == CallClass::kOther || cls == CallClass::kProbe;
+}
+
 // Counts a call the filter left out, per routine on this thread (mpe stat says how many).
 void count_left_out(ThreadLog* t, Fn fn) noexcept {
   if (!t->left_out && !(t->left_out = new (std::nothrow) uint64_t[kFnCount]())) return;
@@ -305,7 +311,7 @@ __attribute__((noinline)) void on_leave_general(ThreadLog* t, Call& c, bool logg
     put(t, format::StateRecord{c.t_enter, static_cast<uint16_t>(c.fn), c.depth, core::callsite(c),
                                c.t_leave - c.t_enter}
                .to_record());
-  if (c.cls != CallClass::kOther && c.cls != CallClass::kProbe) on_leave_slow(t, c, logging, messages);
+  if (!writes_state_only(c.cls)) on_leave_slow(t, c, logging, messages);
 }
 
 }  // namespace
@@ -322,7 +328,7 @@ void on_leave(Call& c) noexcept {
     // instructions, so a left-out call costs less than libmpetime's path).
     const auto fn = static_cast<size_t>(c.fn);
     if (call_filter::g_active && t && logging && call_filter::g_routine_left_out[fn] && t->left_out &&
-        (c.cls == CallClass::kOther || c.cls == CallClass::kProbe)) {
+        writes_state_only(c.cls)) {
       ++t->left_out[fn];
       return;
     }
@@ -331,7 +337,7 @@ void on_leave(Call& c) noexcept {
   // In place, field by field (StateRecord::write_to): a whole Record assigned here costs more.
   format::StateRecord{c.t_enter, static_cast<uint16_t>(c.fn), c.depth, site, c.t_leave - c.t_enter}.write_to(
       &t->recs[t->n++]);
-  if (c.cls != CallClass::kOther && c.cls != CallClass::kProbe) return on_leave_slow(t, c, logging, true);
+  if (!writes_state_only(c.cls)) return on_leave_slow(t, c, logging, true);
 }
 
 }  // namespace mpe::tools::log

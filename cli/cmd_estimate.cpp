@@ -193,6 +193,13 @@ Status run_estimate(const EstimateArgs& a) {
   if (!report.ok()) return report.status();
   EstimateOptions options;
   const char* env = std::getenv("MPE_LOG_BUFFER");
+  // liblog reads MPE_LOG_BUFFER as a whole number of bytes (config::env_int): the estimate takes it
+  // only in that form, so that both use the same buffer; --buffer also takes 64M.
+  if (a.buffer.empty() && env && *env &&
+      std::string(env).find_first_not_of("0123456789") != std::string::npos)
+    return Status(StatusCode::kInvalidArgument,
+                  std::string("MPE_LOG_BUFFER '") + env +
+                      "' is not a number of bytes, as liblog reads it; give --buffer");
   const std::string buffer = !a.buffer.empty() ? a.buffer : env && *env ? std::string(env) : std::string();
   if (!buffer.empty()) {
     auto b = parse_size(buffer, "buffer size");

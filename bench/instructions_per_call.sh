@@ -5,26 +5,27 @@
 # Usage: bench/instructions_per_call.sh [build dir]   (needs valgrind; an Open MPI build counts
 # Open MPI's singleton)
 # MPE_BENCH_TOOLS="log mpetime" limits the tools measured; other MPE_ settings (MPE_CALLSITE_DEPTH)
-# pass through to the runs.
+# pass through to the runs. MPE_BENCH_LOOP="program args" measures another loop that takes its
+# number of calls last (bench/python_per_call.sh), with MPE_BENCH_CALLS="N1 N2".
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
-loop=$build/bin/iprobe_loop
-n1=100000 n2=300000
+loop=${MPE_BENCH_LOOP:-$build/bin/iprobe_loop}
+read -r n1 n2 <<< "${MPE_BENCH_CALLS:-100000 300000}"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 cd "$scratch"  # the tools write their reports and logs into the working directory
 count() {  # count <preload> <calls>: total instructions of the loop's process in one run
   rm -f "$scratch"/cg.*
   MPE_TMPDIR=$scratch valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$scratch/cg.%p" \
-    env LD_PRELOAD="$1" "$loop" "$2" >/dev/null 2>&1
+    env LD_PRELOAD="$1" $loop "$2" >/dev/null 2>&1
   # Only the loop's own process: Open MPI's singleton also forks an orted, which callgrind follows.
   for f in "$scratch"/cg.*; do
-    grep -q "^cmd: .*iprobe_loop" "$f" && sed -n 's/^\(totals\|summary\): *\([0-9]*\).*/\2/p' "$f" | head -1
+    grep -qF "cmd: $loop" "$f" && sed -n 's/^\(totals\|summary\): *\([0-9]*\).*/\2/p' "$f" | head -1
   done
 }
 per_call() { echo $(( ($(count "$1" $n2) - $(count "$1" $n1)) / (n2 - n1) )); }
 plain=$(per_call "")
-echo "MPI_Iprobe without a tool: $plain instructions per call"
+echo "${MPE_BENCH_NAME:-MPI_Iprobe} without a tool: $plain instructions per call"
 for tool in ${MPE_BENCH_TOOLS:-mpenull mpetime umq log}; do
   lib=$build/lib/lib$tool.so
   [ -e "$lib" ] || continue

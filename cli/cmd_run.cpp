@@ -104,6 +104,15 @@ int run_child(const std::vector<std::string>& argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// --quiet as MPE_QUIET; with liblog, MPE's logging API for Python programs (`import mpelog`,
+// docs/python.md) on PYTHONPATH, beside the tool libraries and before whatever it already names.
+void add_plain_settings(bool quiet, bool log, std::vector<std::pair<std::string, std::string>>* env) {
+  if (quiet) env->emplace_back("MPE_QUIET", "1");
+  if (!log) return;
+  const char* path = std::getenv("PYTHONPATH");
+  env->emplace_back("PYTHONPATH", library_dir() + "/python" + (path && *path ? std::string(":") + path : ""));
+}
+
 // --filter FILE as MPE_LOG_FILTER for the ranks. The file is checked here too, so that a bad line
 // is said once, before the run, which then goes on without a filter, as the tools would run it.
 Status add_filter_setting(const std::string& path, bool recording,
@@ -165,7 +174,7 @@ void add_run_command(CLI::App& app) {
       libs.insert(libs.begin(), "libmpestack.so");
       env.emplace_back("MPE_STACK", *stack);
     }
-    if (opts->quiet) env.emplace_back("MPE_QUIET", "1");
+    add_plain_settings(opts->quiet, opts->log, &env);
     MPE_RETURN_IF_ERROR(add_filter_setting(opts->filter, opts->log || opts->live, &env));
 
     // The live view: a relay for this job, its address and keys for the ranks. When it cannot

@@ -27,8 +27,8 @@ struct NowSlot {
   uint8_t wait = 0;    // live_stream::WaitKind
   uint8_t npeers = 0;  // valid entries of peers
   Fn fn{};
-  uint64_t since = 0;  // clock ticks
-  uintptr_t caller = 0;
+  uint64_t since = 0;    // clock ticks
+  uintptr_t caller = 0;  // Call::caller, tag bits and all (a Python call's site id)
   MPI_Comm comm = MPI_COMM_NULL;
   int32_t peer = traffic::kPeerUnknown, tag = -1, root = -1;
   int32_t peers[kMaxWaitPeers];

@@ -15,6 +15,7 @@
 #include "mpe/completion.h"
 #include "mpe/config.h"
 #include "mpe/core.h"
+#include "mpe/python_frames.h"
 #include "mpe/traffic.h"
 #include "publisher.h"
 
@@ -171,7 +172,10 @@ void on_enter(Call& c) noexcept {
   s.in_mpi = true;
   s.fn = c.fn;
   s.since = clock::now();
-  s.caller = c.caller & core::kCallerAddress;
+  // From Python the return address names mpi4py: the site's id then rides in caller's tag bits
+  // (mpe/callsite.h), read by the publisher. One load and branch for a program without Python.
+  if (__builtin_expect(core::python::g_readable, 0)) core::callsite(c);
+  s.caller = c.caller;
   s.comm = c.has(role::comm) ? c.comm : MPI_COMM_NULL;
   fill_wait(t, c, s);
   s.end_write(q);
@@ -302,6 +306,7 @@ void after_init() noexcept {
   call_filter::load("liblive");
   g_filter_on.store(call_filter::records_rank(g_world_rank) && call_filter::records_at_level(1));
   g_filtered = !call_filter::text().empty();
+  core::python::detect();
   start_publisher(g_world_rank, size);
 }
 

@@ -34,6 +34,7 @@
 #include <unordered_map>
 
 #include "live_state.h"
+#include "mpe/callsite.h"
 #include "mpe/clock.h"
 #include "mpe/config.h"
 #include "mpe/frame.h"
@@ -411,12 +412,16 @@ class Publisher {
   }
 
   // "halo2d.c:57 (exchange)" (mpe::callsite_text, the form every report uses), symbolized once per
-  // address against this process's own map.
+  // address against this process's own map; a caller tagged with its site's id (a call from
+  // Python) by that site's frames.
   const std::string& site_text(uintptr_t pc) {
     auto it = sites_.find(pc);
     if (it != sites_.end()) return it->second;
     std::string text;
-    if (pc) text = callsite_text({symbolizer_.symbolize(pc, true)});
+    if (pc & core::kResolvedSite)
+      text = callsite_text(symbolize_callsite(symbolizer_, core::callsite_of(pc)));
+    else if (pc)
+      text = callsite_text({symbolizer_.symbolize(pc, true)});
     if (sites_.size() > 4096) sites_.clear();
     return sites_.emplace(pc, std::move(text)).first->second;
   }

@@ -16,9 +16,12 @@ BUILD_PACKAGES=(build-essential cmake ninja-build pkg-config python3 gfortran bi
                 libzmq3-dev)  # the live view's transport (ZeroMQ, CURVE through libsodium)
 # What the tests and the benchmarks need besides (scripts/test): the second MPI, GoogleTest and
 # Google Benchmark, OTF2's tools and Python reader, a virtual display, clang's formatter and
-# fuzzer, another viewer of OTF2, and a real MPI program to test the tools on (tests/realprogs).
+# fuzzer, another viewer of OTF2, a real MPI program to test the tools on (tests/realprogs), and
+# Python programs: mpi4py (Debian's, for Open MPI) with numpy, and the 3.11 headers whose layout the
+# frame reader assumes (tests/python).
 TEST_PACKAGES=(openmpi-bin libopenmpi-dev libgtest-dev libgmock-dev libbenchmark-dev otf2-tools python3-otf2
-               xvfb xauth clang-format clang libclang-rt-14-dev vite hpcc)
+               xvfb xauth clang-format clang libclang-rt-14-dev vite hpcc
+               python3-mpi4py python3-numpy python3.11-dev)
 
 # Installs the packages that are missing (all of them, and any named); silent when none is.
 ensure_packages() { install_missing "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}" "$@"; }

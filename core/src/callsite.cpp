@@ -11,15 +11,18 @@
 #include <mutex>
 
 #include "mpe/config.h"
+#include "mpe/python_frames.h"
 
 namespace mpe::core {
 
 __thread SiteCache* t_site_cache;
 
-// The return addresses of one site, innermost first.
+// The return addresses of one site, innermost first; or, for a site in a Python program, its
+// frames as text (python::frames_text), never freed.
 struct SiteEntry {
   int n;
   uintptr_t pcs[kMaxCallsiteDepth];
+  char* python;
 };
 
 namespace {
@@ -73,13 +76,16 @@ struct IdMap {
   }
 };
 
-// A thread's cache and map, freed when the thread ends (a program that keeps starting threads
+// A thread's cache and maps, freed when the thread ends (a program that keeps starting threads
 // would otherwise lose ~4 KiB per thread); a call after that, from another thread-exit
 // destructor, just allocates them again.
 struct ThreadSites {
   SiteCache cache;
   IdMap map;
+  IdMap bridges;          // in a Python process: return address -> kBridge or kNotBridge (python::is_bridge)
+  uintptr_t last_bridge;  // the last address found a bridge: a loop's calls, without the map
 };
+constexpr uint32_t kBridge = 1, kNotBridge = 2;
 __thread ThreadSites* t_sites __attribute__((tls_model("initial-exec")));
 
 pthread_key_t g_sites_key;
@@ -92,6 +98,7 @@ void free_thread_sites(void* p) {
     t_site_cache = nullptr;
   }
   std::free(t->map.slots);
+  std::free(t->bridges.slots);
   std::free(t);
 }
 
@@ -143,10 +150,54 @@ int callsite_depth() noexcept {
   return g_depth;
 }
 
-uint32_t callsite_miss(uintptr_t& caller) noexcept {
-  if (caller & kResolvedSite) return static_cast<uint32_t>((caller & ~kResolvedSite) >> kTaggedIdShift);
-  ThreadSites* t = thread_sites();
-  if (!t) return 0;
+namespace {
+
+uint64_t hash_frames(const python::FrameRef* frames, int n) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(n);  // not an address stack's hash
+  for (int i = 0; i < n; ++i)
+    h = ((h ^ frames[i].code) * 1099511628211ull ^ frames[i].lasti) * 1099511628211ull;
+  return h ? h : 1;
+}
+
+// Whether `caller` is between Python and MPI (python::is_bridge), asked once per address per thread.
+bool bridge(ThreadSites* t, uintptr_t caller) {
+  if (caller == t->last_bridge) return true;
+  if (!python::detect()) return false;
+  uint32_t known = t->bridges.find(caller);
+  if (!known) {
+    known = python::is_bridge(caller) ? kBridge : kNotBridge;
+    t->bridges.insert(caller, known);  // out of memory: asked again next time
+  }
+  if (known == kBridge) t->last_bridge = caller;
+  return known == kBridge;
+}
+
+// The site of the calling thread's innermost `depth` Python frames; 0 when it has none (mpi4py's
+// MPI_Finalize from an exit handler) or out of memory. The thread's map keys the frames' code and
+// instruction; the registry keys their text, so the calls of one line share one id. (A code object
+// freed and another made at the same address would share the first's sites in this thread's map:
+// code objects of functions and modules live until the interpreter ends.)
+uint32_t python_site(ThreadSites* t, int depth) noexcept {
+  python::FrameRef frames[kMaxCallsiteDepth];
+  const int n = python::current_frames(frames, depth);
+  if (n == 0) return 0;
+  const uint64_t key = hash_frames(frames, n);
+  if (const uint32_t id = t->map.find(key)) return id;
+  try {
+    const std::string text = python::frames_text(frames, n);
+    uint64_t h = 1469598103934665603ull;
+    for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    const uint32_t id = mpe_core_python_site_id(text.c_str(), h ? h : 1);
+    if (id) t->map.insert(key, id);
+    return id;
+  } catch (...) {
+    return 0;
+  }
+}
+
+// The id of a C site (the stack from `caller`), kept in the thread's direct cache at depth 1
+// unless `cacheable` is false (an address whose calls come from Python lines).
+uint32_t c_site(ThreadSites* t, uintptr_t& caller, bool cacheable) {
   const int depth = callsite_depth();
   SiteEntry e;
   uint64_t key = caller;  // depth 1: the address itself keys the thread's map
@@ -162,7 +213,7 @@ uint32_t callsite_miss(uintptr_t& caller) noexcept {
     id = mpe_core_site_id(e.pcs, e.n, hash_pcs(e.pcs, e.n));
     if (!id || !t->map.insert(key, id)) return id;  // out of memory: asked again next time
   }
-  if (depth > 1) {
+  if (depth > 1 || !cacheable) {
     if (id <= kMaxTaggedId) caller |= kResolvedSite | (uintptr_t{id} << kTaggedIdShift);
   } else {
     const uint32_t slot = cache_slot(caller);
@@ -173,9 +224,29 @@ uint32_t callsite_miss(uintptr_t& caller) noexcept {
   return id;
 }
 
+}  // namespace
+
+uint32_t callsite_miss(uintptr_t& caller) noexcept {
+  if (caller & kResolvedSite) return static_cast<uint32_t>((caller & ~kResolvedSite) >> kTaggedIdShift);
+  ThreadSites* t = thread_sites();
+  if (!t) return 0;
+  // A call from Python never enters the direct cache: its return address is the same for every line.
+  const bool from_python = bridge(t, caller);
+  if (from_python)
+    if (const uint32_t id = python_site(t, callsite_depth())) {
+      if (id <= kMaxTaggedId) caller |= kResolvedSite | (uintptr_t{id} << kTaggedIdShift);
+      return id;
+    }
+  return c_site(t, caller, !from_python);
+}
+
 uint32_t callsite_deep(uintptr_t caller, int depth) noexcept {
   if (depth > kMaxCallsiteDepth) depth = kMaxCallsiteDepth;
-  const SiteEntry e = unwind_from(caller & kCallerAddress, depth < 1 ? 1 : depth);
+  if (depth < 1) depth = 1;
+  ThreadSites* t = python::detect() ? thread_sites() : nullptr;
+  if (t && bridge(t, caller & kCallerAddress))
+    if (const uint32_t id = python_site(t, depth)) return id;
+  const SiteEntry e = unwind_from(caller & kCallerAddress, depth);
   return mpe_core_site_id(e.pcs, e.n, hash_pcs(e.pcs, e.n));
 }
 
@@ -187,23 +258,57 @@ using mpe::core::g_count;
 using mpe::core::g_entries;
 using mpe::core::g_mutex;
 
+namespace {
+
+// A new entry keyed by `hash`, its id in *id; null when out of memory. Under g_mutex.
+mpe::core::SiteEntry* new_entry(uint64_t hash, uint32_t* id) {
+  if (g_count == g_capacity) {
+    const uint32_t capacity = g_capacity ? 2 * g_capacity : 256;
+    auto* grown = static_cast<mpe::core::SiteEntry*>(std::realloc(g_entries, capacity * sizeof *g_entries));
+    if (!grown) return nullptr;
+    g_entries = grown;
+    g_capacity = capacity;
+  }
+  *id = g_count + 1;
+  if (!g_by_hash.insert(hash, *id)) return nullptr;
+  mpe::core::SiteEntry* e = &g_entries[g_count++];
+  e->n = 0;
+  e->python = nullptr;
+  return e;
+}
+
+}  // namespace
+
 extern "C" uint32_t mpe_core_site_id(const uintptr_t* pcs, int n, uint64_t hash) {
   if (n < 1 || n > mpe::core::kMaxCallsiteDepth) return 0;
   std::lock_guard<std::mutex> lock(g_mutex);
   if (const uint32_t id = g_by_hash.find(hash)) return id;  // a 64-bit hash: collisions are ignored
-  if (g_count == g_capacity) {
-    const uint32_t capacity = g_capacity ? 2 * g_capacity : 256;
-    auto* grown = static_cast<mpe::core::SiteEntry*>(std::realloc(g_entries, capacity * sizeof *g_entries));
-    if (!grown) return 0;
-    g_entries = grown;
-    g_capacity = capacity;
-  }
-  const uint32_t id = g_count + 1;
-  if (!g_by_hash.insert(hash, id)) return 0;
-  mpe::core::SiteEntry& e = g_entries[g_count++];
-  e.n = n;
-  std::memcpy(e.pcs, pcs, sizeof(uintptr_t) * static_cast<size_t>(n));
+  uint32_t id = 0;
+  mpe::core::SiteEntry* e = new_entry(hash, &id);
+  if (!e) return 0;
+  e->n = n;
+  std::memcpy(e->pcs, pcs, sizeof(uintptr_t) * static_cast<size_t>(n));
   return id;
+}
+
+extern "C" uint32_t mpe_core_python_site_id(const char* frames_text, uint64_t hash) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (const uint32_t id = g_by_hash.find(hash)) return id;
+  char* text = strdup(frames_text);
+  if (!text) return 0;
+  uint32_t id = 0;
+  mpe::core::SiteEntry* e = new_entry(hash, &id);
+  if (!e) {
+    std::free(text);
+    return 0;
+  }
+  e->python = text;
+  return id;
+}
+
+extern "C" const char* mpe_core_site_python(uint32_t id) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return id >= 1 && id <= g_count ? g_entries[id - 1].python : nullptr;
 }
 
 extern "C" uint32_t mpe_core_site_count() {
@@ -223,6 +328,7 @@ extern "C" int mpe_core_site_pcs(uint32_t id, uintptr_t* out, int max) {
 namespace mpe {
 
 std::vector<Frame> symbolize_callsite(Symbolizer& symbolizer, uint32_t id) {
+  if (const char* python = mpe_core_site_python(id)) return core::python::parse_frames_text(python);
   uintptr_t pcs[core::kMaxCallsiteDepth];
   const int n = mpe_core_site_pcs(id, pcs, core::kMaxCallsiteDepth);
   std::vector<Frame> frames;

@@ -290,6 +290,25 @@ private slots:
         QCOMPARE(w.callSite(), int64_t(-1));
         QCOMPARE(w.histogram().total, uint64_t(11));
     }
+
+    // A real run's log, for tests/python: UPSHOT_SITES_LOG names it, UPSHOT_SITES_EXPECT lists
+    // "site text=count" pairs separated by ';', each a site of upshot's table with that many states.
+    void sitesOfTheGivenLog()
+    {
+        const QString path = qEnvironmentVariable("UPSHOT_SITES_LOG");
+        if (path.isEmpty()) QSKIP("run by tests/python with UPSHOT_SITES_LOG set");
+        auto m = loadModel(path);
+        QVERIFY2(m.ok(), m.status().to_string().c_str());
+        QMap<QString, uint64_t> table;
+        for (int id = 1; id <= (*m)->callSiteCount(); ++id)
+            table[(*m)->callSiteText(id)] += (*m)->callSite(id).count;
+        for (const QString &pair : qEnvironmentVariable("UPSHOT_SITES_EXPECT").split(';', Qt::SkipEmptyParts)) {
+            const QString text = pair.section('=', 0, -2);
+            QVERIFY2(
+                table.contains(text), qPrintable("no site " + text + " in " + QStringList(table.keys()).join(", ")));
+            QCOMPARE(table[text], pair.section('=', -1).toULongLong());
+        }
+    }
 };
 
 QTEST_MAIN(TestCallSites)

@@ -29,6 +29,11 @@
 // callsite_key() of their frames is equal (mpe/frame.h: function, file and line of each frame),
 // which is how every report and the logfile reader unify them.
 //
+// Python (mpe/python_frames.h): a call that returns into the code between the interpreter and
+// MPI (mpi4py) is named by the calling thread's innermost Python frames instead, N of them at
+// MPE_CALLSITE_DEPTH=N. Such a call never enters the direct cache (the same return address serves
+// every Python line); it takes the miss path and carries its id in Call::caller, as a deep one.
+//
 // Failure: out of memory, a site gets id 0 ("unknown call site"); a call never fails.
 #pragma once
 
@@ -47,8 +52,14 @@ extern "C" {
 MPE_EXPORT uint32_t mpe_core_site_id(const uintptr_t* pcs, int n, uint64_t hash);
 // The number of sites registered (ids 1..count).
 MPE_EXPORT uint32_t mpe_core_site_count();
-// Copies up to max addresses of site id into out; returns how many (0 for an unknown id).
+// Copies up to max addresses of site id into out; returns how many (0 for an unknown id or a
+// Python site).
 MPE_EXPORT int mpe_core_site_pcs(uint32_t id, uintptr_t* out, int max);
+// The id of a site in a Python program, by its frames as python::frames_text wrote them (hash:
+// their hash), registered at its first sighting; 0 when out of memory.
+MPE_EXPORT uint32_t mpe_core_python_site_id(const char* frames_text, uint64_t hash);
+// The frames' text of a Python site; null for a C site or an unknown id.
+MPE_EXPORT const char* mpe_core_site_python(uint32_t id);
 }
 
 namespace mpe::core {

@@ -20,7 +20,7 @@ count() {  # count <preload> <calls>: total instructions of the loop's process i
     env LD_PRELOAD="$1" $loop "$2" >/dev/null 2>&1
   # Only the loop's own process: Open MPI's singleton also forks an orted, which callgrind follows.
   for f in "$scratch"/cg.*; do
-    grep -qF "cmd: $loop" "$f" && sed -n 's/^\(totals\|summary\): *\([0-9]*\).*/\2/p' "$f" | head -1
+    grep -q "^cmd: *$loop " "$f" && sed -n 's/^\(totals\|summary\): *\([0-9]*\).*/\2/p' "$f" | head -1
   done
 }
 per_call() { echo $(( ($(count "$1" $n2) - $(count "$1" $n1)) / (n2 - n1) )); }

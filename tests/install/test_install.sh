@@ -16,6 +16,8 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 test -x "$prefix/bin/mpe"
 "$prefix/bin/mpe" --version
 test -f "$prefix/include/mpe/core.h" && test -f "$prefix/include/mpe/calls.h"
+# MPE's logging API for Python, where the installed `mpe run --log` puts it on PYTHONPATH.
+test -f "$prefix/lib/python/mpelog.py" || fail "no lib/python/mpelog.py"
 
 # The package's imported targets, exactly.
 exported=$(sed -n 's/^add_library(\(mpe::[A-Za-z0-9_]*\) .*/\1/p' "$prefix/lib/cmake/MpeTools/MpeToolsTargets.cmake" |

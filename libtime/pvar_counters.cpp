@@ -431,7 +431,7 @@ void before_finalize() noexcept {
   g_on = false;
   const std::string mine = this_rank_or_empty();
   MPI_Comm comm;
-  if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) == MPI_SUCCESS) {
+  if (mpe::collective::duplicate(MPI_COMM_WORLD, &comm) == MPI_SUCCESS) {
     auto gathered = mpe::collective::gather_to_root(mine, 0, comm);
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);

@@ -220,7 +220,7 @@ void finalize() {
 
   // Gather every rank's contribution on rank 0 over a private communicator.
   MPI_Comm comm;
-  if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) {
+  if (collective::duplicate(MPI_COMM_WORLD, &comm) != MPI_SUCCESS) {
     config::warn("libmpetime: cannot create a communicator for the report; per-process files only");
     return;
   }

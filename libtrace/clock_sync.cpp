@@ -3,6 +3,7 @@
 
 #include <mpi.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -10,6 +11,8 @@
 
 #include "log_state.h"
 #include "mpe/clock.h"
+#include "mpe/collective.h"
+#include "mpe/config.h"
 
 namespace mpe::tools::log {
 
@@ -47,17 +50,13 @@ class OffsetMeasurement {
   static void sleepy_recv(void* buf, MPI_Datatype type, int src, MPI_Comm comm) {
     MPI_Request req;
     PMPI_Irecv(buf, 1, type, src, kTag, comm, &req);
-    for (;;) {
-      int done = 0;
-      PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
-      if (done) return;
-      timespec ts{0, 20000};
-      nanosleep(&ts, nullptr);
-    }
+    collective::wait_without_spinning(&req);
   }
 
-  // Measures this rank's offset to rank 0; collective over comm.
-  static void measure(MPI_Comm comm, int rank, int size, uint64_t* at, int64_t* offset, uint64_t* rtt) {
+  // Measures this rank's offset to rank 0; collective over the ranks of comm that `rank_of` lists
+  // (rank_of[i]: the comm rank of the i-th measuring rank; this rank is the rank-th).
+  static void measure(MPI_Comm comm, const int* rank_of, int rank, int size, uint64_t* at, int64_t* offset,
+                      uint64_t* rtt) {
     int64_t total = 0;
     uint64_t best_rtt = 0, when = mpe_clock_now();
     for (int c = 1; c < size; ++c) {
@@ -65,19 +64,19 @@ class OffsetMeasurement {
       if (rank == p) {
         if (c > 1) {
           int token;
-          sleepy_recv(&token, MPI_INT, c - 1, comm);  // the previous edge is done
+          sleepy_recv(&token, MPI_INT, rank_of[c - 1], comm);  // the previous edge is done
         }
-        PMPI_Send(&total, 1, MPI_INT64_T, c, kTag, comm);  // go, with this rank's offset
+        PMPI_Send(&total, 1, MPI_INT64_T, rank_of[c], kTag, comm);  // go, with this rank's offset
         for (;;) {
           uint64_t ping;
-          PMPI_Recv(&ping, 1, MPI_UINT64_T, c, kTag, comm, MPI_STATUS_IGNORE);
+          PMPI_Recv(&ping, 1, MPI_UINT64_T, rank_of[c], kTag, comm, MPI_STATUS_IGNORE);
           if (ping == kStop) break;
           const uint64_t now = mpe_clock_now();
-          PMPI_Send(&now, 1, MPI_UINT64_T, c, kTag, comm);
+          PMPI_Send(&now, 1, MPI_UINT64_T, rank_of[c], kTag, comm);
         }
       } else if (rank == c) {
         int64_t parent_total = 0;
-        sleepy_recv(&parent_total, MPI_INT64_T, p, comm);
+        sleepy_recv(&parent_total, MPI_INT64_T, rank_of[p], comm);
         int64_t off = 0;
         best_rtt = UINT64_MAX;
         const double tps = mpe_clock_ticks_per_second();
@@ -87,8 +86,8 @@ class OffsetMeasurement {
              ++i) {
           const uint64_t t0 = mpe_clock_now();
           uint64_t tp;
-          PMPI_Send(&t0, 1, MPI_UINT64_T, p, kTag, comm);
-          PMPI_Recv(&tp, 1, MPI_UINT64_T, p, kTag, comm, MPI_STATUS_IGNORE);
+          PMPI_Send(&t0, 1, MPI_UINT64_T, rank_of[p], kTag, comm);
+          PMPI_Recv(&tp, 1, MPI_UINT64_T, rank_of[p], kTag, comm, MPI_STATUS_IGNORE);
           const uint64_t t1 = mpe_clock_now();
           if (t1 - t0 < best_rtt) {
             best_rtt = t1 - t0;
@@ -96,11 +95,11 @@ class OffsetMeasurement {
             when = t0 + (t1 - t0) / 2;
           }
         }
-        PMPI_Send(&kStop, 1, MPI_UINT64_T, p, kTag, comm);
+        PMPI_Send(&kStop, 1, MPI_UINT64_T, rank_of[p], kTag, comm);
         total = off + parent_total;
         if (c + 1 < size) {
           int token = 1;
-          PMPI_Send(&token, 1, MPI_INT, parent(c + 1), kTag, comm);
+          PMPI_Send(&token, 1, MPI_INT, rank_of[parent(c + 1)], kTag, comm);
         }
       }
     }
@@ -110,47 +109,98 @@ class OffsetMeasurement {
   }
 };
 
-MPI_Comm g_node_comm = MPI_COMM_NULL;    // ranks sharing this host
-MPI_Comm g_leader_comm = MPI_COMM_NULL;  // the lowest rank of each host
+// Which ranks measure: the lowest rank of each host (its leader), or every rank with
+// MPI_CLOCKS_SYNC=force. Worked out once, at init, from one exchange of host-name hashes
+// (not MPI_Comm_split_type and MPI_Comm_split: blocking collectives, which spin).
+struct HostLayout {
+  bool made = false, usable = false;
+  int* leaders = nullptr;           // g_comm ranks of the measuring ranks, ascending
+  int nleaders = 0, my_index = -1;  // my_index: this rank's place in leaders, -1 if it does not measure
+  int my_leader = 0;                // the g_comm rank whose offset this rank takes
+  int* members = nullptr;           // a leader's: the other ranks of its host
+  int nmembers = 0;
+};
+HostLayout g_layout;
+
+uint64_t host_hash() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  uint64_t h = 1469598103934665603ull;
+  for (const char* c = host; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+  return h;
+}
+
+// Every rank's host hash through one nonblocking allgather. malloc, not new: nothing here may
+// throw; a rank that cannot allocate says so through the first exchange, and then no rank
+// measures (every rank takes part in the same collectives whatever happens).
+void make_layout(bool force) {
+  HostLayout& l = g_layout;
+  l.made = true;
+  auto* hashes = static_cast<uint64_t*>(std::malloc(sizeof(uint64_t) * static_cast<size_t>(g_size)));
+  l.leaders = static_cast<int*>(std::malloc(sizeof(int) * static_cast<size_t>(g_size)));
+  l.members = static_cast<int*>(std::malloc(sizeof(int) * static_cast<size_t>(g_size)));
+  int ok = hashes && l.leaders && l.members, all_ok = 0;
+  MPI_Request req;
+  PMPI_Iallreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, g_comm, &req);
+  collective::wait_without_spinning(&req);
+  if (all_ok) {
+    const uint64_t mine = host_hash();
+    PMPI_Iallgather(&mine, 1, MPI_UINT64_T, hashes, 1, MPI_UINT64_T, g_comm, &req);
+    collective::wait_without_spinning(&req);
+    for (int r = 0; r < g_size; ++r) {
+      int first = r;  // the lowest rank on r's host
+      if (!force)
+        for (int q = 0; q < r; ++q)
+          if (hashes[q] == hashes[r]) {
+            first = q;
+            break;
+          }
+      if (first == r) {
+        if (r == g_rank) l.my_index = l.nleaders;
+        l.leaders[l.nleaders++] = r;
+      }
+      if (r == g_rank)
+        l.my_leader = first;
+      else if (first == g_rank)
+        l.members[l.nmembers++] = r;
+    }
+    l.usable = true;
+  } else if (!ok) {
+    config::warn("liblog: out of memory for the clock synchronisation; the log's clocks are not corrected",
+                 false);
+  }
+  std::free(hashes);
+}
 
 }  // namespace
 
 // Ranks on one host read one clock (the invariant TSC or CLOCK_MONOTONIC are host-wide), so
 // only one rank per host measures, against rank 0's host; the others take its offset. With
-// MPE_CLOCKS_SYNC=force every rank measures (to exercise the algorithm on one host).
+// MPE_CLOCKS_SYNC=force every rank measures (to exercise the algorithm on one host). Every wait
+// sleeps between tests (collective::wait_without_spinning).
 void sync_clocks(bool final) noexcept {
   // A string_view, not config::env_string: nothing here may allocate (no exception may leave a
   // collective half done on one rank).
   const char* setting = std::getenv("MPE_CLOCKS_SYNC");
   const std::string_view mode = setting && *setting ? setting : "yes";
   if (mode == "no" || mode == "0" || mode == "off" || mode == "false" || g_comm == MPI_COMM_NULL) return;
-  const bool force = mode == "force";
-  static bool made = false;  // the communicators are made once, at init, by every rank
-  int node_rank = 0;
-  if (!made) {
-    made = true;
-    if (force) {
-      PMPI_Comm_split(g_comm, 0, g_rank, &g_leader_comm);
-    } else {
-      PMPI_Comm_split_type(g_comm, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &g_node_comm);
-      PMPI_Comm_rank(g_node_comm, &node_rank);
-      PMPI_Comm_split(g_comm, node_rank == 0 ? 0 : MPI_UNDEFINED, g_rank, &g_leader_comm);
-    }
-  }
-  if (!force && g_node_comm != MPI_COMM_NULL) PMPI_Comm_rank(g_node_comm, &node_rank);
-  if (!force && g_node_comm == MPI_COMM_NULL) return;  // mode changed between init and finalize
+  if (!g_layout.made) make_layout(mode == "force");  // once, at init, by every rank
+  if (!g_layout.usable) return;
+  const HostLayout& l = g_layout;
   uint64_t at = mpe_clock_now(), rtt = 0;
   int64_t off = 0;
-  PMPI_Barrier(g_comm);
-  if (g_leader_comm != MPI_COMM_NULL && (force || node_rank == 0)) {
-    int lr, ln;
-    PMPI_Comm_rank(g_leader_comm, &lr);
-    PMPI_Comm_size(g_leader_comm, &ln);
-    OffsetMeasurement::measure(g_leader_comm, lr, ln, &at, &off, &rtt);
-  }
-  if (!force) {
-    int64_t shared[2] = {off, static_cast<int64_t>(rtt)};
-    PMPI_Bcast(shared, 2, MPI_INT64_T, 0, g_node_comm);
+  MPI_Request req;
+  PMPI_Ibarrier(g_comm, &req);
+  collective::wait_without_spinning(&req);
+  if (l.my_index >= 0) OffsetMeasurement::measure(g_comm, l.leaders, l.my_index, l.nleaders, &at, &off, &rtt);
+  // The leader's offset and round trip to the other ranks of its host.
+  int64_t shared[2] = {off, static_cast<int64_t>(rtt)};
+  if (l.my_leader == g_rank) {
+    for (int i = 0; i < l.nmembers; ++i)
+      PMPI_Send(shared, 2, MPI_INT64_T, l.members[i], OffsetMeasurement::kTag, g_comm);
+  } else {
+    PMPI_Irecv(shared, 2, MPI_INT64_T, l.my_leader, OffsetMeasurement::kTag, g_comm, &req);
+    collective::wait_without_spinning(&req);
     off = shared[0];
     rtt = static_cast<uint64_t>(shared[1]);
   }
@@ -168,9 +218,10 @@ void sync_clocks(bool final) noexcept {
   }
 }
 
-void free_clock_comms() noexcept {
-  if (g_node_comm != MPI_COMM_NULL) PMPI_Comm_free(&g_node_comm);
-  if (g_leader_comm != MPI_COMM_NULL) PMPI_Comm_free(&g_leader_comm);
+void free_clock_layout() noexcept {
+  std::free(g_layout.leaders);
+  std::free(g_layout.members);
+  g_layout = HostLayout{};
 }
 
 }  // namespace mpe::tools::log

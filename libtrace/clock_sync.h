@@ -10,7 +10,7 @@ namespace mpe::tools::log {
 // first (init) or final measurement. Collective over liblog's private communicator. MPE_CLOCKS_SYNC
 // = no turns it off, = force makes every rank measure (ranks on one host share a clock otherwise).
 void sync_clocks(bool final) noexcept MPE_HIDDEN;
-// Frees the communicators the synchronisation made.
-void free_clock_comms() noexcept MPE_HIDDEN;
+// Frees what the synchronisation kept from init to finalize (which ranks measure).
+void free_clock_layout() noexcept MPE_HIDDEN;
 
 }  // namespace mpe::tools::log

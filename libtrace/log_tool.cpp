@@ -21,6 +21,7 @@
 #include "log_state.h"
 #include "mpe/call_filter.h"
 #include "mpe/callsite.h"
+#include "mpe/collective.h"
 #include "mpe/config.h"
 #include "mpe/core.h"
 #include "mpe/log_layout.h"
@@ -89,7 +90,7 @@ void define_rank() {
 void after_init() noexcept {
   PMPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &g_size);
-  PMPI_Comm_dup(MPI_COMM_WORLD, &g_comm);
+  collective::duplicate(MPI_COMM_WORLD, &g_comm);
   const int64_t buffer = config::env_int("MPE_LOG_BUFFER", 4 << 20, 4096, int64_t{1} << 31);
   g_buffer_records = static_cast<uint32_t>(buffer / static_cast<int64_t>(sizeof(format::Record)));
   g_zstd_level = static_cast<int>(config::env_int("MPE_LOG_ZSTD_LEVEL", 1, -5, 19));
@@ -207,7 +208,7 @@ void before_finalize() noexcept {
     config::warn("liblog: out of memory at finalize; the per-rank files are kept: run `mpe merge --recover`",
                  false);
   }
-  free_clock_comms();
+  free_clock_layout();
   if (g_comm != MPI_COMM_NULL) PMPI_Comm_free(&g_comm);
 }
 

@@ -78,7 +78,7 @@ std::string this_rank_sites() noexcept {
 void report_call_sites() noexcept {
   const std::string mine = this_rank_sites();
   MPI_Comm priv;
-  if (PMPI_Comm_dup(MPI_COMM_WORLD, &priv) != MPI_SUCCESS) {
+  if (collective::duplicate(MPI_COMM_WORLD, &priv) != MPI_SUCCESS) {
     mpe::config::warn("umq: cannot create a communicator for the report; no report");
     return;
   }

@@ -1,14 +1,37 @@
 // Agreement, gather-to-root and broadcast for the tools' finalize steps (see collective.h).
 #include "mpe/collective.h"
 
+#include <time.h>
+
 #include <climits>
 #include <new>
 
 namespace mpe::collective {
 
+void wait_without_spinning(MPI_Request* req) noexcept {
+  constexpr int kTestsAtOnce = 64;
+  for (int i = 0;; ++i) {
+    int done = 0;
+    if (PMPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || done) return;
+    if (i >= kTestsAtOnce) {
+      timespec ts{0, 20000};
+      nanosleep(&ts, nullptr);
+    }
+  }
+}
+
+int duplicate(MPI_Comm comm, MPI_Comm* out) noexcept {
+  MPI_Request req;
+  const int rc = PMPI_Comm_idup(comm, out, &req);
+  if (rc == MPI_SUCCESS) wait_without_spinning(&req);
+  return rc;
+}
+
 bool all_ok(bool ok, MPI_Comm comm) noexcept {
   int mine = ok ? 1 : 0, all = 0;
-  if (PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) return false;
+  MPI_Request req;
+  if (PMPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm, &req) != MPI_SUCCESS) return false;
+  wait_without_spinning(&req);
   return all != 0;
 }
 
@@ -30,7 +53,9 @@ StatusOr<std::vector<std::string>> gather_to_root(const std::string& mine, int r
     }
     if (!all_ok(ok, comm)) return Status::out_of_memory();
     const int len = static_cast<int>(mine.size());
-    PMPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, root, comm);
+    MPI_Request req;
+    PMPI_Igather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, root, comm, &req);
+    wait_without_spinning(&req);
     std::string all;
     int root_ok = 1;
     if (is_root) {
@@ -46,9 +71,11 @@ StatusOr<std::vector<std::string>> gather_to_root(const std::string& mine, int r
         root_ok = 0;
       }
     }
-    PMPI_Bcast(&root_ok, 1, MPI_INT, root, comm);
+    broadcast_value(&root_ok, root, comm);
     if (!root_ok) return Status::out_of_memory();
-    PMPI_Gatherv(mine.data(), len, MPI_BYTE, all.data(), lens.data(), displs.data(), MPI_BYTE, root, comm);
+    PMPI_Igatherv(mine.data(), len, MPI_BYTE, all.data(), lens.data(), displs.data(), MPI_BYTE, root, comm,
+                  &req);
+    wait_without_spinning(&req);
     std::vector<std::string> out;
     if (is_root) {
       out.reserve(static_cast<size_t>(size));
@@ -68,7 +95,7 @@ Status broadcast_from_root(std::string* bytes, int root, MPI_Comm comm) noexcept
   PMPI_Comm_rank(comm, &rank);
   const bool is_root = rank == root;
   long long len = is_root ? static_cast<long long>(bytes->size()) : 0;
-  PMPI_Bcast(&len, 1, MPI_LONG_LONG, root, comm);
+  broadcast_value(&len, root, comm);
   bool ok = len <= INT_MAX;  // else MPI_Bcast cannot send it: reported as no memory
   std::string received;
   if (ok && !is_root) {
@@ -80,7 +107,9 @@ Status broadcast_from_root(std::string* bytes, int root, MPI_Comm comm) noexcept
   }
   if (!all_ok(ok, comm)) return Status::out_of_memory();
   char* data = is_root ? bytes->data() : received.data();
-  PMPI_Bcast(data, static_cast<int>(len), MPI_BYTE, root, comm);
+  MPI_Request req;
+  PMPI_Ibcast(data, static_cast<int>(len), MPI_BYTE, root, comm, &req);
+  wait_without_spinning(&req);
   if (!is_root) bytes->swap(received);
   return Status();
 }

@@ -21,27 +21,27 @@ namespace {
 // CPython 3.11's layout on x86-64 (Include/cpython/pystate.h, internal/pycore_frame.h,
 // cpython/code.h, cpython/unicodeobject.h). tests/python/python_layout.c prints each from the
 // installed headers under the name in its comment, and test_python_layout compares them.
-constexpr size_t kThreadCFrame = 56;          // PyThreadState::cframe
-constexpr size_t kCFrameCurrentFrame = 8;     // _PyCFrame::current_frame
-constexpr size_t kFrameCode = 32;             // _PyInterpreterFrame::f_code
-constexpr size_t kFramePrevious = 48;         // _PyInterpreterFrame::previous
-constexpr size_t kFramePrevInstr = 56;        // _PyInterpreterFrame::prev_instr
-constexpr size_t kFrameOwner = 69;            // _PyInterpreterFrame::owner
-constexpr size_t kObjectType = 8;             // PyObject::ob_type
-constexpr size_t kCodeFilename = 112;         // PyCodeObject::co_filename
-constexpr size_t kCodeQualname = 128;         // PyCodeObject::co_qualname
-constexpr size_t kCodeFirstTraceable = 168;   // PyCodeObject::_co_firsttraceable
-constexpr size_t kCodeInstructions = 184;     // PyCodeObject::co_code_adaptive
-constexpr size_t kStringLength = 16;          // PyASCIIObject::length
-constexpr size_t kStringState = 32;           // PyASCIIObject::state
-constexpr size_t kAsciiData = 48;             // sizeof(PyASCIIObject)
-constexpr size_t kCompactUtf8 = 56;           // PyCompactUnicodeObject::utf8
-constexpr size_t kCompactData = 72;           // sizeof(PyCompactUnicodeObject)
-constexpr char kFrameOwnedByGenerator = 1;    // FRAME_OWNED_BY_GENERATOR
-constexpr int kStateKindShift = 2;            // PyASCIIObject::state.kind
-constexpr int kStateCompactShift = 5;         // PyASCIIObject::state.compact
-constexpr int kStateAsciiShift = 6;           // PyASCIIObject::state.ascii
-constexpr int kMaxFrames = 64;              // frames walked past frozen ones, at most
+constexpr size_t kThreadCFrame = 56;         // PyThreadState::cframe
+constexpr size_t kCFrameCurrentFrame = 8;    // _PyCFrame::current_frame
+constexpr size_t kFrameCode = 32;            // _PyInterpreterFrame::f_code
+constexpr size_t kFramePrevious = 48;        // _PyInterpreterFrame::previous
+constexpr size_t kFramePrevInstr = 56;       // _PyInterpreterFrame::prev_instr
+constexpr size_t kFrameOwner = 69;           // _PyInterpreterFrame::owner
+constexpr size_t kObjectType = 8;            // PyObject::ob_type
+constexpr size_t kCodeFilename = 112;        // PyCodeObject::co_filename
+constexpr size_t kCodeQualname = 128;        // PyCodeObject::co_qualname
+constexpr size_t kCodeFirstTraceable = 168;  // PyCodeObject::_co_firsttraceable
+constexpr size_t kCodeInstructions = 184;    // PyCodeObject::co_code_adaptive
+constexpr size_t kStringLength = 16;         // PyASCIIObject::length
+constexpr size_t kStringState = 32;          // PyASCIIObject::state
+constexpr size_t kAsciiData = 48;            // sizeof(PyASCIIObject)
+constexpr size_t kCompactUtf8 = 56;          // PyCompactUnicodeObject::utf8
+constexpr size_t kCompactData = 72;          // sizeof(PyCompactUnicodeObject)
+constexpr char kFrameOwnedByGenerator = 1;   // FRAME_OWNED_BY_GENERATOR
+constexpr int kStateKindShift = 2;           // PyASCIIObject::state.kind
+constexpr int kStateCompactShift = 5;        // PyASCIIObject::state.compact
+constexpr int kStateAsciiShift = 6;          // PyASCIIObject::state.ascii
+constexpr int kMaxFrames = 64;               // frames walked past frozen ones, at most
 
 template <typename T>
 T field(uintptr_t object, size_t offset) {
@@ -51,10 +51,10 @@ T field(uintptr_t object, size_t offset) {
 }
 
 struct Interpreter {
-  void* (*this_thread_state)() = nullptr;  // PyGILState_GetThisThreadState
+  void* (*this_thread_state)() = nullptr;     // PyGILState_GetThisThreadState
   int (*addr_to_line)(void*, int) = nullptr;  // PyCode_Addr2Line: walks the code's line table only
-  uintptr_t code_type = 0, string_type = 0;  // &PyCode_Type, &PyUnicode_Type
-  uintptr_t base = 0;                        // where the interpreter is loaded (dladdr)
+  uintptr_t code_type = 0, string_type = 0;   // &PyCode_Type, &PyUnicode_Type
+  uintptr_t base = 0;                         // where the interpreter is loaded (dladdr)
 };
 Interpreter g_interpreter;
 
@@ -120,7 +120,8 @@ void append_string(std::string& out, uintptr_t s) {
 // The characters of an ASCII string object (an empty view for any other).
 std::string_view ascii(uintptr_t string) {
   if (!is_string(string) || !((field<uint32_t>(string, kStringState) >> kStateAsciiShift) & 1)) return {};
-  return {reinterpret_cast<const char*>(string + kAsciiData), static_cast<size_t>(field<intptr_t>(string, kStringLength))};
+  return {reinterpret_cast<const char*>(string + kAsciiData),
+          static_cast<size_t>(field<intptr_t>(string, kStringLength))};
 }
 
 // Frames that are not the program's: the import machinery ("<frozen importlib._bootstrap>",
@@ -152,7 +153,8 @@ bool is_bridge(uintptr_t caller) noexcept {
   const char* path = info.dli_fname ? info.dli_fname : "";
   const char* slash = std::strrchr(path, '/');
   const char* name = slash ? slash + 1 : path;
-  return std::strstr(path, "/mpi4py/") || std::strncmp(name, "_ctypes", 7) == 0 || std::strncmp(name, "libffi", 6) == 0;
+  return std::strstr(path, "/mpi4py/") || std::strncmp(name, "_ctypes", 7) == 0 ||
+         std::strncmp(name, "libffi", 6) == 0;
 }
 
 int current_frames(FrameRef* out, int max) noexcept {
@@ -168,8 +170,9 @@ int current_frames(FrameRef* out, int max) noexcept {
     if (!code || field<uintptr_t>(code, kObjectType) != p.code_type) break;  // not a frame we can read
     const uintptr_t first = code + kCodeInstructions;
     const auto instruction = field<uintptr_t>(frame, kFramePrevInstr);
-    const bool started = field<char>(frame, kFrameOwner) == kFrameOwnedByGenerator ||
-                         instruction >= first + 2 * static_cast<uintptr_t>(field<int>(code, kCodeFirstTraceable));
+    const bool started =
+        field<char>(frame, kFrameOwner) == kFrameOwnedByGenerator ||
+        instruction >= first + 2 * static_cast<uintptr_t>(field<int>(code, kCodeFirstTraceable));
     if (!started || is_ours(code)) continue;
     out[n++] = FrameRef{code, instruction - first};
   }
@@ -183,8 +186,8 @@ std::string frames_text(const FrameRef* frames, int n) {
     text += '\x1F';
     append_string(text, field<uintptr_t>(frames[i].code, kCodeFilename));
     text += '\x1F';
-    text += std::to_string(
-        g_interpreter.addr_to_line(reinterpret_cast<void*>(frames[i].code), static_cast<int>(frames[i].lasti)));
+    text += std::to_string(g_interpreter.addr_to_line(reinterpret_cast<void*>(frames[i].code),
+                                                      static_cast<int>(frames[i].lasti)));
     text += '\x1E';
   }
   return text;
@@ -220,10 +223,11 @@ extern "C" int mpe_core_python_state() {
     const auto version = reinterpret_cast<const char* (*)()>(dlsym(RTLD_DEFAULT, "Py_GetVersion"));
     const char* v = version ? version() : "?";
     char line[300];
-    std::snprintf(line, sizeof line,
-                  "this program runs Python %.*s, whose frames the tools cannot read (they read 3.11): its MPI calls "
-                  "are named by the C code that made them, not by Python lines",
-                  static_cast<int>(std::strcspn(v, " ")), v);
+    std::snprintf(
+        line, sizeof line,
+        "this program runs Python %.*s, whose frames the tools cannot read (they read 3.11): its MPI calls "
+        "are named by the C code that made them, not by Python lines",
+        static_cast<int>(std::strcspn(v, " ")), v);
     mpe::config::warn(std::string(line));
   });
   return state;

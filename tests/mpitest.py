@@ -143,9 +143,11 @@ def marked_line(path, marker):
 
 
 def use_openmpi(build):
-    """Runs the rest of a test against the Open MPI build tree `build` (mpiexec.openmpi)."""
-    global BUILD, MPIEXEC, MPI, MPIEXEC_FLAGS
+    """Runs the rest of a test against the Open MPI build tree `build` (mpiexec.openmpi), its `mpe`
+    command included (`mpe mpit` lists the MPI it was built for)."""
+    global BUILD, MPIEXEC, MPI, MPIEXEC_FLAGS, MPE_COMMAND
     BUILD = build
+    MPE_COMMAND = os.environ.get("MPE_COMMAND") or os.path.join(BUILD, "bin", "mpe")
     MPIEXEC = shutil.which("mpiexec.openmpi") or "mpiexec.openmpi"
     MPI = "openmpi"
     MPIEXEC_FLAGS = ["--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
@@ -130,16 +131,40 @@ uint64_t host_hash() {
   return h;
 }
 
+// A rank and its host's hash, sorted by host, then rank.
+struct HostRank {
+  uint64_t host;
+  int rank;
+  bool operator<(const HostRank& o) const { return host != o.host ? host < o.host : rank < o.rank; }
+};
+
+// Groups the ranks by host (sorted, so O(P log P) at any scale): a host's lowest rank leads it.
+void group_by_host(HostRank* ranks, HostLayout& l) {
+  std::sort(ranks, ranks + g_size);
+  for (int i = 0, j; i < g_size; i = j) {
+    for (j = i; j < g_size && ranks[j].host == ranks[i].host;) ++j;
+    const int leader = ranks[i].rank;
+    l.leaders[l.nleaders++] = leader;
+    for (int k = i; k < j; ++k) {
+      if (ranks[k].rank == g_rank) l.my_leader = leader;
+      if (leader == g_rank && k > i) l.members[l.nmembers++] = ranks[k].rank;
+    }
+  }
+  std::sort(l.leaders, l.leaders + l.nleaders);
+}
+
 // Every rank's host hash through one nonblocking allgather. malloc, not new: nothing here may
 // throw; a rank that cannot allocate says so through the first exchange, and then no rank
 // measures (every rank takes part in the same collectives whatever happens).
 void make_layout(bool force) {
   HostLayout& l = g_layout;
   l.made = true;
-  auto* hashes = static_cast<uint64_t*>(std::malloc(sizeof(uint64_t) * static_cast<size_t>(g_size)));
-  l.leaders = static_cast<int*>(std::malloc(sizeof(int) * static_cast<size_t>(g_size)));
-  l.members = static_cast<int*>(std::malloc(sizeof(int) * static_cast<size_t>(g_size)));
-  int ok = hashes && l.leaders && l.members, all_ok = 0;
+  const auto n = static_cast<size_t>(g_size);
+  auto* hashes = static_cast<uint64_t*>(std::malloc(sizeof(uint64_t) * n));
+  auto* ranks = static_cast<HostRank*>(std::malloc(sizeof(HostRank) * n));
+  l.leaders = static_cast<int*>(std::malloc(sizeof(int) * n));
+  l.members = static_cast<int*>(std::malloc(sizeof(int) * n));
+  int ok = hashes && ranks && l.leaders && l.members, all_ok = 0;
   MPI_Request req;
   PMPI_Iallreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, g_comm, &req);
   collective::wait_without_spinning(&req);
@@ -147,29 +172,18 @@ void make_layout(bool force) {
     const uint64_t mine = host_hash();
     PMPI_Iallgather(&mine, 1, MPI_UINT64_T, hashes, 1, MPI_UINT64_T, g_comm, &req);
     collective::wait_without_spinning(&req);
-    for (int r = 0; r < g_size; ++r) {
-      int first = r;  // the lowest rank on r's host
-      if (!force)
-        for (int q = 0; q < r; ++q)
-          if (hashes[q] == hashes[r]) {
-            first = q;
-            break;
-          }
-      if (first == r) {
-        if (r == g_rank) l.my_index = l.nleaders;
-        l.leaders[l.nleaders++] = r;
-      }
-      if (r == g_rank)
-        l.my_leader = first;
-      else if (first == g_rank)
-        l.members[l.nmembers++] = r;
-    }
+    // With MPE_CLOCKS_SYNC=force each rank is a host of its own.
+    for (int r = 0; r < g_size; ++r) ranks[r] = HostRank{force ? static_cast<uint64_t>(r) : hashes[r], r};
+    group_by_host(ranks, l);
+    for (int i = 0; i < l.nleaders; ++i)
+      if (l.leaders[i] == g_rank) l.my_index = i;
     l.usable = true;
   } else if (!ok) {
     config::warn("liblog: out of memory for the clock synchronisation; the log's clocks are not corrected",
                  false);
   }
   std::free(hashes);
+  std::free(ranks);
 }
 
 }  // namespace

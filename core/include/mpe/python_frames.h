@@ -21,7 +21,8 @@
 // Cost: nothing for a program without Python (one check, once per process). In a Python process
 // a call from C, C++ or Fortran pays one more map probe on the call-site cache's miss path only.
 // A call from Python skips the cache (its return address is the same for every line) and reads
-// the frames: ~100 instructions, beside the thousands the interpreter spends on the call.
+// the frames: ~265 instructions more than a C call in libmpetime (bench/python_per_call.sh),
+// beside the 1705 the interpreter and mpi4py spend on a comm.Iprobe().
 #pragma once
 
 #include <cstdint>

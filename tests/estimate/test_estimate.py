@@ -13,18 +13,22 @@ import mpitest  # noqa: E402
 RECORDS_TOLERANCE = 0.10
 BYTES_TOLERANCE = 0.30
 
-# (name, ranks, argv after the program, bytes checked): the bytes of the ping-pong's log, whose
-# records compress better than its timings say, are printed, not checked (docs/estimate.md).
+# The poller's log is about one byte a record, and how many is the clock's jitter: the same run
+# measured 0.77, 1.09 and 1.25 bytes a record (docs/estimate.md). Its bytes get this bound instead.
+JITTER_TOLERANCE = 0.50
+
+# (name, ranks, argv after the program, bytes tolerance): the bytes of the ping-pong's log, whose
+# records compress better than its timings say, are printed, not checked (None; docs/estimate.md).
 PROGRAMS = [
-    ("iprobe_poll", 2, [], True),
-    ("ring", 4, ["200"], True),
-    ("halo2d", 4, ["200"], True),
-    ("flood", 4, ["200"], True),
-    ("pingpong", 2, ["8", "2000"], False),
-    ("nbc_requests", 4, [], True),
-    ("isendrecv_ring", 4, [], True),
-    ("subcomm", 4, ["50"], True),
-    ("comm_rounds", 3, ["50", "100"], True),
+    ("iprobe_poll", 2, [], JITTER_TOLERANCE),
+    ("ring", 4, ["200"], BYTES_TOLERANCE),
+    ("halo2d", 4, ["200"], BYTES_TOLERANCE),
+    ("flood", 4, ["200"], BYTES_TOLERANCE),
+    ("pingpong", 2, ["8", "2000"], None),
+    ("nbc_requests", 4, [], BYTES_TOLERANCE),
+    ("isendrecv_ring", 4, [], BYTES_TOLERANCE),
+    ("subcomm", 4, ["50"], BYTES_TOLERANCE),
+    ("comm_rounds", 3, ["50", "100"], BYTES_TOLERANCE),
 ]
 
 
@@ -49,7 +53,7 @@ def err(a, b):
 
 def check_accuracy():
     table, runs = [], {}
-    for name, np, args, bytes_checked in PROGRAMS:
+    for name, np, args, bytes_tolerance in PROGRAMS:
         run, records, size = logged(name, np, args)
         report = os.path.join(run.workdir, name + ".mpetime.json")
         e = estimate(report, "--json")
@@ -59,7 +63,7 @@ def check_accuracy():
         mpitest.expect(e["messages_exact"], "%s: the report counts messages" % name)
         mpitest.expect(abs(rec_err) <= RECORDS_TOLERANCE,
                        "%s: records %d estimated as %d" % (name, records, e["records"]))
-        mpitest.expect(not bytes_checked or abs(byte_err) <= BYTES_TOLERANCE,
+        mpitest.expect(bytes_tolerance is None or abs(byte_err) <= bytes_tolerance,
                        "%s: %d bytes estimated as %d" % (name, size, e["mpelog_bytes"]))
         runs[name] = (run, report, records, size, e)
     print("\n".join(table))

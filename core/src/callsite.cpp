@@ -33,6 +33,19 @@ uint64_t hash_pcs(const uintptr_t* pcs, int n) {
   return h ? h : 1;  // 0 marks an empty slot
 }
 
+// FNV-1a over a Python site's text (python::frames_text), for the registry.
+uint64_t hash_text(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return h ? h : 1;
+}
+
+// Remembers a resolved site's id in the call's caller (callsite.h: kResolvedSite), so that the
+// other tools' hooks of the same call find it without resolving it again.
+void tag(uintptr_t& caller, uint32_t id) {
+  if (id <= kMaxTaggedId) caller |= kResolvedSite | (uintptr_t{id} << kTaggedIdShift);
+}
+
 // An open-addressed map from a 64-bit key (an address, or a stack's hash) to a site id, grown by
 // doubling at half load. calloc'd: the hooks run without exceptions.
 struct IdMap {
@@ -185,9 +198,7 @@ uint32_t python_site(ThreadSites* t, int depth) noexcept {
   if (const uint32_t id = t->map.find(key)) return id;
   try {
     const std::string text = python::frames_text(frames, n);
-    uint64_t h = 1469598103934665603ull;
-    for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-    const uint32_t id = mpe_core_python_site_id(text.c_str(), h ? h : 1);
+    const uint32_t id = mpe_core_python_site_id(text.c_str(), hash_text(text));
     if (id) t->map.insert(key, id);
     return id;
   } catch (...) {
@@ -214,7 +225,7 @@ uint32_t c_site(ThreadSites* t, uintptr_t& caller, bool cacheable) {
     if (!id || !t->map.insert(key, id)) return id;  // out of memory: asked again next time
   }
   if (depth > 1 || !cacheable) {
-    if (id <= kMaxTaggedId) caller |= kResolvedSite | (uintptr_t{id} << kTaggedIdShift);
+    tag(caller, id);
   } else {
     const uint32_t slot = cache_slot(caller);
     t->cache.pc[slot] = caller;
@@ -234,7 +245,7 @@ uint32_t callsite_miss(uintptr_t& caller) noexcept {
   const bool from_python = bridge(t, caller);
   if (from_python)
     if (const uint32_t id = python_site(t, callsite_depth())) {
-      if (id <= kMaxTaggedId) caller |= kResolvedSite | (uintptr_t{id} << kTaggedIdShift);
+      tag(caller, id);
       return id;
     }
   return c_site(t, caller, !from_python);

@@ -4,7 +4,9 @@
  *   hang deadlock2   ranks 0 and 1 each receive from the other first: neither sends
  *   hang deadlock3   ranks 0, 1, 2 each receive from the next one first: a three-rank cycle
  *   hang stuck       the last rank computes for HANG_SECONDS (default 3600) while the others wait
- *                    in MPI_Barrier; then the job ends normally
+ *                    in MPI_Barrier, or until the file HANG_STOP_FILE exists (a test that is done
+ *                    with the job ends it without waiting out a safe margin); then the job ends
+ *                    normally
  *   hang busy        every rank passes 4 KiB messages around a ring for HANG_SECONDS, then ends
  *
  * Each mode first does a little honest traffic (an allreduce) and prints one line. The deadlocks
@@ -23,11 +25,13 @@ static void receive_then_send(int from, int to) {
   MPI_Send(&value, 1, MPI_INT, to, 7, MPI_COMM_WORLD);
 }
 
-/* Computes, never calling MPI, until the time is up. */
+/* Computes, never calling MPI, until the time is up or the stop file exists (looked for about
+ * every millisecond: one access() call per million additions). */
 static void compute_forever(double seconds) {
   const double end = MPI_Wtime() + seconds;
+  const char *stop_file = getenv("HANG_STOP_FILE");
   volatile double x = 0;
-  while (MPI_Wtime() < end)
+  while (MPI_Wtime() < end && !(stop_file && access(stop_file, F_OK) == 0))
     for (int i = 0; i < 1000000; ++i) x += i * 1e-9;
 }
 

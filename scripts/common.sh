@@ -21,7 +21,8 @@ BUILD_PACKAGES=(build-essential cmake ninja-build pkg-config python3 gfortran bi
 # frame reader assumes (tests/python).
 TEST_PACKAGES=(openmpi-bin libopenmpi-dev libgtest-dev libgmock-dev libbenchmark-dev otf2-tools python3-otf2
                xvfb xauth clang-format clang libclang-rt-14-dev vite hpcc
-               python3-mpi4py python3-numpy python3.11-dev)
+               python3-mpi4py python3-numpy python3.11-dev
+               ccache)  # the MPI-independent objects compiled once for both MPIs (configure_dir)
 
 # Installs the packages that are missing (all of them, and any named); silent when none is.
 ensure_packages() { install_missing "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}" "$@"; }
@@ -63,8 +64,23 @@ configure_dir() {
   local dir=$1 mpi=$2
   shift 2
   if [ ! -f "$dir/build.ninja" ]; then
-    cmake -S "$ROOT" -B "$dir" -G Ninja -DMPE_MPI="$mpi" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+    cmake -S "$ROOT" -B "$dir" -G Ninja -DMPE_MPI="$mpi" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+          $(compiler_cache_options) "$@" >/dev/null
   fi
+}
+
+# The compiler cache, when ccache is installed (scripts/test installs it) and MPE_CCACHE is not 0:
+# the MPI-independent parts (the format, the analyses, the command line, OTF2, the live stream)
+# compile to the same objects in the MPICH and the Open MPI build, so the second build takes them
+# from the cache. The cache lives beside the build directories ($ROOT/.ccache, or MPE_CCACHE_DIR),
+# so a clean checkout starts empty and every file is still compiled once per checkout.
+# base_dir makes paths under $ROOT relative, so build/ and build-ompi/ hash alike; hash_dir off
+# because -g would otherwise put the build directory into every hash (the cached object's debug
+# info then names the first build's directory as its compilation directory: only debuggers read it).
+compiler_cache_options() {
+  [ "${MPE_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null 2>&1 || return 0
+  local launcher="env;CCACHE_DIR=${MPE_CCACHE_DIR:-$ROOT/.ccache};CCACHE_BASEDIR=$ROOT;CCACHE_NOHASHDIR=1;ccache"
+  echo "-DCMAKE_C_COMPILER_LAUNCHER=$launcher -DCMAKE_CXX_COMPILER_LAUNCHER=$launcher"
 }
 
 # Ninja's progress lines are dropped (errors and warnings stay); with MPE_SHOW_PROGRESS=1 one line
@@ -87,8 +103,10 @@ build_dir() {
 configure_and_build_sanitized() {
   local dir=$1 mpi=$2
   if [ ! -f "$dir/build.ninja" ]; then
+    # The compiler cache too: the programs run under the sanitized tools are not instrumented, so
+    # they are the main build's objects.
     cmake -S "$ROOT" -B "$dir" -G Ninja -DMPE_MPI="$mpi" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-          -DMPE_SANITIZE=ON -DMPE_BUILD_BENCH=OFF >/dev/null
+          -DMPE_SANITIZE=ON -DMPE_BUILD_BENCH=OFF $(compiler_cache_options) >/dev/null
   fi
   cmake --build "$dir" --target memcheck_programs 2>&1 | sed -e '/^\[[0-9]*\/[0-9]*\]/d'
 }

@@ -155,12 +155,12 @@ def use_openmpi(build):
 
 def use_mpich_pvars(src):
     """Runs the rest of a test on the pvar-enabled MPICH (building it with scripts/build-mpich-pvars
-    when missing, about 8 minutes): its mpiexec, and its libraries through LD_LIBRARY_PATH. Fails
+    when missing, about 4 minutes): its mpiexec, and its libraries through LD_LIBRARY_PATH. Fails
     when it cannot be had: scripts/test always builds it, so a skip would hide the queue variables."""
     global MPIEXEC
     prefix = os.environ.get("MPE_MPICH_PVARS_PREFIX", "/var/cache/mpe-tools/mpich-pvars")
     if not os.path.exists(os.path.join(prefix, ".mpe-built")):
-        print("building the pvar-enabled MPICH into %s (about 8 minutes)" % prefix, flush=True)
+        print("building the pvar-enabled MPICH into %s (about 4 minutes)" % prefix, flush=True)
         subprocess.run([os.path.join(src, "scripts", "build-mpich-pvars"), prefix])
     if not os.path.exists(os.path.join(prefix, ".mpe-built")):
         fail("the pvar-enabled MPICH is missing at %s and scripts/build-mpich-pvars could not build it "

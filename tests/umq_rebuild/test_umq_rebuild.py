@@ -5,7 +5,7 @@ UMQ_REBUILD_MODE selects the MPI:
            run together and the rebuilt report is checked against libumq's from the same run);
   pvars    the pvar-enabled MPICH at MPE_MPICH_PVARS_PREFIX (default
            /var/cache/mpe-tools/mpich-pvars), -llog and -lumq together as above; built here when
-           missing (scripts/build-mpich-pvars, about 8 minutes), a failure when it cannot be.
+           missing (scripts/build-mpich-pvars, about 4 minutes), a failure when it cannot be.
 
 The flood sends S*K messages (S = ranks - 1 senders, K each) to rank 0 before a barrier, and rank 0
 receives them after it, one MPI_Recv per message at the line marked flood-receive-line: its first

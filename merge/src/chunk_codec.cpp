@@ -39,8 +39,6 @@ uint64_t hash64(const void* data, size_t n) {
 
 namespace {
 
-Status corrupt(const std::string& what) { return Status(StatusCode::kCorrupt, what); }
-
 // Transposes a 16x16 byte matrix in place: afterwards x[j] byte i is the former x[i] byte j.
 // Interleaving row i with row i+8 byte by byte, four times over, rotates the four row-index
 // bits into the column index: 64 SSE2 unpacks in all (SSE2 is part of x86-64, so no dispatch).
@@ -305,19 +303,19 @@ bool encode_blob(ChunkKind kind, uint32_t rank, const std::string& blob, std::st
 Status check_chunk_header(const ChunkHeader& h, uint64_t avail, uint64_t offset) {
   const std::string at = " at offset " + std::to_string(offset);
   if (avail < sizeof(ChunkHeader)) return Status(StatusCode::kTruncated, "chunk header cut short" + at);
-  if (h.magic != kChunkMagic) return corrupt("no chunk" + at);
+  if (h.magic != kChunkMagic) return Status::corrupt("no chunk" + at);
   if (h.header_hash != hash64(&h, offsetof(ChunkHeader, header_hash)))
-    return corrupt("chunk header checksum mismatch" + at);
-  if (h.kind < 1 || h.kind > 3) return corrupt("unknown chunk kind" + at);
+    return Status::corrupt("chunk header checksum mismatch" + at);
+  if (h.kind < 1 || h.kind > 3) return Status::corrupt("unknown chunk kind" + at);
   if (h.kind == static_cast<uint16_t>(ChunkKind::kEvents) &&
       static_cast<uint64_t>(h.nrecords) * sizeof(Record) != h.raw_size)
-    return corrupt("chunk record count and size disagree" + at);
+    return Status::corrupt("chunk record count and size disagree" + at);
   if (!(h.flags & (kChunkZstd | kChunkPlanes)) && h.payload_size != h.raw_size)
-    return corrupt("stored chunk has a bad size" + at);
+    return Status::corrupt("stored chunk has a bad size" + at);
   if ((h.flags & kChunkPlanes) &&
       (h.kind != static_cast<uint16_t>(ChunkKind::kEvents) || !(h.flags & kChunkShuffled) || h.nrecords == 0))
-    return corrupt("chunk flags disagree" + at);
-  if (h.raw_size > (1u << 30)) return corrupt("chunk larger than 1 GiB" + at);
+    return Status::corrupt("chunk flags disagree" + at);
+  if (h.raw_size > (1u << 30)) return Status::corrupt("chunk larger than 1 GiB" + at);
   if (avail - sizeof(ChunkHeader) < h.payload_size)
     return Status(StatusCode::kTruncated, "chunk payload cut short" + at);
   return Status();
@@ -339,9 +337,9 @@ Status inflate(const ChunkHeader& h, const char* payload, size_t size, size_t ex
     // A context that cannot get its window is out of memory, not a damaged log.
     if (ZSTD_isError(got) && ZSTD_getErrorCode(got) == ZSTD_error_memory_allocation)
       return Status::out_of_memory();
-    if (ZSTD_isError(got) || got != expect) return corrupt("chunk payload does not decompress");
+    if (ZSTD_isError(got) || got != expect) return Status::corrupt("chunk payload does not decompress");
   } else {
-    if (size != expect) return corrupt("stored chunk has a bad size");
+    if (size != expect) return Status::corrupt("stored chunk has a bad size");
     out->assign(payload, size);
   }
   return Status();
@@ -351,11 +349,11 @@ Status inflate(const ChunkHeader& h, const char* payload, size_t size, size_t ex
 Status join_planes(const ChunkHeader& h, const char* payload, std::string* out) {
   const uint32_t n = h.nrecords;
   uint32_t mask;
-  if (h.payload_size < sizeof mask) return corrupt("chunk plane header cut short");
+  if (h.payload_size < sizeof mask) return Status::corrupt("chunk plane header cut short");
   std::memcpy(&mask, payload, sizeof mask);
   const uint32_t nconst = static_cast<uint32_t>(__builtin_popcount(mask));
   const size_t head = sizeof mask + nconst;
-  if (h.payload_size < head) return corrupt("chunk plane header cut short");
+  if (h.payload_size < head) return Status::corrupt("chunk plane header cut short");
   std::string varying;
   MPE_RETURN_IF_ERROR(inflate(h, payload + head, h.payload_size - head,
                               static_cast<size_t>(kRecordPlanes - nconst) * n, &varying));
@@ -375,7 +373,8 @@ Status join_planes(const ChunkHeader& h, const char* payload, std::string* out) 
 }
 
 Status payload_bytes(const ChunkHeader& h, const char* payload, std::string* out) {
-  if (hash64(payload, h.payload_size) != h.payload_hash) return corrupt("chunk payload checksum mismatch");
+  if (hash64(payload, h.payload_size) != h.payload_hash)
+    return Status::corrupt("chunk payload checksum mismatch");
   if (h.flags & kChunkPlanes) return join_planes(h, payload, out);
   return inflate(h, payload, h.payload_size, h.raw_size, out);
 }

@@ -13,8 +13,6 @@ namespace {
 // also bounded by the bytes left.
 constexpr uint32_t kMaxItems = 1u << 31;
 
-Status corrupt(const std::string& what) { return Status(StatusCode::kCorrupt, what); }
-
 void put_category(ByteWriter& w, const Category& c) {
   w.u32(c.id);
   w.u8(static_cast<uint8_t>(c.kind));
@@ -389,7 +387,7 @@ std::string serialize_rank_meta(const RankMeta& m) {
 Status parse_rank_meta(const char* p, size_t n, RankMeta* out, uint16_t version, MemberInterner* interner) {
   ByteReader r(p, n);
   if (!get_rank(r, out, version, GroupSource{interner, nullptr, {}}))
-    return corrupt("rank definitions are malformed");
+    return Status::corrupt("rank definitions are malformed");
   return Status();
 }
 
@@ -420,26 +418,27 @@ Status parse_definitions(const char* p, size_t n, Definitions* out, uint16_t ver
   uint32_t k;
   if (!r.u32(&out->world_size) || !r.str(&out->program) || !r.str(&out->clock) ||
       !r.f64(&out->ticks_per_second) || !r.u8(&rec) || !get_count(r, &k, 17))
-    return corrupt("definitions header is malformed");
+    return Status::corrupt("definitions header is malformed");
   if (!(out->ticks_per_second > 0) || !std::isfinite(out->ticks_per_second))
-    return corrupt("definitions give a bad clock rate");
+    return Status::corrupt("definitions give a bad clock rate");
   out->recovered = rec != 0;
   out->categories.resize(k);
   for (auto& c : out->categories)
-    if (!get_category(r, &c, version)) return corrupt("a category definition is malformed");
+    if (!get_category(r, &c, version)) return Status::corrupt("a category definition is malformed");
   MemberInterner interner;
   GroupSource groups{&interner, nullptr, {}};
   std::vector<MemberList> table;
   if (version >= kFirstGroupTableVersion) {
     // Every rank takes 40 bytes or more after the groups: a world size the bytes cannot hold is
     // corrupt before any group is expanded.
-    if (uint64_t{out->world_size} * 40 > r.left()) return corrupt("world size exceeds the definitions");
-    if (!get_count(r, &k, 9)) return corrupt("group count is malformed");
+    if (uint64_t{out->world_size} * 40 > r.left())
+      return Status::corrupt("world size exceeds the definitions");
+    if (!get_count(r, &k, 9)) return Status::corrupt("group count is malformed");
     table.resize(k);
     std::vector<int32_t> members;
     for (auto& g : table) {
       if (!get_members(r, member_limit(out->world_size), &members))
-        return corrupt("a group definition is malformed");
+        return Status::corrupt("a group definition is malformed");
       out->storage.members += members.size();
       g = MemberList(std::move(members));
       members = {};
@@ -447,19 +446,20 @@ Status parse_definitions(const char* p, size_t n, Definitions* out, uint16_t ver
     out->storage.groups = table.size();
     groups = GroupSource{nullptr, &table, interner.world(out->world_size)};
   }
-  if (!get_count(r, &k, 40)) return corrupt("rank count is malformed");
+  if (!get_count(r, &k, 40)) return Status::corrupt("rank count is malformed");
   out->ranks.resize(k);
   for (auto& m : out->ranks)
-    if (!get_rank(r, &m, version, groups)) return corrupt("rank definitions are malformed");
+    if (!get_rank(r, &m, version, groups)) return Status::corrupt("rank definitions are malformed");
   for (size_t i = 0; i < out->ranks.size(); ++i)
-    if (out->ranks[i].rank != i) return corrupt("rank definitions are out of order");
+    if (out->ranks[i].rank != i) return Status::corrupt("rank definitions are out of order");
   if (version < kFirstGroupTableVersion)  // every rank's lists were stored inline
     for (const RankMeta& m : out->ranks)
       for (const CommDef& c : m.comms) {
         ++out->storage.groups;
         out->storage.members += c.members.size();
       }
-  if (out->world_size != out->ranks.size()) return corrupt("world size does not match the rank definitions");
+  if (out->world_size != out->ranks.size())
+    return Status::corrupt("world size does not match the rank definitions");
   return Status();
 }
 

@@ -23,8 +23,6 @@ Status io_error(const std::string& path, const std::string& what) {
   return Status(StatusCode::kIoError, path + ": " + what + ": " + std::strerror(errno));
 }
 
-Status corrupt(const std::string& m) { return Status(StatusCode::kCorrupt, m); }
-
 }  // namespace
 
 StatusOr<LogFile> LogFile::open(const std::string& path) {
@@ -50,7 +48,7 @@ StatusOr<LogFile> LogFile::open(std::shared_ptr<const io::ByteSource> source) {
                   path + ": format version " + std::to_string(h.version) + ", this reader supports " +
                       std::to_string(kMinSupportedVersion) + ".." + std::to_string(kCurrentVersion));
   if (h.header_hash != hash64(&h, offsetof(FileHeader, header_hash)) || h.header_size != sizeof h)
-    return corrupt(path + ": header checksum mismatch");
+    return Status::corrupt(path + ": header checksum mismatch");
   if (f.file_size_ < sizeof h + sizeof(Footer))
     return Status(StatusCode::kTruncated,
                   path + ": no footer (file cut short; if the run died, try `mpe merge --recover`)");
@@ -62,7 +60,7 @@ StatusOr<LogFile> LogFile::open(std::shared_ptr<const io::ByteSource> source) {
                                               ": no footer at the end (file cut short or still being "
                                               "written; if the run died, try `mpe merge --recover`)");
   if (ft.footer_hash != hash64(&ft, offsetof(Footer, footer_hash)))
-    return corrupt(path + ": footer checksum mismatch");
+    return Status::corrupt(path + ": footer checksum mismatch");
   if (ft.file_size != f.file_size_)
     return Status(ft.file_size > f.file_size_ ? StatusCode::kTruncated : StatusCode::kCorrupt,
                   path + ": footer says " + std::to_string(ft.file_size) + " bytes, file has " +
@@ -70,10 +68,10 @@ StatusOr<LogFile> LogFile::open(std::shared_ptr<const io::ByteSource> source) {
   const uint64_t tail_end = f.file_size_ - sizeof ft;
   if (ft.definitions_offset < sizeof h || ft.definitions_size < sizeof(ChunkHeader) ||
       ft.definitions_offset > tail_end || ft.definitions_size > tail_end - ft.definitions_offset)
-    return corrupt(path + ": definitions lie outside the file");
+    return Status::corrupt(path + ": definitions lie outside the file");
   if (ft.index_count > (tail_end / sizeof(IndexEntry)) || ft.index_offset > tail_end ||
       ft.index_count * sizeof(IndexEntry) > tail_end - ft.index_offset)
-    return corrupt(path + ": index lies outside the file");
+    return Status::corrupt(path + ": index lies outside the file");
 
   // The definitions: one chunk before version 5, then as many as their size needs, back to back.
   std::string blob;
@@ -84,7 +82,7 @@ StatusOr<LogFile> LogFile::open(std::shared_ptr<const io::ByteSource> source) {
     Status s = check_chunk_header(dh, ft.definitions_size - at, offset);
     if (!s.ok()) return Status(StatusCode::kCorrupt, path + ": definitions: " + s.message());
     if (dh.kind != static_cast<uint16_t>(ChunkKind::kDefinitions))
-      return corrupt(path + ": definitions chunk has the wrong kind");
+      return Status::corrupt(path + ": definitions chunk has the wrong kind");
     std::string payload(dh.payload_size, '\0'), piece;
     MPE_RETURN_IF_ERROR(in.read(payload.data(), payload.size(), offset + sizeof dh));
     s = decode_blob(dh, payload.data(), &piece);
@@ -93,7 +91,7 @@ StatusOr<LogFile> LogFile::open(std::shared_ptr<const io::ByteSource> source) {
     at += sizeof dh + dh.payload_size;
     ++f.defs_.storage.chunks;
     if (h.version < kFirstGroupTableVersion && at != ft.definitions_size)
-      return corrupt(path + ": definitions chunk and footer disagree on its size");
+      return Status::corrupt(path + ": definitions chunk and footer disagree on its size");
   }
   const Status parsed = parse_definitions(blob.data(), blob.size(), &f.defs_, h.version);
   if (!parsed.ok()) return Status(StatusCode::kCorrupt, path + ": " + parsed.message());
@@ -104,15 +102,16 @@ StatusOr<LogFile> LogFile::open(std::shared_ptr<const io::ByteSource> source) {
   if (ft.index_count)
     MPE_RETURN_IF_ERROR(in.read(f.index_.data(), ft.index_count * sizeof(IndexEntry), ft.index_offset));
   if (hash64(f.index_.data(), ft.index_count * sizeof(IndexEntry)) != ft.index_hash)
-    return corrupt(path + ": index checksum mismatch");
+    return Status::corrupt(path + ": index checksum mismatch");
   const uint64_t data_end = std::min(ft.definitions_offset, ft.index_offset);
   for (size_t i = 0; i < f.index_.size(); ++i) {
     const IndexEntry& e = f.index_[i];
     if (e.offset < sizeof h || e.size < sizeof(ChunkHeader) || e.offset > data_end ||
         e.size > data_end - e.offset)
-      return corrupt(path + ": index entry " + std::to_string(i) + " points outside the data");
+      return Status::corrupt(path + ": index entry " + std::to_string(i) + " points outside the data");
     if (e.rank >= f.defs_.world_size)
-      return corrupt(path + ": index entry " + std::to_string(i) + " names rank " + std::to_string(e.rank));
+      return Status::corrupt(path + ": index entry " + std::to_string(i) + " names rank " +
+                             std::to_string(e.rank));
   }
 
   f.version_ = h.version;
@@ -171,7 +170,7 @@ Status LogFile::read_chunk(size_t i, ChunkScratch* scratch, std::vector<Record>*
   MPE_RETURN_IF_ERROR(check_chunk_header(h, e.size, e.offset));
   if (h.kind != static_cast<uint16_t>(ChunkKind::kEvents) || h.rank != e.rank || h.thread != e.thread ||
       h.nrecords != e.nrecords || sizeof h + h.payload_size != e.size)
-    return corrupt("chunk at offset " + std::to_string(e.offset) + " does not match its index entry");
+    return Status::corrupt("chunk at offset " + std::to_string(e.offset) + " does not match its index entry");
   Status s = decode_events(h, buf.data() + sizeof h, out, &scratch->raw);
   if (!s.ok()) return Status(s.code(), s.message() + " (chunk at offset " + std::to_string(e.offset) + ")");
   return Status();

@@ -28,6 +28,8 @@ class [[nodiscard]] Status {
   Status() = default;
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
   static Status ok_status() { return Status(); }
+  // A damaged input (a log, an index): the message names what is wrong and where.
+  static Status corrupt(std::string message) { return Status(StatusCode::kCorrupt, std::move(message)); }
   // A failed allocation, made without allocating (its message is empty): safe in a catch handler.
   static Status out_of_memory() noexcept {
     Status s;

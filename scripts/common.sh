@@ -22,7 +22,8 @@ BUILD_PACKAGES=(build-essential cmake ninja-build pkg-config python3 gfortran bi
 TEST_PACKAGES=(openmpi-bin libopenmpi-dev libgtest-dev libgmock-dev libbenchmark-dev otf2-tools python3-otf2
                xvfb xauth clang-format clang libclang-rt-14-dev vite hpcc
                python3-mpi4py python3-numpy python3.11-dev
-               ccache)  # the MPI-independent objects compiled once for both MPIs (configure_dir)
+               ccache  # the MPI-independent objects compiled once for both MPIs (configure_dir)
+               git)  # scripts/check-format lists the sources with git ls-files
 
 # Installs the packages that are missing (all of them, and any named); silent when none is.
 ensure_packages() { install_missing "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}" "$@"; }

@@ -99,6 +99,23 @@ MPI_Status* status_scratch(ThreadState& ts, int n) MPE_HIDDEN;
 void call_rest(const HookList& hooks, Call& call) MPE_HIDDEN;
 void call_rest_reversed(const HookList& hooks, Call& call) MPE_HIDDEN;
 
+// Where a wrapper's instructions go: MPI_Iprobe under the do-nothing tool adds 70-71 (callgrind,
+// bench/instructions_per_call.sh; counted in the disassembly of libmpenull.so,
+// GCC 12 -O2, on the path that neither wants time nor status):
+//   11  the frame: four callee-saved registers pushed and popped, the Call's stack space, the ret
+//    4  the thread state's TLS address and load, and the observing() test
+//    3  the status substitution's test of Registry::needs
+//   12  filling the Call: fn/cls/mode in one store, flags, depth, roles, the return address (a
+//       load and a store) and the five argument fields
+//    7  the five arguments read back from the Call for PMPI_Iprobe, its return code kept
+//    9  the TLS stores (and one load) that suppress and release the tools around each hook
+//   18  two hook dispatches: the list's length loaded and tested, the Call's address, the
+//       indirect call, the test for a second tool, and the empty hook's return
+//    5  the two tests of kNeedsTime, the first reloaded after the opaque hook call
+//    2  the call to PMPI_Iprobe and its jump through the PLT
+// Reaching 40 means not filling a Call the loaded tool does not read: wrappers generated per
+// tool, its hooks inlined when it is alone, with this generic path kept for stacked tools.
+
 // Runs the enter hooks in registration order, then stamps the time. Cost: two TLS stores and
 // one indirect call per interested tool, plus the clock read when a tool asked for time. `cls`
 // is call.cls, passed as the wrapper's constant so that the hook list's address is one too.

@@ -19,5 +19,8 @@ option(MPE_UNITY_BUILD "Compile the MPI-independent code in batches of 8 files" 
 function(mpe_unity_build target)
   if(MPE_UNITY_BUILD)
     set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+    # GCC takes a .cpp included into a batch for a header, and warns that a class there has a
+    # member of an anonymous-namespace type (-Wsubobject-linkage): true of a header, not of these.
+    target_compile_options(${target} PRIVATE $<$<CXX_COMPILER_ID:GNU>:-Wno-subobject-linkage>)
   endif()
 endfunction()

@@ -23,7 +23,9 @@ TEST_PACKAGES=(openmpi-bin libopenmpi-dev libgtest-dev libgmock-dev libbenchmark
                xvfb xauth clang-format clang libclang-rt-14-dev vite hpcc
                python3-mpi4py python3-numpy python3.11-dev
                ccache  # the MPI-independent objects compiled once for both MPIs (configure_dir)
-               git)  # scripts/check-format lists the sources with git ls-files
+               git  # scripts/check-format lists the sources with git ls-files
+               time  # /usr/bin/time: the peak memory of mpe and upshot (tests/waits, tests/viewer)
+               python3-six)  # imported by python3-otf2, which does not depend on it (Debian 12)
 
 # Installs the packages that are missing (all of them, and any named); silent when none is.
 ensure_packages() { install_missing "${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}" "$@"; }

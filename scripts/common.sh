@@ -77,9 +77,11 @@ configure_dir() {
 # compile to the same objects in the MPICH and the Open MPI build, so the second build takes them
 # from the cache. The cache lives beside the build directories ($ROOT/.ccache, or MPE_CCACHE_DIR),
 # so a clean checkout starts empty and every file is still compiled once per checkout.
-# base_dir makes paths under $ROOT relative, so build/ and build-ompi/ hash alike; hash_dir off
-# because -g would otherwise put the build directory into every hash (the cached object's debug
-# info then names the first build's directory as its compilation directory: only debuggers read it).
+# base_dir makes paths under $ROOT relative, so build/ and build-ompi/ hash alike (and so the
+# objects' debug info names sources relatively: a sanitizer report says core/generated/...cpp, which
+# tests/memcheck allows for); hash_dir off because -g would otherwise put the build directory into
+# every hash (a cached object's debug info then names the first build's directory as its
+# compilation directory: only debuggers read it).
 compiler_cache_options() {
   [ "${MPE_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null 2>&1 || return 0
   local launcher="env;CCACHE_DIR=${MPE_CCACHE_DIR:-$ROOT/.ccache};CCACHE_BASEDIR=$ROOT;CCACHE_NOHASHDIR=1;ccache"

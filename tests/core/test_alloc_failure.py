@@ -48,7 +48,7 @@ def run(tool, after, argv, settings, report=False):
 # MPI_T counters) under the first only: their steps do not depend on the program's traffic, and
 # each failure point is a 4-rank run (the test's time is those runs).
 # Open MPI runs halo2d alone: ring repeats the same hooks under other traffic, which does not
-# depend on the MPI, and each of its 21 runs costs Open MPI's start-up (~2 s; 0.4 s on MPICH).
+# depend on the MPI, and each of its 21 runs takes about 2 s on Open MPI here (0.4 s on MPICH).
 PROGRAMS = [("halo2d", [m.program("halo2d")])] + ([("ring", [m.program("ring")])] if m.MPI != "openmpi" else [])
 for name, argv in PROGRAMS:
     plain = m.run(4, argv)

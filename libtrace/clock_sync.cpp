@@ -14,6 +14,7 @@
 #include "mpe/clock.h"
 #include "mpe/collective.h"
 #include "mpe/config.h"
+#include "mpe/fnv.h"
 
 namespace mpe::tools::log {
 
@@ -126,9 +127,7 @@ HostLayout g_layout;
 uint64_t host_hash() {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
-  uint64_t h = 1469598103934665603ull;
-  for (const char* c = host; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
-  return h;
+  return fnv1a(host);
 }
 
 // A rank and its host's hash, sorted by host, then rank.

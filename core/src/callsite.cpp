@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "mpe/config.h"
+#include "mpe/fnv.h"
 #include "mpe/python_frames.h"
 
 namespace mpe::core {
@@ -33,10 +34,9 @@ uint64_t hash_pcs(const uintptr_t* pcs, int n) {
   return h ? h : 1;  // 0 marks an empty slot
 }
 
-// FNV-1a over a Python site's text (python::frames_text), for the registry.
+// A Python site's text (python::frames_text) hashed for the registry; 0 marks an empty slot.
 uint64_t hash_text(const std::string& text) {
-  uint64_t h = 1469598103934665603ull;
-  for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  const uint64_t h = fnv1a(text);
   return h ? h : 1;
 }
 

@@ -4,7 +4,9 @@
 # and divides the difference in instructions by N2 - N1, so start-up and finalize cancel out.
 # Usage: bench/instructions_per_call.sh [build dir]   (needs valgrind; an Open MPI build counts
 # Open MPI's singleton)
-# MPE_BENCH_TOOLS="log mpetime" limits the tools measured; other MPE_ settings (MPE_CALLSITE_DEPTH)
+# MPE_BENCH_TOOLS="log mpetime" limits the tools measured; "mpenull+umq" loads both, so that the
+# wrappers take the registry's path (one tool alone takes its own solo path: mpe/core.h); other
+# MPE_ settings (MPE_CALLSITE_DEPTH)
 # pass through to the runs. MPE_BENCH_LOOP="program args" measures another loop that takes its
 # number of calls last (bench/python_per_call.sh), with MPE_BENCH_CALLS="N1 N2".
 set -euo pipefail
@@ -27,7 +29,10 @@ per_call() { echo $(( ($(count "$1" $n2) - $(count "$1" $n1)) / (n2 - n1) )); }
 plain=$(per_call "")
 echo "${MPE_BENCH_NAME:-MPI_Iprobe} without a tool: $plain instructions per call"
 for tool in ${MPE_BENCH_TOOLS:-mpenull mpetime umq log}; do
-  lib=$build/lib/lib$tool.so
-  [ -e "$lib" ] || continue
-  echo "lib$tool.so adds $(( $(per_call "$lib") - plain )) instructions per call"
+  libs=""
+  for one in ${tool//+/ }; do
+    [ -e "$build/lib/lib$one.so" ] && libs=${libs:+$libs:}$build/lib/lib$one.so
+  done
+  [ -n "$libs" ] || continue
+  echo "lib${tool//+/.so + lib}.so adds $(( $(per_call "$libs") - plain )) instructions per call"
 done

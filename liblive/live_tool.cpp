@@ -7,6 +7,7 @@
 
 #include <new>
 
+#include "live_hooks.h"
 #include "live_state.h"
 #include "mpe/bytes.h"
 #include "mpe/call_filter.h"
@@ -26,13 +27,10 @@ __thread LiveThread* t_live __attribute__((tls_model("initial-exec")));
 std::atomic<bool> g_recording{false};
 int g_world_rank = -1;
 
-namespace {
-
-// MPE_LOG_FILTER (mpe/call_filter.h): set after MPI_Init. g_filtered sends every call through
-// on_leave_filtered; g_filter_on is false on a rank `only ranks` leaves out and while the last
-// Pcontrol level is not one `only pcontrol` names.
 bool g_filtered = false;
 std::atomic<bool> g_filter_on{true};
+
+namespace {
 
 using live_stream::EventKind;
 using live_stream::WaitKind;
@@ -47,11 +45,10 @@ void thread_gone(void* p) {
   t_live = nullptr;
 }
 
-// Before a Wait/Test call: what each request is (MPI nulls the completed handles), and for a Wait
-// the world ranks it waits for. Returns the wait kind: kAllOf/kAnyOf over the known peers, or
-// kUnknown when an "any" wait has a request with an unknown peer (that one could release it) or
-// nothing is known. An "all" wait is a sound edge over its known peers alone.
-WaitKind snapshot_requests(LiveThread* t, const Call& c, NowSlot& s, bool any) {
+}  // namespace
+
+__attribute__((noinline)) WaitKind snapshot_requests(LiveThread* t, const Call& c, NowSlot& s,
+                                                     bool any) noexcept {
   t->snapshot_n = 0;
   if (!c.has(role::requests)) return WaitKind::kUnknown;
   const int n = c.nreq();
@@ -82,104 +79,7 @@ WaitKind snapshot_requests(LiveThread* t, const Call& c, NowSlot& s, bool any) {
   return any ? WaitKind::kAnyOf : WaitKind::kAllOf;
 }
 
-// What the call is about to wait for.
-void fill_wait(LiveThread* t, const Call& c, NowSlot& s) {
-  s.npeers = 0;
-  s.peer = traffic::kPeerUnknown;
-  s.tag = -1;
-  s.root = -1;
-  s.wait = static_cast<uint8_t>(WaitKind::kNone);
-  const MPI_Comm comm = s.comm;
-  const bool blocking = c.mode == Mode::kBlocking;
-  auto single = [&](int32_t peer) {
-    s.peer = peer;
-    if (!blocking || peer == traffic::kPeerNull) return;
-    if (peer == traffic::kPeerAny) {
-      s.wait = static_cast<uint8_t>(WaitKind::kAnyInComm);
-    } else if (peer >= 0) {
-      s.peers[0] = peer;
-      s.npeers = 1;
-      s.wait = static_cast<uint8_t>(WaitKind::kAllOf);
-    }
-  };
-  switch (c.cls) {
-    case CallClass::kSend:
-      if (c.has(role::dest)) single(world_rank(comm, c.dest));
-      if (c.has(role::sendtag)) s.tag = c.sendtag;
-      break;
-    case CallClass::kRecv:
-    case CallClass::kProbe:
-    case CallClass::kMprobe:
-      if (c.has(role::source)) single(world_rank(comm, c.source));
-      if (c.has(role::recvtag)) s.tag = c.recvtag;
-      break;
-    case CallClass::kSendrecv:
-      if (c.has(role::source | role::dest)) {
-        single(world_rank(comm, c.source));
-        const int32_t dest = world_rank(comm, c.dest);
-        if (s.wait == static_cast<uint8_t>(WaitKind::kAllOf) && dest >= 0 && dest != s.peers[0])
-          s.peers[s.npeers++] = dest;
-      }
-      if (c.has(role::recvtag)) s.tag = c.recvtag;
-      break;
-    case CallClass::kWait:
-    case CallClass::kWaitall:
-      s.wait = static_cast<uint8_t>(snapshot_requests(t, c, s, false));
-      break;
-    case CallClass::kWaitany:
-    case CallClass::kWaitsome:
-      s.wait = static_cast<uint8_t>(snapshot_requests(t, c, s, true));
-      break;
-    case CallClass::kTest:
-    case CallClass::kTestall:
-    case CallClass::kTestany:
-    case CallClass::kTestsome:
-      snapshot_requests(t, c, s, false);
-      s.npeers = 0;  // a Test waits for nobody
-      break;
-    case CallClass::kCommCreate:
-      if (blocking && c.has(role::comm)) s.wait = static_cast<uint8_t>(WaitKind::kCollective);
-      break;
-    case CallClass::kRequestFree:
-      // Forgotten before the call, which nulls the handle: MPI may hand the handle out again,
-      // and a stale entry would then count a new request's traffic as the old one's.
-      if (c.has(role::requests)) t->requests.erase(*c.requests);
-      break;
-    default:
-      if (is_collective(c.cls)) {
-        if (c.has(role::root)) s.root = world_rank(comm, c.root);
-        if (blocking && c.has(role::comm)) s.wait = static_cast<uint8_t>(WaitKind::kCollective);
-      }
-      break;
-  }
-}
-
-// MPI_Wtime and MPI_Wtick do not take a rank out of the application: a rank that times its
-// computation in a loop is computing, not "in MPI since a microsecond ago".
-constexpr bool is_clock(Fn fn) { return fn == Fn::MPI_Wtime || fn == Fn::MPI_Wtick; }
-
-// ~60 instructions: the slot's fields, one clock read, and for a blocking call what it waits for.
-void on_enter(Call& c) noexcept {
-  if (c.depth != 0 || is_clock(c.fn)) return;
-  // A Wait/Test left out still takes its snapshot: the requests it completes are followed.
-  if (__builtin_expect(g_filtered, 0) && !completes_requests(c.cls) &&
-      (!g_filter_on.load(std::memory_order_relaxed) || (call_filter::g_active && call_filter::leaves_out(c))))
-    return;
-  LiveThread* t = live_thread();
-  if (!t) return;
-  NowSlot& s = t->now;
-  const uint32_t q = s.begin_write();
-  s.in_mpi = true;
-  s.fn = c.fn;
-  s.since = clock::now();
-  // From Python the return address names mpi4py: the site's id then rides in caller's tag bits
-  // (mpe/callsite.h), read by the publisher. One load and branch for a program without Python.
-  if (__builtin_expect(core::python::g_readable, 0)) core::callsite(c);
-  s.caller = c.caller;
-  s.comm = c.has(role::comm) ? c.comm : MPI_COMM_NULL;
-  fill_wait(t, c, s);
-  s.end_write(q);
-}
+namespace {
 
 void put_event(LiveThread* t, EventKind kind, uint64_t ticks, Fn fn, WorldPeer peer, int32_t tag,
                uint64_t bytes) {
@@ -220,7 +120,9 @@ struct LiveSink {
   }
 };
 
-void record_traffic(LiveThread* t, const Call& c) {
+}  // namespace
+
+__attribute__((noinline)) void record_traffic(LiveThread* t, const Call& c) noexcept {
   LiveSink sink{t};
   if (traffic::moves_messages(c.cls)) {
     if (c.rc == MPI_SUCCESS) traffic::visit(c, sink);
@@ -255,48 +157,20 @@ void record_traffic(LiveThread* t, const Call& c) {
   }
 }
 
-// ~40 instructions plus the event: the routine's time, the slot back to "application".
-void leave_slot(LiveThread* t, const Call& c) noexcept {
-  NowSlot& s = t->now;
-  const uint32_t q = s.begin_write();
-  s.in_mpi = false;
-  s.since = c.t_leave;
-  s.wait = 0;
-  s.npeers = 0;
-  s.end_write(q);
-}
-
-void record_call(LiveThread* t, Call& c) noexcept {
-  const auto fn = static_cast<size_t>(c.fn);
-  bump(t->fn_ticks[fn], c.t_leave - c.t_enter);
-  bump(t->fn_calls[fn], 1);
-  leave_slot(t, c);
-  record_traffic(t, c);
-}
-
-// Under a filter: a call left out keeps the rank in "application" and its time uncounted; its
-// messages still count unless `drop messages`, and what keeps liblive's tables right (new
-// communicators, requests completing) always runs.
 __attribute__((noinline)) void on_leave_filtered(LiveThread* t, Call& c) noexcept {
   if (c.cls == CallClass::kPcontrol)
     g_filter_on.store(call_filter::records_rank(g_world_rank) &&
                           call_filter::records_at_level(c.has(role::level) ? c.level : 1),
                       std::memory_order_relaxed);
   const bool on = g_filter_on.load(std::memory_order_relaxed);
-  if (on && !(call_filter::g_active && call_filter::leaves_out(c))) return record_call(t, c);
+  if (on && !(call_filter::g_active && call_filter::leaves_out(c))) return record_call(t, c, c.cls);
   if (c.cls == CallClass::kOther || c.cls == CallClass::kProbe) return;  // nothing to follow
   if (t->now.in_mpi) leave_slot(t, c);  // a Wait/Test left out entered its slot, for its snapshot
   if ((on && !call_filter::drops_messages()) || completes_requests(c.cls) || c.cls == CallClass::kCommCreate)
     record_traffic(t, c);
 }
 
-void on_leave(Call& c) noexcept {
-  if (c.depth != 0 || is_clock(c.fn)) return;
-  LiveThread* t = t_live;
-  if (!t) return;
-  if (__builtin_expect(g_filtered, 0)) return on_leave_filtered(t, c);
-  record_call(t, c);
-}
+namespace {
 
 void after_init() noexcept {
   PMPI_Comm_rank(MPI_COMM_WORLD, &g_world_rank);
@@ -312,7 +186,7 @@ void after_init() noexcept {
 
 void before_finalize() noexcept { stop_publisher(); }
 
-const Tool kTool = {"live", kNeedsTime | kNeedsStatus, on_enter, on_leave, after_init, before_finalize};
+constexpr Tool kTool = core::solo_tool<Hooks>("live", after_init, before_finalize);
 
 __attribute__((constructor)) void register_live_tool() {
   if (mpe_core_register_tool(&kTool) != 0)

@@ -28,6 +28,7 @@
 #include "mpe/config.h"
 #include "mpe/core.h"
 #include "mpe/request_table.h"
+#include "time_hooks.h"
 #include "time_table.h"
 
 namespace mpe::tools::time::tool {
@@ -41,7 +42,7 @@ std::atomic<uint64_t> g_run_start{0};     // ticks when the measured span began 
 std::atomic<uint64_t> g_pause_start{0};   // ticks when the current pause began
 std::atomic<uint64_t> g_paused_ticks{0};  // total ticks spent paused since g_run_start
 
-}  // namespace mpe::tools::time::tool
+__thread Table* t_table __attribute__((tls_model("initial-exec")));
 
 namespace {
 
@@ -49,9 +50,6 @@ using mpe::Call;
 using mpe::CallClass;
 using mpe::Mode;
 namespace role = mpe::role;
-using namespace mpe::tools::time::tool;
-
-__thread Table* t_table __attribute__((tls_model("initial-exec")));
 
 // Says once per process that call sites were lost to a lack of memory.
 void warn_sites_lost() noexcept {
@@ -147,7 +145,8 @@ struct TimeSink {
   mpe::traffic::ProbedMessages& probed() { return t->probed; }
 };
 
-// Adds the bytes a call moved to its routine's counters. Out of line: most cheap calls move none.
+}  // namespace
+
 __attribute__((noinline)) void count_bytes(const Call& c, Row& st, Table* t) noexcept {
   if (c.rc != MPI_SUCCESS) return;
   int64_t sent = 0, recv = 0;
@@ -181,48 +180,7 @@ __attribute__((noinline)) void count_bytes(const Call& c, Row& st, Table* t) noe
   if (recv > 0) st.recv += static_cast<uint64_t>(recv);
 }
 
-// Classes whose calls move data or complete requests, indexed by CallClass.
-constexpr bool moves_bytes(CallClass c) {
-  switch (c) {
-    case CallClass::kOther:
-    case CallClass::kInit:
-    case CallClass::kFinalize:
-    case CallClass::kPcontrol:
-    case CallClass::kProbe:
-    case CallClass::kMprobe:
-    case CallClass::kRequestGetStatus:
-    case CallClass::kCancel:
-    case CallClass::kRequestFree:
-    case CallClass::kPready:
-    case CallClass::kParrived:
-    case CallClass::kBarrier:
-    case CallClass::kCommCreate:
-    case CallClass::kCommFree:
-    case CallClass::kWinSync:
-    case CallClass::kWinCreate:
-    case CallClass::kFileOpen:
-    case CallClass::kFileClose:
-      return false;
-    default:
-      return true;
-  }
-}
-
-// What the leave hook must know of a call's class, in one byte: one load decides both branches.
-constexpr uint8_t kMovesBytes = 1;  // count_bytes
-constexpr uint8_t kRare = 2;        // MPI_Pcontrol, MPI_Init(_thread): leave_rare
-
-struct ClassTraits {
-  uint8_t v[mpe::kCallClassCount];
-  constexpr ClassTraits() : v() {
-    for (int i = 0; i < mpe::kCallClassCount; ++i) {
-      const auto c = static_cast<CallClass>(i);
-      v[i] = static_cast<uint8_t>((moves_bytes(c) ? kMovesBytes : 0) |
-                                  (c == CallClass::kPcontrol || c == CallClass::kInit ? kRare : 0));
-    }
-  }
-};
-constexpr ClassTraits kTraits;
+namespace {
 
 // Clears a row's counters; its routine stays (the owner thread may be claiming it right now).
 void reset_row(Row& r) noexcept {
@@ -257,7 +215,8 @@ void pcontrol(int level) noexcept {
   }
 }
 
-// Before the calls that complete or free requests (kEnterClasses); the core skips it for others.
+}  // namespace
+
 void on_enter(Call& call) noexcept {
   Table* t = t_table;
   if (!t || g_paused.load(std::memory_order_relaxed)) return;
@@ -266,6 +225,8 @@ void on_enter(Call& call) noexcept {
   else if (call.has(role::requests))
     t->requests.erase(*call.requests);
 }
+
+namespace {
 
 // Grows a thread's rows to cover site `id`, under the mutex that reset_all and collect take;
 // false when out of memory.
@@ -338,23 +299,8 @@ Row* row_of(Table* t, uint32_t id, uint16_t fn) noexcept {
   return &t->unknown[fn];
 }
 
-// Adds one call to its row: what every call pays.
-inline void record(const Call& call, Table* t, Row& r, uint8_t traits) noexcept {
-  const uint64_t dur = call.t_leave - call.t_enter;
-  uint64_t* child = t->child + static_cast<size_t>(call.depth);
-  r.nested += child[1];
-  child[1] = 0;
-  child[0] += dur;  // child[0] of an application call, charged to no parent, is never read
-  ++r.calls;
-  r.incl += dur;
-  if (dur < r.min) r.min = dur;
-  if (dur > r.max) r.max = dur;
-  if (traits & kMovesBytes) count_bytes(call, r, t);
-}
+}  // namespace
 
-// The per-call path when the fast one cannot serve: a thread's first call, a site's first call on
-// this thread (a miss in the core's cache), a site whose row belongs to another routine, and
-// every call at MPE_CALLSITE_DEPTH > 1 (the core unwinds then).
 __attribute__((noinline)) void leave_slow(Call& call, Table* t, uint8_t traits) noexcept {
   if (!t && (t = new_table()) == nullptr) return;
   uint32_t id = mpe::core::callsite(call);
@@ -369,7 +315,6 @@ __attribute__((noinline)) void leave_slow(Call& call, Table* t, uint8_t traits) 
   record(call, t, *row_of(t, id, static_cast<uint16_t>(call.fn)), traits);
 }
 
-// MPI_Pcontrol and MPI_Init(_thread), then the call is recorded as any other.
 __attribute__((noinline)) void leave_rare(Call& call, uint8_t traits) noexcept {
   const bool is_pcontrol = call.cls == CallClass::kPcontrol;
   if (is_pcontrol) pcontrol(call.has(role::level) ? call.level : -1);
@@ -379,25 +324,10 @@ __attribute__((noinline)) void leave_rare(Call& call, uint8_t traits) noexcept {
   leave_slow(call, t_table, traits);
 }
 
-// The per-call path: a TLS load, the core's call-site cache probed inline, one row update. Every
-// other case is a tail call, so that this function saves no registers.
-void on_leave(Call& call) noexcept {
-  const uint8_t traits = kTraits.v[static_cast<int>(call.cls)];
-  if (__builtin_expect(traits & kRare, 0)) return leave_rare(call, traits);
-  if (g_paused.load(std::memory_order_relaxed)) return;
-  Table* t = t_table;
-  if (__builtin_expect(t == nullptr, 0)) return leave_slow(call, t, traits);
-  const uint32_t slot = mpe::core::cache_slot(call.caller);
-  if (__builtin_expect(t->cache->pc[slot] != call.caller, 0)) return leave_slow(call, t, traits);
-  Row& r = t->rows[t->cache->id[slot]];
-  if (__builtin_expect(r.fn != static_cast<uint16_t>(call.fn), 0)) return leave_slow(call, t, traits);
-  record(call, t, r, traits);
-}
+namespace {
 
-constexpr uint64_t kEnterClasses = mpe::kCompletingClasses | mpe::classes(CallClass::kRequestFree);
-
-const mpe::Tool kTool = {"time",  mpe::kNeedsTime | mpe::kNeedsStatus,        on_enter,     on_leave,
-                         nullptr, mpe::tools::time::tool::report_at_finalize, kEnterClasses};
+const mpe::Tool kTool =
+    mpe::core::solo_tool<Hooks>("time", nullptr, mpe::tools::time::tool::report_at_finalize);
 
 __attribute__((constructor)) void register_time_tool() {
   if (mpe_core_register_tool(&kTool) != 0)
@@ -405,3 +335,4 @@ __attribute__((constructor)) void register_time_tool() {
 }
 
 }  // namespace
+}  // namespace mpe::tools::time::tool

@@ -212,8 +212,7 @@ void before_finalize() noexcept {
   if (g_comm != MPI_COMM_NULL) PMPI_Comm_free(&g_comm);
 }
 
-Tool kTool = {"log",      kNeedsTime | kNeedsStatus, on_enter,     on_leave,
-              after_init, before_finalize,           kEnterClasses};
+Tool kTool = core::solo_tool<Hooks>("log", after_init, before_finalize);
 
 __attribute__((constructor)) void register_log_tool() {
   // MPE_LOG_PVARS reads variables at the entry of more calls than liblog otherwise sees there.

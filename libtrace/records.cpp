@@ -183,10 +183,6 @@ void on_enter(Call& c) noexcept {
   }
 }
 
-namespace {
-
-// `messages`: false for a call MPE_LOG_FILTER left out with `drop messages`; a Wait/Test still
-// records the messages of the requests it completes, which belong to the calls that posted them.
 __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging, bool messages) noexcept {
   const uint16_t cat = static_cast<uint16_t>(c.fn);
   const bool ok = c.rc == MPI_SUCCESS;
@@ -286,11 +282,7 @@ __attribute__((noinline)) void on_leave_slow(ThreadLog* t, Call& c, bool logging
   }
 }
 
-// The classes whose calls write their state and nothing else (no message, request, communicator or
-// marker): on_leave_slow has nothing to do for them.
-constexpr bool writes_state_only(CallClass cls) {
-  return cls == CallClass::kOther || cls == CallClass::kProbe;
-}
+namespace {
 
 // Counts a call the filter left out, per routine on this thread (mpe stat says how many).
 void count_left_out(ThreadLog* t, Fn fn) noexcept {
@@ -298,7 +290,8 @@ void count_left_out(ThreadLog* t, Fn fn) noexcept {
   ++t->left_out[static_cast<size_t>(fn)];
 }
 
-// What on_leave does, in full: its common case is inlined there without calls.
+}  // namespace
+
 __attribute__((noinline)) void on_leave_general(ThreadLog* t, Call& c, bool logging) noexcept {
   if (!t && !(t = new_thread_log())) return;  // the thread's first call
   bool state = logging, messages = logging;
@@ -312,32 +305,6 @@ __attribute__((noinline)) void on_leave_general(ThreadLog* t, Call& c, bool logg
                                c.t_leave - c.t_enter}
                .to_record());
   if (!writes_state_only(c.cls)) on_leave_slow(t, c, logging, messages);
-}
-
-}  // namespace
-
-// The per-call path: ~8-12 ns for a cheap call (TLS loads, a call-site cache probe, one record,
-// one class test). Every call it makes is a tail call, so the common case saves no registers.
-void on_leave(Call& c) noexcept {
-  if (!g_active.load(std::memory_order_relaxed)) return;
-  ThreadLog* t = t_log;  // not thread_log(): creating the log is a call, which would cost a frame
-  const bool logging = g_logging.load(std::memory_order_relaxed);
-  uint32_t site;
-  if (!t || !logging || call_filter::g_active || t->n == t->cap || !core::cached_callsite(c.caller, &site)) {
-    // A routine the filter leaves out, which moves no message: counted in place, no record (~10
-    // instructions, so a left-out call costs less than libmpetime's path).
-    const auto fn = static_cast<size_t>(c.fn);
-    if (call_filter::g_active && t && logging && call_filter::g_routine_left_out[fn] && t->left_out &&
-        writes_state_only(c.cls)) {
-      ++t->left_out[fn];
-      return;
-    }
-    return on_leave_general(t, c, logging);
-  }
-  // In place, field by field (StateRecord::write_to): a whole Record assigned here costs more.
-  format::StateRecord{c.t_enter, static_cast<uint16_t>(c.fn), c.depth, site, c.t_leave - c.t_enter}.write_to(
-      &t->recs[t->n++]);
-  if (!writes_state_only(c.cls)) return on_leave_slow(t, c, logging, true);
 }
 
 }  // namespace mpe::tools::log

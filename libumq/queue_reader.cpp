@@ -25,7 +25,6 @@ constexpr int kLabels = 1024;  // communicator descriptions kept for the report
 constexpr int kLabelLen = 96;
 
 struct State {
-  bool active;
   bool started;  // mpit::start() succeeded: stop() at close
   int var;       // the shared reader's id of the variable
   uint64_t threshold;
@@ -76,10 +75,9 @@ int comm_add(MPI_Comm c, const char* how, MPI_Comm parent) {
   return label;
 }
 
-inline bool is_receive(mpe::CallClass cls) {
-  return cls == mpe::CallClass::kRecv || cls == mpe::CallClass::kSendrecv || cls == mpe::CallClass::kProbe ||
-         cls == mpe::CallClass::kMprobe || cls == mpe::CallClass::kMrecv;
-}
+}  // namespace
+
+bool g_reading = false;
 
 void on_receive(mpe::Call& call) noexcept {
   const MPI_Comm comm = call.has(mpe::role::comm) ? call.comm : MPI_COMM_WORLD;  // Mrecv: no comm
@@ -89,6 +87,8 @@ void on_receive(mpe::Call& call) noexcept {
   if (label < 0 && comm != MPI_COMM_NULL) label = comm_add(comm, "(first use)", MPI_COMM_NULL);  // idup etc.
   record(call, q.total, q.top_peer, q.top, label);  // top_peer -1: process-wide
 }
+
+namespace {
 
 void no_variable_line(const std::string& looked_for) {
   mpe::config::inform("umq: looked for the MPI_T performance variable " + looked_for +
@@ -147,12 +147,12 @@ bool start_reading(const std::vector<std::string>& names, uint64_t threshold) {
   return true;
 }
 
-void set_reading(bool on) noexcept { g.active = on; }
+void set_reading(bool on) noexcept { g_reading = on; }
 
-bool reading() noexcept { return g.active; }
+bool reading() noexcept { return g_reading; }
 
 void close_reader() noexcept {
-  g.active = false;
+  g_reading = false;
   if (g.started) mpit::stop();
   g.started = false;
 }
@@ -163,24 +163,16 @@ const char* communicator_label(int label) noexcept {
   return label >= 0 && label < kLabels ? g_labels[label] : "(untracked communicator)";
 }
 
-void on_enter(mpe::Call& call) noexcept {
-  if (!g.active || call.depth > 0) return;
-  if (is_receive(call.cls)) {
-    on_receive(call);
-  } else if (call.cls == mpe::CallClass::kCommFree && call.has(mpe::role::commptr) && call.commptr) {
-    // Free the handles while the communicator still exists.
-    mpit::comm_freed(*call.commptr);
-  }
+void on_comm_freed(mpe::Call& call) noexcept {
+  if (call.has(mpe::role::commptr) && call.commptr) mpit::comm_freed(*call.commptr);
 }
 
-void on_leave(mpe::Call& call) noexcept {
-  if (!g.active || call.depth > 0 || call.rc != MPI_SUCCESS) return;
-  if (call.cls == mpe::CallClass::kCommCreate && call.has(mpe::role::newcomm) && call.newcomm &&
-      call.mode !=
-          mpe::Mode::kNonblocking) {  // idup: the handle is valid only at completion; followed lazily
-    const char* fn = mpe::info(call.fn).name;
-    comm_add(*call.newcomm, fn, call.has(mpe::role::comm) ? call.comm : MPI_COMM_NULL);
-  }
+void on_comm_created(mpe::Call& call) noexcept {
+  if (call.rc != MPI_SUCCESS || !call.has(mpe::role::newcomm) || !call.newcomm ||
+      call.mode == mpe::Mode::kNonblocking)  // idup: the handle is valid only at completion; followed lazily
+    return;
+  const char* fn = mpe::info(call.fn).name;
+  comm_add(*call.newcomm, fn, call.has(mpe::role::comm) ? call.comm : MPI_COMM_NULL);
 }
 
 }  // namespace mpe::tools::umq

@@ -30,11 +30,15 @@ const VariableInfo& variable() noexcept MPE_HIDDEN;
 // MPI_Comm_dup of MPI_COMM_WORLD (size 3)").
 const char* communicator_label(int label) noexcept MPE_HIDDEN;
 
-// Enter hook: at a receive, reads the queue (below the threshold: a compare with the thread's
-// last communicator, one MPI_T_pvar_read, ~27 ns on Open MPI, and a sum; no lock, no allocation);
-// at MPI_Comm_free, frees the communicator's handle.
-void on_enter(mpe::Call& call) noexcept MPE_HIDDEN;
-// Leave hook: binds a handle to each communicator a comm_create-class call returned.
-void on_leave(mpe::Call& call) noexcept MPE_HIDDEN;
+// Whether the receive hooks read (set_reading); plain data, read by every hook.
+extern bool g_reading MPE_HIDDEN;
+
+// At a receive: reads the queue (below the threshold: a compare with the thread's last
+// communicator, one MPI_T_pvar_read, ~27 ns on Open MPI, and a sum; no lock, no allocation).
+void on_receive(mpe::Call& call) noexcept MPE_HIDDEN;
+// At MPI_Comm_free: frees the communicator's handle while the communicator still exists.
+void on_comm_freed(mpe::Call& call) noexcept MPE_HIDDEN;
+// After a comm_create-class call: binds a handle to the communicator it returned.
+void on_comm_created(mpe::Call& call) noexcept MPE_HIDDEN;
 
 }  // namespace mpe::tools::umq

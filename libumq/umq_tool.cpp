@@ -24,6 +24,7 @@
 #include "mpe/core.h"
 #include "queue_reader.h"
 #include "report.h"
+#include "umq_hooks.h"
 
 namespace mpe::tools::umq {
 
@@ -117,7 +118,7 @@ void before_finalize() noexcept {
   release_symbolizer();
 }
 
-const mpe::Tool kTool = {"umq", 0, on_enter, on_leave, after_init, before_finalize};
+constexpr mpe::Tool kTool = mpe::core::solo_tool<Hooks>("umq", after_init, before_finalize);
 
 __attribute__((constructor)) void register_umq_tool() {
   if (mpe_core_register_tool(&kTool) != 0) mpe::config::warn("umq: too many tools loaded; libumq is off");

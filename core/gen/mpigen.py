@@ -5,7 +5,9 @@ Inputs: the preprocessed header (`mpicc -E -P`), the per-function table (core/mp
 optionally the Fortran entry points the MPI library exports (`pmpi_*_` names from `nm -D`).
 Outputs (into the build tree, never committed):
   calls.h        - enum Fn, CallClass, Mode, role bits, struct Call, per-function descriptors
-  wrappers_c.cpp - one MPI_X per PMPI_X prototype: fill a Call, run the hooks, call PMPI_X
+  wrapper_bodies.h - one wrapper body per PMPI_X prototype: fill a Call, run the hooks, call PMPI_X
+  wrappers_c.cpp - those bodies through the registry: MPI_X, and libmpestack's mpe_stacked_MPI_X
+  wrappers_solo.cpp - MPI_X of the per-message routines with one tool's hooks inline (per tool)
   wrappers_f.cpp - one mpi_x_ per exported pmpi_x_ with a C counterpart
   wrapped.txt    - the wrapped names, for `mpe coverage`
   stack_c.cpp    - libmpestack: MPI_X and PMPI_X dispatched through a stack of PMPI tools
@@ -23,7 +25,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mpigen_c import emit_c_wrappers  # noqa: E402
+from mpigen_c import emit_c_wrappers, emit_solo_wrappers, emit_wrapper_bodies  # noqa: E402
 from mpigen_calls import emit_header, emit_info  # noqa: E402
 from mpigen_fortran import emit_fortran_wrappers, fortran_bindings  # noqa: E402
 from mpigen_header import parse_header  # noqa: E402
@@ -66,7 +68,9 @@ def main():
 
     write("mpe/calls.h", emit_header, roles, protos, rows, classes)
     write("calls_info.cpp", emit_info, protos, rows, roles, classes)
+    write("wrapper_bodies.h", emit_wrapper_bodies, protos, rows, roles)
     write("wrappers_c.cpp", emit_c_wrappers, protos, rows, roles)
+    write("wrappers_solo.cpp", emit_solo_wrappers, protos, rows, roles)
     fwrapped = write("wrappers_f.cpp", emit_fortran_wrappers, protos, rows, roles, bindings)
     write("stack_c.cpp", emit_stack_c, protos)
     write("stack_f.cpp", emit_stack_f, protos, rows, bindings)

@@ -110,7 +110,7 @@ def fortran_conversions(cname, proto, params, rmap, roles, binding):
             pre.append("  MPI_Fint* fstatus_ = static_cast<MPI_Fint*>(%s);" % a)
             pre.append("  MPI_Fint fstatus_storage_[core::fortran::kStatusInts];")
             pre.append("  if (core::fortran::status_ignored(fstatus_))")
-            pre.append("    fstatus_ = core::wants_status() ? static_cast<MPI_Fint*>(%s = fstatus_storage_) : nullptr;" % a)
+            pre.append("    fstatus_ = core::Registered::needs(kNeedsStatus) ? static_cast<MPI_Fint*>(%s = fstatus_storage_) : nullptr;" % a)
             pre.append("  MPI_Status status_c_;\n  call.%s = &status_c_;" % role)
             post.append("  if (fstatus_ && call.rc == MPI_SUCCESS) PMPI_Status_f2c(fstatus_, &status_c_);")
             post.append("  else call.%s = MPI_STATUS_IGNORE;" % role)
@@ -130,7 +130,7 @@ def fortran_conversions(cname, proto, params, rmap, roles, binding):
                 done = "(*call.outcount > 0 && *call.outcount != MPI_UNDEFINED ? *call.outcount : 0)"
             pre.append("  MPI_Fint* fstatuses_ = static_cast<MPI_Fint*>(%s);" % a)
             pre.append("  if (core::fortran::statuses_ignored(fstatuses_)) {")
-            pre.append("    fstatuses_ = core::wants_status() ? core::fortran::status_storage(ts, %s) : nullptr;" % n)
+            pre.append("    fstatuses_ = core::Registered::needs(kNeedsStatus) ? core::fortran::status_storage(ts, %s) : nullptr;" % n)
             pre.append("    if (fstatuses_) %s = fstatuses_;" % a)
             pre.append("  }")
             pre.append("  call.%s = MPI_STATUSES_IGNORE;" % role)
@@ -209,7 +209,7 @@ def emit_fortran_wrapper(w, proto, row, roles, binding):
     w("  call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));\n")
     for line in pre:
         w(line + "\n")
-    w("  core::enter(ts, call, CallClass::%s);\n" % class_enumerator(cls))
+    w("  core::enter<core::Registered>(ts, call, CallClass::%s);\n" % class_enumerator(cls))
     if cls == "finalize":
         w("  core::before_finalize(ts);\n")
     w("  core::suppress(ts);\n")
@@ -229,7 +229,7 @@ def emit_fortran_wrapper(w, proto, row, roles, binding):
         w(line + "\n")
     if cls == "init":
         w("  if (call.rc == MPI_SUCCESS) core::after_init(ts);\n")
-    w("  core::leave(ts, call, CallClass::%s);\n" % class_enumerator(cls))
+    w("  core::leave<core::Registered>(ts, call, CallClass::%s);\n" % class_enumerator(cls))
     if ret != "void":
         w("  return result;\n")
     w("}\n\n")

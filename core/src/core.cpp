@@ -10,6 +10,7 @@
 namespace mpe::core {
 
 Registry g_registry;
+bool g_solo = false;
 __thread ThreadState t_state;
 
 namespace {
@@ -122,6 +123,7 @@ extern "C" int mpe_core_register_tool(const mpe::Tool* tool) {
   g_registry.needs |= tool->needs;
   g_registry.tools[g_registry.ntools] = tool;
   ++g_registry.ntools;
+  mpe::core::g_solo = g_registry.ntools == 1 && mpe::core::solo_accepts(*tool);
   return 0;
 }
 

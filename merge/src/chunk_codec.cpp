@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,7 @@ namespace {
 // Interleaving row i with row i+8 byte by byte, four times over, rotates the four row-index
 // bits into the column index: 64 SSE2 unpacks in all (SSE2 is part of x86-64, so no dispatch).
 inline void interleave_halves(const __m128i in[16], __m128i out[16]) {
+#pragma GCC unroll 8
   for (int i = 0; i < 8; ++i) {
     out[2 * i] = _mm_unpacklo_epi8(in[i], in[i + 8]);
     out[2 * i + 1] = _mm_unpackhi_epi8(in[i], in[i + 8]);
@@ -64,6 +66,7 @@ void shuffle(const Record* in, uint32_t n, char* out) {
   uint32_t i0 = 0;
   for (; i0 + 16 <= n; i0 += 16) {
     __m128i lo[16], hi[16];
+#pragma GCC unroll 16
     for (int k = 0; k < 16; ++k) {
       const auto* p = reinterpret_cast<const __m128i*>(&in[i0 + k]);
       // The time is the low 8 bytes; subtracting in the low lane only delta-encodes it. Wraps for
@@ -74,6 +77,7 @@ void shuffle(const Record* in, uint32_t n, char* out) {
     }
     transpose16(lo);
     transpose16(hi);
+#pragma GCC unroll 16
     for (int j = 0; j < 16; ++j) {
       _mm_storeu_si128(reinterpret_cast<__m128i*>(out + static_cast<size_t>(j) * n + i0), lo[j]);
       _mm_storeu_si128(reinterpret_cast<__m128i*>(out + static_cast<size_t>(j + 16) * n + i0), hi[j]);
@@ -97,12 +101,14 @@ void unshuffle(const char* in, uint32_t n, Record* out) {
   uint32_t i0 = 0;
   for (; i0 + 16 <= n; i0 += 16) {
     __m128i lo[16], hi[16];
+#pragma GCC unroll 16
     for (int j = 0; j < 16; ++j) {
       lo[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + static_cast<size_t>(j) * n + i0));
       hi[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + static_cast<size_t>(j + 16) * n + i0));
     }
     transpose16(lo);
     transpose16(hi);
+#pragma GCC unroll 16
     for (int k = 0; k < 16; ++k) {
       auto* p = reinterpret_cast<__m128i*>(&out[i0 + k]);
       _mm_storeu_si128(p, lo[k]);
@@ -126,9 +132,10 @@ void fill_range_and_summary(const Record* r, uint32_t n, ChunkHeader* h) {
   // By category, reused across chunks: only the touched entries are read back and cleared, so a
   // small chunk does not pay for zeroing all 64 Ki entries.
   static thread_local std::vector<CategoryTime> acc_of_thread(0x10000, CategoryTime{0, 0, 0});
-  // Its address once per chunk: in a shared library each use of a thread_local is a call to
-  // __tls_get_addr, which the compiler does not move out of the loop (11 instructions a record).
-  std::vector<CategoryTime>& acc = acc_of_thread;
+  // Its data pointer, loaded once per chunk: in a shared library each use of a thread_local is a
+  // call to __tls_get_addr, and GCC recomputes a thread_local's address (even one bound to a
+  // reference) inside the loop rather than keep it: 11 instructions a record.
+  CategoryTime* const acc = acc_of_thread.data();
   std::vector<CategoryTime> v;
   for (uint32_t i = 0; i < n; ++i) {
     h->t_first = std::min(h->t_first, r[i].time);
@@ -187,22 +194,42 @@ bool is_constant(const char* p, uint32_t n) {
 // byte per constant plane) to `head` and the varying planes, back to back, to `varying`.
 // Why: zstd then sees only the bytes that carry information, typically 4-8 planes of 32, which
 // cuts its time per record several-fold at no cost in size.
-void split_planes(const char* shuffled, uint32_t n, std::string* head, std::string* varying) {
+// Returns the varying planes' size.
+size_t split_planes(const char* shuffled, uint32_t n, std::string* head, char* varying) {
   uint32_t mask = 0;
   std::string constants;
-  varying->clear();
+  size_t size = 0;
   for (uint32_t j = 0; j < kRecordPlanes; ++j) {
     const char* plane = shuffled + static_cast<size_t>(j) * n;
     if (is_constant(plane, n)) {
       mask |= 1u << j;
       constants.push_back(plane[0]);
     } else {
-      varying->append(plane, n);
+      std::memcpy(varying + size, plane, n);
+      size += n;
     }
   }
   head->assign(reinterpret_cast<const char*>(&mask), sizeof mask);
   head->append(constants);
+  return size;
 }
+
+// A thread's scratch buffer, grown without filling: std::string::resize writes every new byte,
+// which for a 4 MiB chunk's three buffers is 12 MiB of memset on each thread's first chunk.
+class Scratch {
+ public:
+  char* get(size_t n) {
+    if (n > size_) {
+      data_.reset(new char[n]);
+      size_ = n;
+    }
+    return data_.get();
+  }
+
+ private:
+  std::unique_ptr<char[]> data_;
+  size_t size_ = 0;
+};
 
 }  // namespace
 
@@ -218,29 +245,33 @@ void encode_events(const Record* records, uint32_t n, uint32_t rank, uint32_t th
   h.raw_size = n * static_cast<uint32_t>(sizeof(Record));
   fill_range_and_summary(records, n, &h);
   // Reused per thread: fresh multi-MiB buffers per chunk cost page faults.
-  static thread_local std::string raw, head, varying, packed;
-  raw.resize(h.raw_size);
-  shuffle(records, n, raw.data());
-  const std::string* body = &raw;
+  static thread_local Scratch raw, varying, packed;
+  static thread_local std::string head;
+  char* const shuffled = raw.get(h.raw_size);
+  shuffle(records, n, shuffled);
+  const char* body = shuffled;
+  size_t body_size = h.raw_size;
   head.clear();
   if (h.flags & kChunkPlanes) {
-    split_planes(raw.data(), n, &head, &varying);
-    body = &varying;
+    char* const planes = varying.get(h.raw_size);
+    body_size = split_planes(shuffled, n, &head, planes);
+    body = planes;
   }
-  packed.resize(ZSTD_compressBound(body->size()));
+  const size_t bound = ZSTD_compressBound(body_size);
+  char* const compressed = packed.get(bound);
   static thread_local ZSTD_CCtx* cctx = ZSTD_createCCtx();
-  const size_t csize =
-      cctx ? ZSTD_compressCCtx(cctx, packed.data(), packed.size(), body->data(), body->size(), zstd_level)
-           : ZSTD_compress(packed.data(), packed.size(), body->data(), body->size(), zstd_level);
+  size_t csize = cctx ? ZSTD_compressCCtx(cctx, compressed, bound, body, body_size, zstd_level)
+                      : ZSTD_compress(compressed, bound, body, body_size, zstd_level);
+  const bool stored = ZSTD_isError(csize);  // cannot happen with a bound-sized buffer
+  if (stored) {
+    h.flags &= static_cast<uint16_t>(~kChunkZstd);
+    csize = body_size;
+  }
   const size_t base = out->size();
+  out->reserve(base + sizeof(ChunkHeader) + head.size() + csize);  // one allocation, no copy
   out->resize(base + sizeof(ChunkHeader));
   out->append(head);
-  if (ZSTD_isError(csize)) {  // cannot happen with a bound-sized buffer; store uncompressed then
-    h.flags &= static_cast<uint16_t>(~kChunkZstd);
-    out->append(*body);
-  } else {
-    out->append(packed.data(), csize);
-  }
+  out->append(stored ? body : compressed, csize);
   h.payload_size = static_cast<uint32_t>(out->size() - base - sizeof(ChunkHeader));
   h.payload_hash = hash64(out->data() + base + sizeof(ChunkHeader), h.payload_size);
   seal(&h);

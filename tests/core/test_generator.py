@@ -16,7 +16,8 @@ subprocess.run([sys.executable, gen, "--header", os.path.join(golden, "fake_mpi.
 subprocess.run([sys.executable, os.path.join(os.path.dirname(gen), "routines.py"), "--table",
                 os.path.join(golden, "table.tsv"), "--out", os.path.join(out, "routine_table.cpp")], check=True)
 failed = []
-for name in ("mpe/calls.h", "calls_info.cpp", "wrappers_c.cpp", "wrappers_f.cpp", "wrapped.txt", "stack_c.cpp",
+for name in ("mpe/calls.h", "calls_info.cpp", "wrapper_bodies.h", "wrappers_c.cpp", "wrappers_solo.cpp",
+             "wrappers_f.cpp", "wrapped.txt", "stack_c.cpp",
              "stack_f.cpp", "routine_table.cpp"):
     expected = os.path.join(golden, "expected", name.replace("/", "_"))
     if update:

@@ -49,7 +49,8 @@ with open(os.path.join(HERE, "mpi_leaks.txt")) as _f:
     MPI_LEAKS = [tuple(line.split("#")[0].split()) for line in _f if line.split("#")[0].strip()]
 # Matched anywhere in a frame's source: built through ccache (scripts/test), whose base_dir makes
 # the paths relative, a frame reads "core/generated/wrappers_c.cpp:6027", not "/.../core/...".
-WRAPPER_SOURCES = ("core/generated/wrappers_c.cpp", "core/generated/wrappers_f.cpp")
+WRAPPER_SOURCES = ("core/generated/wrappers_c.cpp", "core/generated/wrappers_f.cpp", "core/generated/wrappers_solo.cpp",
+                   "core/generated/wrapper_bodies.h")
 # The samples, their arguments and what to mask in their output (timings).
 SAMPLES = [("ring", []), ("pingpong", ["8", "200"]), ("halo2d", []), ("flood", []), ("pcontrol", []),
            ("threads", []), ("fortran_ring", []), ("fortran_halo", []), ("fortran_halo_f08", [])]

@@ -84,8 +84,6 @@ inline void poison([[maybe_unused]] Call& call) {
 #endif
 }
 
-inline bool wants_status() { return (g_registry.needs & kNeedsStatus) != 0; }
-
 // At least `bytes` of the thread's buffer `which`, or nullptr when it cannot grow. Amortised: a
 // buffer doubles, so a thread allocates O(log n) times in its life. Not for use inside a hook.
 void* scratch(ThreadState& ts, Scratch which, size_t bytes) noexcept MPE_HIDDEN;
@@ -99,50 +97,128 @@ MPI_Status* status_scratch(ThreadState& ts, int n) MPE_HIDDEN;
 void call_rest(const HookList& hooks, Call& call) MPE_HIDDEN;
 void call_rest_reversed(const HookList& hooks, Call& call) MPE_HIDDEN;
 
-// Where a wrapper's instructions go: MPI_Iprobe under the do-nothing tool adds 70-71 (callgrind,
-// bench/instructions_per_call.sh; counted in the disassembly of libmpenull.so,
-// GCC 12 -O2, on the path that neither wants time nor status):
-//   11  the frame: four callee-saved registers pushed and popped, the Call's stack space, the ret
-//    4  the thread state's TLS address and load, and the observing() test
-//    3  the status substitution's test of Registry::needs
-//   12  filling the Call: fn/cls/mode in one store, flags, depth, roles, the return address (a
-//       load and a store) and the five argument fields
-//    7  the five arguments read back from the Call for PMPI_Iprobe, its return code kept
-//    9  the TLS stores (and one load) that suppress and release the tools around each hook
-//   18  two hook dispatches: the list's length loaded and tested, the Call's address, the
-//       indirect call, the test for a second tool, and the empty hook's return
-//    5  the two tests of kNeedsTime, the first reloaded after the opaque hook call
-//    2  the call to PMPI_Iprobe and its jump through the PLT
-// Reaching 40 means not filling a Call the loaded tool does not read: wrappers generated per
-// tool, its hooks inlined when it is alone, with this generic path kept for stacked tools.
+// How a wrapper reaches the hooks. Every wrapper body is a template over one of two (generated in
+// wrapper_bodies.h):
+//   Registered  through the registry: any number of tools, from any tool library. ~70
+//               instructions per MPI_Iprobe with a do-nothing tool (callgrind,
+//               bench/instructions_per_call.sh): the frame (11), the Call filled (12) and read
+//               back (7), the thread state around each hook (13), two indirect hook dispatches
+//               (18), the needs tests (8) and the PMPI call (2).
+//   Solo<H>     one tool's hooks called directly, known at compile time: a tool library's own
+//               wrappers of the per-message routines (wrappers_solo.cpp) take it while its tool is
+//               the only one registered (g_solo). The compiler then drops the dispatches, the
+//               needs tests and every Call field the inlined hooks do not read: 14 instructions
+//               per MPI_Iprobe with the do-nothing tool (the g_solo test, the thread state
+//               loaded, tested, raised and restored, one register saved, the PMPI call). A
+//               Call whose address reaches an out-of-line function (a hook's rare case) is still
+//               filled whole, as the compiler cannot tell which fields that function reads.
+// H, a tool's hooks (see null_hooks.h): kNeeds, kEnterClasses, kLeaveClasses and static
+// enter(Call&)/leave(Call&), the same functions the tool registers (solo_tool<H> builds its Tool).
+struct Registered {
+  static bool needs(uint32_t what) { return (g_registry.needs & what) != 0; }
+  // Whether the wrapper passes PMPI_X its arguments as read back from the Call: when an opaque
+  // hook runs before PMPI_X, they would otherwise have to be kept in callee-saved registers across
+  // it (pushed and popped); where no hook runs, the arguments are still in their registers.
+  static constexpr bool reads_back(CallClass) { return true; }
+  static void run_enter(ThreadState& ts, uint32_t s, Call& call, CallClass cls) {
+    const HookList& hooks = g_registry.enter[static_cast<int>(cls)];
+    if (const int n = hooks.n) {
+      ts.state = s + kSuppressed;
+      hooks.hook[0](call);  // the common case, one tool, without loop overhead
+      if (__builtin_expect(n > 1, 0)) call_rest(hooks, call);
+    }
+  }
+  static void run_leave(ThreadState& ts, uint32_t s, Call& call, CallClass cls) {
+    const HookList& hooks = g_registry.leave[static_cast<int>(cls)];
+    if (const int n = hooks.n) {
+      ts.state = s + kSuppressed;
+      if (__builtin_expect(n > 1, 0)) call_rest_reversed(hooks, call);
+      hooks.hook[0](call);
+    }
+  }
+};
 
-// Runs the enter hooks in registration order, then stamps the time. Cost: two TLS stores and
-// one indirect call per interested tool, plus the clock read when a tool asked for time. `cls`
-// is call.cls, passed as the wrapper's constant so that the hook list's address is one too.
+constexpr bool in_classes(uint64_t set, CallClass cls) {
+  return set == kEveryClass || ((set >> static_cast<int>(cls)) & 1) != 0;
+}
+
+template <class H>
+struct Solo {
+  static constexpr bool needs(uint32_t what) { return (H::kNeeds & what) != 0; }
+  // An enter hook runs before PMPI_X, or a clock read whose fallback (clock_gettime) is a call.
+  static constexpr bool reads_back(CallClass cls) {
+    return in_classes(H::kEnterClasses, cls) || needs(kNeedsTime);
+  }
+  __attribute__((always_inline)) static void run_enter(ThreadState& ts, uint32_t s, Call& call,
+                                                       CallClass cls) {
+    if (in_classes(H::kEnterClasses, cls)) {
+      ts.state = s + kSuppressed;
+      // A hook may also take the class as an argument: a constant here, where reading call.cls
+      // back would be a load (the compiler cannot keep a field of a Call whose address escapes).
+      if constexpr (requires(Call & c, CallClass k) { H::enter(c, k); })
+        H::enter(call, cls);
+      else
+        H::enter(call);
+    }
+  }
+  __attribute__((always_inline)) static void run_leave(ThreadState& ts, uint32_t s, Call& call,
+                                                       CallClass cls) {
+    if (in_classes(H::kLeaveClasses, cls)) {
+      ts.state = s + kSuppressed;
+      if constexpr (requires(Call & c, CallClass k) { H::leave(c, k); })
+        H::leave(call, cls);
+      else
+        H::leave(call);
+    }
+  }
+  // Whether the registered `tool` is H exactly: the same hooks, needs and classes (liblog widens
+  // its classes at run time for MPE_LOG_PVARS, and then takes the registry's path).
+  static bool accepts(const Tool& tool) {
+    return tool.enter == static_cast<Hook>(&H::enter) && tool.leave == static_cast<Hook>(&H::leave) &&
+           tool.needs == H::kNeeds && tool.enter_classes == H::kEnterClasses &&
+           tool.leave_classes == H::kLeaveClasses;
+  }
+};
+
+// The Tool a tool registers, made from its hooks H, so that Solo<H>::accepts recognises it.
+template <class H>
+constexpr Tool solo_tool(const char* name, void (*after_init)() noexcept,
+                         void (*before_finalize)() noexcept) {
+  return Tool{name,
+              H::kNeeds,
+              static_cast<Hook>(&H::enter),
+              static_cast<Hook>(&H::leave),
+              after_init,
+              before_finalize,
+              H::kEnterClasses,
+              H::kLeaveClasses};
+}
+
+// True while the only registered tool is the one this library's wrappers_solo.cpp was compiled
+// for; set at registration, before main().
+extern bool g_solo MPE_HIDDEN;
+// Defined in wrappers_solo.cpp: whether `tool` is that library's own (always false in a library
+// built without one).
+bool solo_accepts(const Tool& tool) MPE_HIDDEN;
+
+// Runs the enter hooks (in registration order), then stamps the time. `cls` is call.cls, passed
+// as the wrapper's constant so that the hook list's address, or the solo tool's test, is one too.
+template <class Hooks>
 __attribute__((always_inline)) inline void enter(ThreadState& ts, Call& call, CallClass cls) {
   const uint32_t s = ts.state;  // observing() held, so nothing is suppressed
   call.depth = static_cast<uint8_t>(s);
   if (cls == CallClass::kMrecv) call.message_in = *call.message;  // a constant test: no cost elsewhere
-  const HookList& hooks = g_registry.enter[static_cast<int>(cls)];
-  if (const int n = hooks.n) {
-    ts.state = s + kSuppressed;
-    hooks.hook[0](call);  // the common case, one tool, without loop overhead
-    if (__builtin_expect(n > 1, 0)) call_rest(hooks, call);
-  }
+  Hooks::run_enter(ts, s, call, cls);
   ts.state = s + 1;
-  if (g_registry.needs & kNeedsTime) call.t_enter = clock::now();
+  if (Hooks::needs(kNeedsTime)) call.t_enter = clock::now();
 }
 
 // Stamps the time, then runs the leave hooks in reverse order so that hooks nest.
+template <class Hooks>
 __attribute__((always_inline)) inline void leave(ThreadState& ts, Call& call, CallClass cls) {
-  if (g_registry.needs & kNeedsTime) call.t_leave = clock::now();
+  if (Hooks::needs(kNeedsTime)) call.t_leave = clock::now();
   const uint32_t s = ts.state - 1;
-  const HookList& hooks = g_registry.leave[static_cast<int>(cls)];
-  if (const int n = hooks.n) {
-    ts.state = s + kSuppressed;
-    if (__builtin_expect(n > 1, 0)) call_rest_reversed(hooks, call);
-    hooks.hook[0](call);
-  }
+  Hooks::run_leave(ts, s, call, cls);
   ts.state = s;
 }
 

@@ -13,8 +13,6 @@
 #include "mpe/stack_list.h"
 #include "mpe/tool.h"
 
-#define MPE_RETURN_ADDRESS() reinterpret_cast<uintptr_t>(__builtin_return_address(0))
-
 namespace mpe::stack {
 
 // t_level outside every layer: the application.

@@ -5,6 +5,8 @@
 
 #define MPE_EXPORT __attribute__((visibility("default")))
 #define MPE_HIDDEN __attribute__((visibility("hidden")))
+// The application's call site, read in the function it called (a wrapper, or a stack entry).
+#define MPE_RETURN_ADDRESS() reinterpret_cast<uintptr_t>(__builtin_return_address(0))
 
 namespace mpe {
 

@@ -30,14 +30,14 @@ extern "C" MPE_EXPORT void mpi_send_f08ts_(void* a0, void* a1, void* a2, void* a
   call.dest = static_cast<int>(*static_cast<MPI_Fint*>(a3));
   call.tag = static_cast<int>(*static_cast<MPI_Fint*>(a4));
   call.comm = PMPI_Comm_f2c(*static_cast<MPI_Fint*>(a5));
-  core::enter(ts, call, CallClass::kSend);
+  core::enter<core::Registered>(ts, call, CallClass::kSend);
   core::suppress(ts);
   MPI_Fint ierr_ = MPI_SUCCESS;
   pmpir_send_f08ts_(a0, a1, a2, a3, a4, a5, &ierr_);
   core::unsuppress(ts);
   if (ierr) *ierr = ierr_;
   call.rc = ierr_;
-  core::leave(ts, call, CallClass::kSend);
+  core::leave<core::Registered>(ts, call, CallClass::kSend);
 }
 
 extern "C" void pmpir_send_f08ts_large_(void*, void*, void*, void*, void*, void*, MPI_Fint*);
@@ -61,14 +61,14 @@ extern "C" MPE_EXPORT void mpi_send_f08ts_large_(void* a0, void* a1, void* a2, v
   call.dest = static_cast<int>(*static_cast<MPI_Fint*>(a3));
   call.tag = static_cast<int>(*static_cast<MPI_Fint*>(a4));
   call.comm = PMPI_Comm_f2c(*static_cast<MPI_Fint*>(a5));
-  core::enter(ts, call, CallClass::kSend);
+  core::enter<core::Registered>(ts, call, CallClass::kSend);
   core::suppress(ts);
   MPI_Fint ierr_ = MPI_SUCCESS;
   pmpir_send_f08ts_large_(a0, a1, a2, a3, a4, a5, &ierr_);
   core::unsuppress(ts);
   if (ierr) *ierr = ierr_;
   call.rc = ierr_;
-  core::leave(ts, call, CallClass::kSend);
+  core::leave<core::Registered>(ts, call, CallClass::kSend);
 }
 
 extern "C" void pmpi_waitall_f08_(void*, void*, void*, MPI_Fint*);
@@ -94,11 +94,11 @@ extern "C" MPE_EXPORT void mpi_waitall_f08_(void* a0, void* a1, void* a2, MPI_Fi
   }
   MPI_Fint* fstatuses_ = static_cast<MPI_Fint*>(a2);
   if (core::fortran::statuses_ignored(fstatuses_)) {
-    fstatuses_ = core::wants_status() ? core::fortran::status_storage(ts, call.nrequests) : nullptr;
+    fstatuses_ = core::Registered::needs(kNeedsStatus) ? core::fortran::status_storage(ts, call.nrequests) : nullptr;
     if (fstatuses_) a2 = fstatuses_;
   }
   call.statuses = MPI_STATUSES_IGNORE;
-  core::enter(ts, call, CallClass::kWaitall);
+  core::enter<core::Registered>(ts, call, CallClass::kWaitall);
   core::suppress(ts);
   MPI_Fint ierr_ = MPI_SUCCESS;
   pmpi_waitall_f08_(a0, a1, a2, &ierr_);
@@ -113,7 +113,7 @@ extern "C" MPE_EXPORT void mpi_waitall_f08_(void* a0, void* a1, void* a2, MPI_Fi
       call.statuses = MPI_STATUSES_IGNORE;
     }
   }
-  core::leave(ts, call, CallClass::kWaitall);
+  core::leave<core::Registered>(ts, call, CallClass::kWaitall);
 }
 
 extern "C" void pmpi_recv_(void*, void*, void*, void*, void*, void*, void*, MPI_Fint*);
@@ -140,17 +140,17 @@ extern "C" MPE_EXPORT void mpi_recv_(void* a0, void* a1, void* a2, void* a3, voi
   MPI_Fint* fstatus_ = static_cast<MPI_Fint*>(a6);
   MPI_Fint fstatus_storage_[core::fortran::kStatusInts];
   if (core::fortran::status_ignored(fstatus_))
-    fstatus_ = core::wants_status() ? static_cast<MPI_Fint*>(a6 = fstatus_storage_) : nullptr;
+    fstatus_ = core::Registered::needs(kNeedsStatus) ? static_cast<MPI_Fint*>(a6 = fstatus_storage_) : nullptr;
   MPI_Status status_c_;
   call.status = &status_c_;
-  core::enter(ts, call, CallClass::kRecv);
+  core::enter<core::Registered>(ts, call, CallClass::kRecv);
   core::suppress(ts);
   pmpi_recv_(a0, a1, a2, a3, a4, a5, a6, ierr);
   core::unsuppress(ts);
   call.rc = *ierr;
   if (fstatus_ && call.rc == MPI_SUCCESS) PMPI_Status_f2c(fstatus_, &status_c_);
   else call.status = MPI_STATUS_IGNORE;
-  core::leave(ts, call, CallClass::kRecv);
+  core::leave<core::Registered>(ts, call, CallClass::kRecv);
 }
 
 extern "C" void pmpi_send_(void*, void*, void*, void*, void*, void*, MPI_Fint*);
@@ -174,12 +174,12 @@ extern "C" MPE_EXPORT void mpi_send_(void* a0, void* a1, void* a2, void* a3, voi
   call.dest = static_cast<int>(*static_cast<MPI_Fint*>(a3));
   call.tag = static_cast<int>(*static_cast<MPI_Fint*>(a4));
   call.comm = PMPI_Comm_f2c(*static_cast<MPI_Fint*>(a5));
-  core::enter(ts, call, CallClass::kSend);
+  core::enter<core::Registered>(ts, call, CallClass::kSend);
   core::suppress(ts);
   pmpi_send_(a0, a1, a2, a3, a4, a5, ierr);
   core::unsuppress(ts);
   call.rc = *ierr;
-  core::leave(ts, call, CallClass::kSend);
+  core::leave<core::Registered>(ts, call, CallClass::kSend);
 }
 
 extern "C" void pmpi_waitall_(void*, void*, void*, MPI_Fint*);
@@ -205,11 +205,11 @@ extern "C" MPE_EXPORT void mpi_waitall_(void* a0, void* a1, void* a2, MPI_Fint* 
   }
   MPI_Fint* fstatuses_ = static_cast<MPI_Fint*>(a2);
   if (core::fortran::statuses_ignored(fstatuses_)) {
-    fstatuses_ = core::wants_status() ? core::fortran::status_storage(ts, call.nrequests) : nullptr;
+    fstatuses_ = core::Registered::needs(kNeedsStatus) ? core::fortran::status_storage(ts, call.nrequests) : nullptr;
     if (fstatuses_) a2 = fstatuses_;
   }
   call.statuses = MPI_STATUSES_IGNORE;
-  core::enter(ts, call, CallClass::kWaitall);
+  core::enter<core::Registered>(ts, call, CallClass::kWaitall);
   core::suppress(ts);
   pmpi_waitall_(a0, a1, a2, ierr);
   core::unsuppress(ts);
@@ -222,7 +222,7 @@ extern "C" MPE_EXPORT void mpi_waitall_(void* a0, void* a1, void* a2, MPI_Fint* 
       call.statuses = MPI_STATUSES_IGNORE;
     }
   }
-  core::leave(ts, call, CallClass::kWaitall);
+  core::leave<core::Registered>(ts, call, CallClass::kWaitall);
 }
 
 extern "C" void pmpi_win_create_(void*, void*, void*, void*, void*, void*, MPI_Fint*);
@@ -243,13 +243,13 @@ extern "C" MPE_EXPORT void mpi_win_create_(void* a0, void* a1, void* a2, void* a
   call.comm = PMPI_Comm_f2c(*static_cast<MPI_Fint*>(a4));
   MPI_Win newwin_c_ = PMPI_Win_f2c(*static_cast<MPI_Fint*>(a5));
   call.newwin = &newwin_c_;
-  core::enter(ts, call, CallClass::kWinCreate);
+  core::enter<core::Registered>(ts, call, CallClass::kWinCreate);
   core::suppress(ts);
   pmpi_win_create_(a0, a1, a2, a3, a4, a5, ierr);
   core::unsuppress(ts);
   call.rc = *ierr;
   newwin_c_ = PMPI_Win_f2c(*static_cast<MPI_Fint*>(a5));
-  core::leave(ts, call, CallClass::kWinCreate);
+  core::leave<core::Registered>(ts, call, CallClass::kWinCreate);
 }
 
 extern "C" double pmpi_wtime_(void);
@@ -264,12 +264,12 @@ extern "C" MPE_EXPORT double mpi_wtime_(void) {
   call.flags = kFortran;
   call.roles = 0;
   call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
-  core::enter(ts, call, CallClass::kOther);
+  core::enter<core::Registered>(ts, call, CallClass::kOther);
   core::suppress(ts);
   double result = pmpi_wtime_();
   core::unsuppress(ts);
   call.rc = MPI_SUCCESS;
-  core::leave(ts, call, CallClass::kOther);
+  core::leave<core::Registered>(ts, call, CallClass::kOther);
   return result;
 }
 

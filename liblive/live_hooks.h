@@ -29,8 +29,8 @@ using live_stream::WaitKind;
 // the world ranks it waits for. Returns the wait kind: kAllOf/kAnyOf over the known peers, or
 // kUnknown when an "any" wait has a request with an unknown peer (that one could release it) or
 // nothing is known. An "all" wait is a sound edge over its known peers alone.
-__attribute__((noinline)) WaitKind snapshot_requests(LiveThread* t, const Call& c, NowSlot& s, bool any) noexcept
-    MPE_HIDDEN;
+__attribute__((noinline)) WaitKind snapshot_requests(LiveThread* t, const Call& c, NowSlot& s,
+                                                     bool any) noexcept MPE_HIDDEN;
 // What a call moved (messages, collectives), the communicators it made, the requests it posted
 // or completed: the classes of has_traffic only.
 __attribute__((noinline)) void record_traffic(LiveThread* t, const Call& c) noexcept MPE_HIDDEN;
@@ -48,7 +48,8 @@ inline bool is_clock(CallClass cls, Fn fn) {
 
 // What the call is about to wait for. `cls` is c.cls, a constant in a solo wrapper: the switch
 // folds to its one case.
-__attribute__((always_inline)) inline void fill_wait(LiveThread* t, const Call& c, NowSlot& s, CallClass cls) noexcept {
+__attribute__((always_inline)) inline void fill_wait(LiveThread* t, const Call& c, NowSlot& s,
+                                                     CallClass cls) noexcept {
   s.npeers = 0;
   s.peer = traffic::kPeerUnknown;
   s.tag = -1;

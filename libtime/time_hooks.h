@@ -105,7 +105,9 @@ struct Hooks {
   static constexpr uint64_t kLeaveClasses = kEveryClass;
   static void enter(Call& call) noexcept { on_enter(call); }
   static void leave(Call& call) noexcept { on_leave(call, call.cls); }
-  __attribute__((always_inline)) static void leave(Call& call, CallClass cls) noexcept { on_leave(call, cls); }
+  __attribute__((always_inline)) static void leave(Call& call, CallClass cls) noexcept {
+    on_leave(call, cls);
+  }
 };
 
 }  // namespace mpe::tools::time::tool

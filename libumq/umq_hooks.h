@@ -11,8 +11,8 @@ struct Hooks {
   static constexpr uint32_t kNeeds = 0;
   // The receive family, whose entry reads the queue, and MPI_Comm_free; after the calls that make
   // communicators.
-  static constexpr uint64_t kReceiveClasses =
-      classes(CallClass::kRecv, CallClass::kSendrecv, CallClass::kProbe, CallClass::kMprobe, CallClass::kMrecv);
+  static constexpr uint64_t kReceiveClasses = classes(
+      CallClass::kRecv, CallClass::kSendrecv, CallClass::kProbe, CallClass::kMprobe, CallClass::kMrecv);
   static constexpr uint64_t kEnterClasses = kReceiveClasses | classes(CallClass::kCommFree);
   static constexpr uint64_t kLeaveClasses = classes(CallClass::kCommCreate);
 

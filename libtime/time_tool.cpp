@@ -12,8 +12,9 @@
 // receives take their size from the status, which the core guarantees to be real because this
 // tool asks for kNeedsStatus.
 //
-// The per-call path is here; the finalize report is in time_report.cpp, the tables both share
-// in time_table.h.
+// The per-call path's common case is inline in time_hooks.h (the library's own wrappers call it
+// directly when it is the only tool), its rare cases are here; the finalize report is in
+// time_report.cpp, the tables both share in time_table.h.
 #include <mpi.h>
 
 #include <atomic>

@@ -6,7 +6,8 @@
 // its call site (the core's id of its MPE_UMQ_DEPTH application frames). At finalize each rank
 // symbolizes its own sites, rank 0 gathers them on a private communicator and writes
 // <prefix>.umq.txt and <prefix>.umq.json. The parts:
-//   queue_reader  the variable, its handles, the receive hook (the hot path)
+//   umq_hooks     the hooks, inline (the hot path)
+//   queue_reader  the variable, its handles, what the hooks do at a receive and for communicators
 //   call_sites    the lock-free per-site statistics over the threshold
 //   report        the gather encoding, the merge on rank 0, the text and JSON files
 #include <cinttypes>

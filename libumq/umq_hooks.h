@@ -24,8 +24,9 @@ struct Hooks {
       on_comm_freed(call);
   }
   static void enter(Call& call) noexcept { enter(call, call.cls); }
+  // Only for kLeaveClasses, on either path: no class test here.
   static void leave(Call& call) noexcept {
-    if (g_reading && call.depth == 0 && call.cls == CallClass::kCommCreate) on_comm_created(call);
+    if (g_reading && call.depth == 0) on_comm_created(call);
   }
 };
 

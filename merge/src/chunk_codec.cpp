@@ -1,7 +1,7 @@
 // The chunk codec: records delta-encoded, byte-shuffled and zstd-compressed, blobs, checksums.
 #include "mpe/chunk_codec.h"
 
-#include <emmintrin.h>
+#include <immintrin.h>
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "mpe/byte_codec.h"
 #include "mpe/records.h"
 
 namespace mpe::format {
@@ -58,10 +59,24 @@ inline void transpose16(__m128i x[16]) {
   interleave_halves(y, x);
 }
 
+// The records past the last full 16 of shuffle(), one byte at a time; `prev` is the time before.
+void shuffle_tail(const Record* in, uint32_t i0, uint32_t n, uint64_t prev, char* out) {
+  for (; i0 < n; ++i0) {
+    Record r = in[i0];
+    const uint64_t t = r.time;
+    r.time = t - prev;
+    prev = t;
+    unsigned char b[sizeof(Record)];
+    std::memcpy(b, &r, sizeof r);
+    for (size_t j = 0; j < sizeof(Record); ++j) out[j * n + i0] = static_cast<char>(b[j]);
+  }
+}
+
 // Byte-shuffles records (byte j of every record together, streams n bytes apart) with
 // delta-encoded times, 16 records at a time: each half of the 32-byte records is one 16x16
-// byte transpose. ~12 instructions per record (the scalar 8x8 version took 179, callgrind).
-void shuffle(const Record* in, uint32_t n, char* out) {
+// byte transpose. ~33 instructions per record: SSE2's unpacks overwrite an operand, so each
+// comes with a copy, and 32 vectors do not fit in 16 registers (the scalar version took 179).
+void shuffle_sse2(const Record* in, uint32_t n, char* out) {
   uint64_t prev = 0;
   uint32_t i0 = 0;
   for (; i0 + 16 <= n; i0 += 16) {
@@ -83,15 +98,44 @@ void shuffle(const Record* in, uint32_t n, char* out) {
       _mm_storeu_si128(reinterpret_cast<__m128i*>(out + static_cast<size_t>(j + 16) * n + i0), hi[j]);
     }
   }
-  for (; i0 < n; ++i0) {
-    Record r = in[i0];
-    const uint64_t t = r.time;
-    r.time = t - prev;
-    prev = t;
-    unsigned char b[sizeof(Record)];
-    std::memcpy(b, &r, sizeof r);
-    for (size_t j = 0; j < sizeof(Record); ++j) out[j * n + i0] = static_cast<char>(b[j]);
+  shuffle_tail(in, i0, n, prev, out);
+}
+
+// The same with AVX2, where a whole record is one register: its unpacks work on each 128-bit lane
+// apart, so one transpose network does both halves at once, and they take three operands (no
+// copies). ~12 instructions per record (callgrind, bench/encode_log).
+__attribute__((target("avx2"), always_inline)) inline void interleave_halves(const __m256i in[16],
+                                                                             __m256i out[16]) {
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) {
+    out[2 * i] = _mm256_unpacklo_epi8(in[i], in[i + 8]);
+    out[2 * i + 1] = _mm256_unpackhi_epi8(in[i], in[i + 8]);
   }
+}
+__attribute__((target("avx2"))) void shuffle_avx2(const Record* in, uint32_t n, char* out) {
+  uint64_t prev = 0;
+  uint32_t i0 = 0;
+  for (; i0 + 16 <= n; i0 += 16) {
+    __m256i x[16], y[16];
+#pragma GCC unroll 16
+    for (int k = 0; k < 16; ++k) {
+      x[k] = _mm256_sub_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(&in[i0 + k])),
+                              _mm256_set_epi64x(0, 0, 0, static_cast<long long>(prev)));
+      prev = in[i0 + k].time;
+    }
+    interleave_halves(x, y);
+    interleave_halves(y, x);
+    interleave_halves(x, y);
+    interleave_halves(y, x);
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; ++j) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + static_cast<size_t>(j) * n + i0),
+                       _mm256_castsi256_si128(x[j]));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + static_cast<size_t>(j + 16) * n + i0),
+                       _mm256_extracti128_si256(x[j], 1));
+    }
+  }
+  shuffle_tail(in, i0, n, prev, out);
 }
 
 // The inverse of shuffle(): the same transposes (a transpose is its own inverse), then the
@@ -126,9 +170,18 @@ void unshuffle(const char* in, uint32_t n, Record* out) {
   }
 }
 
+// Adds a run of `count` depth-0 states of category `cat` to the chunk's sums by category; `v`
+// lists the categories touched.
+__attribute__((noinline)) void add_run(CategoryTime* acc, std::vector<CategoryTime>* v, uint32_t cat,
+                                       uint32_t count, uint64_t ticks) {
+  if (count == 0) return;
+  CategoryTime& ct = acc[cat];
+  if (ct.count == 0) v->push_back(CategoryTime{cat, 0, 0});
+  ct.count += count;
+  ct.ticks += ticks;
+}
+
 void fill_range_and_summary(const Record* r, uint32_t n, ChunkHeader* h) {
-  h->t_first = n ? UINT64_MAX : 0;
-  h->t_last = 0;
   // By category, reused across chunks: only the touched entries are read back and cleared, so a
   // small chunk does not pay for zeroing all 64 Ki entries.
   static thread_local std::vector<CategoryTime> acc_of_thread(0x10000, CategoryTime{0, 0, 0});
@@ -137,20 +190,37 @@ void fill_range_and_summary(const Record* r, uint32_t n, ChunkHeader* h) {
   // reference) inside the loop rather than keep it: 11 instructions a record.
   CategoryTime* const acc = acc_of_thread.data();
   std::vector<CategoryTime> v;
+  // Depth-0 states summed by runs of one category first, then into acc: a loop of one routine
+  // then costs a compare per record rather than a table update. The run's sums are plain locals
+  // (a lambda capturing them would keep them in memory), added by a call.
+  uint32_t run_cat = UINT32_MAX, run_count = 0;
+  uint64_t run_ticks = 0;
+  // The range in locals: kept in h, it would be stored and loaded again on every record, since
+  // the stores to acc might alias it.
+  uint64_t first = n ? UINT64_MAX : 0, last = 0;
   for (uint32_t i = 0; i < n; ++i) {
-    h->t_first = std::min(h->t_first, r[i].time);
-    uint64_t end = r[i].time;
-    if (kind_of(r[i]) == RecordKind::kState) {
-      const StateRecord s = as<StateRecord>(r[i]);
+    const Record& x = r[i];
+    first = std::min(first, x.time);
+    uint64_t end = x.time;
+    if (kind_of(x) == RecordKind::kState) {
+      const StateRecord s = as<StateRecord>(x);
       end += s.duration;
       if (s.depth == 0) {
-        CategoryTime& ct = acc[s.cat];
-        if (ct.count++ == 0) v.push_back(CategoryTime{s.cat, 0, 0});
-        ct.ticks += s.duration;
+        if (s.cat != run_cat) {
+          add_run(acc, &v, run_cat, run_count, run_ticks);
+          run_cat = s.cat;
+          run_count = 0;
+          run_ticks = 0;
+        }
+        ++run_count;
+        run_ticks += s.duration;
       }
     }
-    h->t_last = std::max(h->t_last, end);
+    last = std::max(last, end);
   }
+  add_run(acc, &v, run_cat, run_count, run_ticks);
+  h->t_first = first;
+  h->t_last = last;
   for (auto& ct : v) {
     ct.count = acc[ct.cat].count;
     ct.ticks = acc[ct.cat].ticks;
@@ -169,6 +239,14 @@ void fill_range_and_summary(const Record* r, uint32_t n, ChunkHeader* h) {
 
 }  // namespace
 
+void shuffle_records(const Record* in, uint32_t n, char* out, bool widest) {
+  static const bool has_avx2 = __builtin_cpu_supports("avx2");
+  if (widest && has_avx2)
+    shuffle_avx2(in, n, out);
+  else
+    shuffle_sse2(in, n, out);
+}
+
 void seal(ChunkHeader* h) { h->header_hash = hash64(h, offsetof(ChunkHeader, header_hash)); }
 void seal(FileHeader* h) { h->header_hash = hash64(h, offsetof(FileHeader, header_hash)); }
 void seal(Footer* f) { f->footer_hash = hash64(f, offsetof(Footer, footer_hash)); }
@@ -176,43 +254,72 @@ void seal(PartHeader* h) { h->header_hash = hash64(h, offsetof(PartHeader, heade
 
 namespace {
 
-// True when all n bytes equal the first; 16 at a time (~0.3 instructions per byte).
-bool is_constant(const char* p, uint32_t n) {
-  const __m128i first = _mm_set1_epi8(p[0]);
-  uint32_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), first)) !=
-        0xFFFF)
-      return false;
-  for (; i < n; ++i)
-    if (p[i] != p[0]) return false;
-  return true;
+// How many of the n bytes at p differ from `mode`, stopping once the count passes `limit`: a
+// varying plane costs a few blocks, not a pass. 64 bytes at a time, one test for the common
+// case of all equal (~0.15 instructions per byte); the bytes that differ counted in 16s.
+uint32_t count_other(const char* p, uint32_t n, char mode, uint32_t limit) {
+  const __m128i m = _mm_set1_epi8(mode);
+  auto same16 = [&](uint32_t i) {
+    return _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), m);
+  };
+  uint32_t count = 0, i = 0;
+  for (; i + 64 <= n; i += 64) {
+    const __m128i all = _mm_and_si128(_mm_and_si128(same16(i), same16(i + 16)),
+                                      _mm_and_si128(same16(i + 32), same16(i + 48)));
+    if (_mm_movemask_epi8(all) == 0xFFFF) continue;
+    for (uint32_t k = i; k < i + 64; k += 16)  // popcount is a libgcc call without -mpopcnt
+      count +=
+          16 - static_cast<uint32_t>(__builtin_popcount(static_cast<uint32_t>(_mm_movemask_epi8(same16(k)))));
+    if (count > limit) return count;
+  }
+  for (; i < n; ++i) count += p[i] != mode;
+  return count;
 }
 
-// Splits the 32 byte planes of a shuffled buffer into constant ones (all n bytes equal: most
-// planes of a run of similar records) and varying ones. Writes the plane header (mask, then one
-// byte per constant plane) to `head` and the varying planes, back to back, to `varying`.
-// Why: zstd then sees only the bytes that carry information, typically 4-8 planes of 32, which
-// cuts its time per record several-fold at no cost in size.
-// Returns the varying planes' size.
-size_t split_planes(const char* shuffled, uint32_t n, std::string* head, char* varying) {
-  uint32_t mask = 0;
-  std::string constants;
-  size_t size = 0;
-  for (uint32_t j = 0; j < kRecordPlanes; ++j) {
-    const char* plane = shuffled + static_cast<size_t>(j) * n;
-    if (is_constant(plane, n)) {
-      mask |= 1u << j;
-      constants.push_back(plane[0]);
-    } else {
-      std::memcpy(varying + size, plane, n);
-      size += n;
-    }
+// The exceptions of a sparse plane: for each byte that is not `mode`, in order, the distance from
+// the previous one (the first from index -1; LEB128) and the byte. Returns the end of what it wrote.
+char* write_exceptions(const char* p, uint32_t n, char mode, char* out) {
+  int64_t prev = -1;
+  auto put = [&](uint32_t i) {
+    uint64_t gap = static_cast<uint64_t>(static_cast<int64_t>(i) - prev);
+    for (; gap >= 0x80; gap >>= 7) *out++ = static_cast<char>(0x80 | (gap & 0x7F));
+    *out++ = static_cast<char>(gap);
+    *out++ = p[i];
+    prev = i;
+  };
+  const __m128i m = _mm_set1_epi8(mode);
+  uint32_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    auto other = ~static_cast<uint32_t>(_mm_movemask_epi8(
+                     _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), m))) &
+                 0xFFFFu;
+    for (; other; other &= other - 1) put(i + static_cast<uint32_t>(__builtin_ctz(other)));
   }
-  head->assign(reinterpret_cast<const char*>(&mask), sizeof mask);
-  head->append(constants);
-  return size;
+  for (; i < n; ++i)
+    if (p[i] != mode) put(i);
+  return out;
 }
+
+// A plane's common value, guessed: the most frequent of five bytes spread over it. Not simply the
+// first: the first record's often differs (its time is no delta). The positions are not powers of
+// two apart: MPI's progress engine makes every 64th call or so slower, and such positions would
+// hit those outliers every time.
+inline char common_value(const char* plane, uint32_t n) {
+  char sample[5];
+  for (uint32_t k = 0; k < 5; ++k) sample[k] = plane[(k * (n / 5) + 7 * k + 1) % n];
+  char best = sample[0];
+  int best_votes = 0;
+  for (char candidate : sample) {
+    int votes = 0;
+    for (char other : sample) votes += other == candidate;
+    if (votes > best_votes) best = candidate, best_votes = votes;
+  }
+  return best;
+}
+
+// A plane is sparse when at most 1 byte in 32 differs from its common value: its exceptions then
+// take at most 6 bytes each, so the plane shrinks at least 5-fold before the compressor sees it.
+constexpr uint32_t sparse_limit(uint32_t n) { return n / 32; }
 
 // A thread's scratch buffer, grown without filling: std::string::resize writes every new byte,
 // which for a 4 MiB chunk's three buffers is 12 MiB of memset on each thread's first chunk.
@@ -231,6 +338,52 @@ class Scratch {
   size_t size_ = 0;
 };
 
+// Splits the 32 byte planes of a shuffled buffer three ways (docs/FORMAT.md, "Events payload"):
+// - constant (all n bytes equal: most planes of a run of similar records): one byte in `head`;
+// - sparse (all but a few bytes equal): that byte and the count in `head`, the exceptions after
+//   the varying planes in `body`;
+// - varying: copied whole to `body`, back to back.
+// Why: zstd then sees only the bytes that carry information, typically 2 planes of 32 for a loop
+// of cheap calls. Before sparse planes, one preemption in a chunk made a whole high-byte plane of
+// times "varying", and the first record's absolute time four of them, all given to zstd.
+// Returns the body's size; `body` holds raw_size bytes, which the exceptions never exceed.
+size_t split_planes(const char* shuffled, uint32_t n, std::string* head, char* body) {
+  uint32_t constant_mask = 0, sparse_mask = 0;
+  std::string constants, sparse;  // the plane header's values; for sparse ones, and the counts
+  size_t size = 0;
+  for (uint32_t j = 0; j < kRecordPlanes; ++j) {
+    const char* plane = shuffled + static_cast<size_t>(j) * n;
+    const char value = common_value(plane, n);
+    const uint32_t other = count_other(plane, n, value, sparse_limit(n));
+    if (other == 0) {
+      constant_mask |= 1u << j;
+      constants.push_back(value);
+    } else if (other <= sparse_limit(n)) {
+      sparse_mask |= 1u << j;
+      sparse.push_back(value);
+      sparse.append(reinterpret_cast<const char*>(&other), sizeof other);
+    } else {
+      std::memcpy(body + size, plane, n);
+      size += n;
+    }
+  }
+  const size_t varying = size;
+  for (uint32_t j = 0, k = 0; j < kRecordPlanes; ++j)
+    if (sparse_mask & (1u << j)) {
+      const char* plane = shuffled + static_cast<size_t>(j) * n;
+      size = static_cast<size_t>(write_exceptions(plane, n, sparse[5 * k++], body + size) - body);
+    }
+  const auto exception_bytes = static_cast<uint32_t>(size - varying);
+  auto put32 = [&](uint32_t v) { head->append(reinterpret_cast<const char*>(&v), sizeof v); };
+  head->clear();
+  put32(constant_mask);
+  head->append(constants);
+  put32(sparse_mask);
+  head->append(sparse);
+  put32(exception_bytes);
+  return size;
+}
+
 }  // namespace
 
 void encode_events(const Record* records, uint32_t n, uint32_t rank, uint32_t thread, int zstd_level,
@@ -238,7 +391,7 @@ void encode_events(const Record* records, uint32_t n, uint32_t rank, uint32_t th
   ChunkHeader h{};
   h.magic = kChunkMagic;
   h.kind = static_cast<uint16_t>(ChunkKind::kEvents);
-  h.flags = kChunkZstd | kChunkShuffled | (n ? kChunkPlanes : 0);
+  h.flags = kChunkZstd | kChunkShuffled | (n ? kChunkPlanes | kChunkSparse : 0);
   h.rank = rank;
   h.thread = thread;
   h.nrecords = n;
@@ -248,7 +401,7 @@ void encode_events(const Record* records, uint32_t n, uint32_t rank, uint32_t th
   static thread_local Scratch raw, varying, packed;
   static thread_local std::string head;
   char* const shuffled = raw.get(h.raw_size);
-  shuffle(records, n, shuffled);
+  shuffle_records(records, n, shuffled);
   const char* body = shuffled;
   size_t body_size = h.raw_size;
   head.clear();
@@ -346,6 +499,8 @@ Status check_chunk_header(const ChunkHeader& h, uint64_t avail, uint64_t offset)
   if ((h.flags & kChunkPlanes) &&
       (h.kind != static_cast<uint16_t>(ChunkKind::kEvents) || !(h.flags & kChunkShuffled) || h.nrecords == 0))
     return Status::corrupt("chunk flags disagree" + at);
+  if ((h.flags & ~kChunkKnownFlags) || ((h.flags & kChunkSparse) && !(h.flags & kChunkPlanes)))
+    return Status::corrupt("chunk flags disagree" + at);
   if (h.raw_size > (1u << 30)) return Status::corrupt("chunk larger than 1 GiB" + at);
   if (avail - sizeof(ChunkHeader) < h.payload_size)
     return Status(StatusCode::kTruncated, "chunk payload cut short" + at);
@@ -376,30 +531,76 @@ Status inflate(const ChunkHeader& h, const char* payload, size_t size, size_t ex
   return Status();
 }
 
-// The inverse of split_planes(): the full shuffled buffer, constant planes filled in.
+// Writes a sparse plane's `count` exceptions (write_exceptions) from [*at, end) into `plane`.
+Status apply_exceptions(const char** at, const char* end, uint32_t count, uint32_t n, char* plane) {
+  const Status bad = Status::corrupt("chunk plane exceptions do not fit their plane");
+  const char* p = *at;
+  int64_t prev = -1;
+  for (uint32_t k = 0; k < count; ++k) {
+    uint64_t gap = 0;
+    for (int shift = 0;; shift += 7) {
+      if (p == end || shift > 35) return bad;
+      const auto byte = static_cast<unsigned char>(*p++);
+      gap |= static_cast<uint64_t>(byte & 0x7F) << shift;
+      if (!(byte & 0x80)) break;
+    }
+    if (gap == 0 || gap > n || prev + static_cast<int64_t>(gap) >= static_cast<int64_t>(n) || p == end)
+      return bad;
+    prev += static_cast<int64_t>(gap);
+    plane[prev] = *p++;
+  }
+  *at = p;
+  return Status();
+}
+
+// The inverse of split_planes(): the full shuffled buffer. Constant planes are filled in; with
+// kChunkSparse, sparse ones are filled with their value and then their exceptions.
 Status join_planes(const ChunkHeader& h, const char* payload, std::string* out) {
   const uint32_t n = h.nrecords;
-  uint32_t mask;
-  if (h.payload_size < sizeof mask) return Status::corrupt("chunk plane header cut short");
-  std::memcpy(&mask, payload, sizeof mask);
-  const uint32_t nconst = static_cast<uint32_t>(__builtin_popcount(mask));
-  const size_t head = sizeof mask + nconst;
-  if (h.payload_size < head) return Status::corrupt("chunk plane header cut short");
-  std::string varying;
-  MPE_RETURN_IF_ERROR(inflate(h, payload + head, h.payload_size - head,
-                              static_cast<size_t>(kRecordPlanes - nconst) * n, &varying));
+  const Status cut = Status::corrupt("chunk plane header cut short");
+  ByteReader head(payload, h.payload_size);
+  uint32_t constant_mask = 0, sparse_mask = 0, exception_bytes = 0;
+  const char* constants = nullptr;
+  struct {
+    uint8_t value;
+    uint32_t count;
+  } sparse[kRecordPlanes];
+  if (!head.u32(&constant_mask) ||
+      !head.view(static_cast<size_t>(__builtin_popcount(constant_mask)), &constants))
+    return cut;
+  if (h.flags & kChunkSparse) {
+    if (!head.u32(&sparse_mask)) return cut;
+    for (int k = 0; k < __builtin_popcount(sparse_mask); ++k)
+      if (!head.u8(&sparse[k].value) || !head.u32(&sparse[k].count)) return cut;
+    if (!head.u32(&exception_bytes)) return cut;
+    if (sparse_mask & constant_mask)
+      return Status::corrupt("chunk plane header says a plane is constant and sparse");
+  }
+  const size_t used = h.payload_size - head.left();
+  const auto nvarying =
+      kRecordPlanes - static_cast<uint32_t>(__builtin_popcount(constant_mask | sparse_mask));
+  std::string body;
+  MPE_RETURN_IF_ERROR(inflate(h, payload + used, h.payload_size - used,
+                              static_cast<size_t>(nvarying) * n + exception_bytes, &body));
   out->resize(h.raw_size);
-  const char* constant = payload + sizeof mask;
-  const char* next = varying.data();
+  const char* next = body.data();
+  const char* exceptions = body.data() + static_cast<size_t>(nvarying) * n;
+  const char* const end = body.data() + body.size();
+  int nsparse_seen = 0;
   for (uint32_t j = 0; j < kRecordPlanes; ++j) {
     char* plane = out->data() + static_cast<size_t>(j) * n;
-    if (mask & (1u << j)) {
-      std::memset(plane, *constant++, n);
+    if (constant_mask & (1u << j)) {
+      std::memset(plane, *constants++, n);
+    } else if (sparse_mask & (1u << j)) {
+      const auto& s = sparse[nsparse_seen++];
+      std::memset(plane, static_cast<char>(s.value), n);
+      MPE_RETURN_IF_ERROR(apply_exceptions(&exceptions, end, s.count, n, plane));
     } else {
       std::memcpy(plane, next, n);
       next += n;
     }
   }
+  if (exceptions != end) return Status::corrupt("chunk plane exceptions do not fit their plane");
   return Status();
 }
 

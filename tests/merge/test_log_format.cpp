@@ -2,6 +2,7 @@
 // files that are not logfiles, newer, truncated or corrupt.
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -122,6 +123,29 @@ std::string reference_shuffle(const std::vector<Record>& in) {
   return out;
 }
 
+// Encodes `in` as one chunk and checks it: the payload decodes to the format's byte layout
+// (reference_shuffle), which the SSE2 shuffle a CPU without AVX2 takes writes too, and to the
+// records. Returns the chunk.
+std::string expect_round_trip(const std::vector<Record>& in) {
+  const auto n = static_cast<uint32_t>(in.size());
+  std::string chunk;
+  encode_events(in.data(), n, 0, 0, 1, &chunk);
+  ChunkHeader h;
+  std::memcpy(&h, chunk.data(), sizeof h);
+  EXPECT_TRUE(check_chunk_header(h, chunk.size(), 0).ok()) << "n=" << n;
+  std::string raw;
+  EXPECT_TRUE(decode_blob(h, chunk.data() + sizeof h, &raw).ok()) << "n=" << n;
+  EXPECT_EQ(raw, reference_shuffle(in)) << "n=" << n;
+  std::string narrow(raw.size(), '\0');
+  shuffle_records(in.data(), n, narrow.data(), false);
+  EXPECT_EQ(narrow, raw) << "n=" << n;
+  std::vector<Record> out;
+  EXPECT_TRUE(decode_events(h, chunk.data() + sizeof h, &out).ok()) << "n=" << n;
+  EXPECT_TRUE(out.size() == in.size() && std::memcmp(out.data(), in.data(), in.size() * sizeof(Record)) == 0)
+      << "n=" << n;
+  return chunk;
+}
+
 TEST(Codec, ShuffleKeepsTheFormatsByteLayoutForEveryLength) {
   std::mt19937_64 rng(7);
   for (uint32_t n : {0u, 1u, 15u, 16u, 17u, 31u, 32u, 33u, 1000u}) {
@@ -130,18 +154,99 @@ TEST(Codec, ShuffleKeepsTheFormatsByteLayoutForEveryLength) {
       in.push_back(rec(static_cast<RecordKind>(1 + rng() % 8), rng() % 1000000, static_cast<uint16_t>(rng()),
                        static_cast<int32_t>(rng()), static_cast<int32_t>(rng()), static_cast<uint32_t>(rng()),
                        rng()));
-    std::string chunk;
-    encode_events(in.data(), n, 0, 0, 1, &chunk);
+    expect_round_trip(in);
+  }
+}
+
+// Records like a loop of cheap calls: every plane constant or nearly so, but for the low bytes of
+// times. A few preemptions (long gaps) and the first record's absolute time make the high bytes
+// of times differ a handful of times per chunk: those planes are sparse, not varying.
+std::vector<Record> cheap_calls_with_outliers(uint32_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Record> in;
+  uint64_t t = 0x123456789ABCull;
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint64_t duration = 100 + rng() % 60 + (i % 64 == 63 ? 700 : 0);  // progress every 64th call
+    in.push_back(rec(RecordKind::kState, t, 42, 0, 7, 0, duration));
+    t += duration + 50 + rng() % 40 + (rng() % 5000 == 0 ? 3000000 : 0);  // a rare preemption
+  }
+  return in;
+}
+
+uint32_t sparse_mask_of(const std::string& chunk) {
+  const char* payload = chunk.data() + sizeof(ChunkHeader);
+  uint32_t constant_mask, sparse_mask;
+  std::memcpy(&constant_mask, payload, sizeof constant_mask);
+  std::memcpy(&sparse_mask, payload + 4 + __builtin_popcount(constant_mask), sizeof sparse_mask);
+  return sparse_mask;
+}
+
+TEST(Codec, NearlyConstantPlanesAreSparseAndRoundTrip) {
+  for (uint32_t n : {1u, 17u, 1000u, 65537u}) {
+    const std::vector<Record> in = cheap_calls_with_outliers(n, n);
+    const std::string chunk = expect_round_trip(in);
     ChunkHeader h;
     std::memcpy(&h, chunk.data(), sizeof h);
-    std::string raw;
-    ASSERT_TRUE(decode_blob(h, chunk.data() + sizeof h, &raw).ok()) << n;
-    EXPECT_EQ(raw, reference_shuffle(in)) << "n=" << n;
-    std::vector<Record> out;
-    ASSERT_TRUE(decode_events(h, chunk.data() + sizeof h, &out).ok()) << n;
-    ASSERT_EQ(out.size(), in.size());
-    EXPECT_EQ(0, std::memcmp(out.data(), in.data(), in.size() * sizeof(Record))) << "n=" << n;
+    EXPECT_TRUE(h.flags & kChunkSparse);
+    if (n >= 1000) {
+      // The time's bytes 2-5 (the first record's absolute time, and preemptions) and the
+      // duration's byte 1 (the slow calls, 1 in 64) are sparse; the time's byte 0 varies.
+      const uint32_t sparse = sparse_mask_of(chunk);
+      EXPECT_EQ(sparse & 0x3Cu, 0x3Cu) << std::hex << sparse;
+      EXPECT_TRUE(sparse & (1u << 25)) << std::hex << sparse;
+      EXPECT_FALSE(sparse & 1u) << std::hex << sparse;
+    }
   }
+}
+
+// A damaged exception list is named, whatever byte the damage hits, once the checksums are
+// repaired to let it through: no crash, no write outside the plane.
+TEST(Codec, DamagedSparsePlanesAreReportedNotTrusted) {
+  const std::vector<Record> in = cheap_calls_with_outliers(1000, 3);
+  std::string chunk;
+  encode_events(in.data(), 1000, 0, 0, 1, &chunk);
+  ChunkHeader h;
+  std::memcpy(&h, chunk.data(), sizeof h);
+  ASSERT_NE(sparse_mask_of(chunk), 0u);
+  // Rewrite the payload uncompressed, so that damage reaches the exception bytes themselves.
+  std::string raw_body;
+  {
+    const char* payload = chunk.data() + sizeof h;
+    uint32_t constant_mask;
+    std::memcpy(&constant_mask, payload, 4);
+    const size_t nconstant = static_cast<size_t>(__builtin_popcount(constant_mask));
+    uint32_t sparse_mask;
+    std::memcpy(&sparse_mask, payload + 4 + nconstant, 4);
+    const size_t head = 4 + nconstant + 4 + 5 * static_cast<size_t>(__builtin_popcount(sparse_mask)) + 4;
+    std::string body(64 * 1024, '\0');
+    const size_t got = ZSTD_decompress(body.data(), body.size(), payload + head, h.payload_size - head);
+    ASSERT_FALSE(ZSTD_isError(got));
+    body.resize(got);
+    raw_body = std::string(payload, head) + body;
+  }
+  h.flags = static_cast<uint16_t>(h.flags & ~kChunkZstd);
+  int reported = 0, intact = 0;
+  for (size_t at = 0; at < raw_body.size(); ++at) {
+    for (unsigned char x : {0x01, 0x80, 0xFF}) {
+      std::string damaged = raw_body;
+      damaged[at] = static_cast<char>(damaged[at] ^ x);
+      ChunkHeader d = h;
+      d.payload_size = static_cast<uint32_t>(damaged.size());
+      d.payload_hash = hash64(damaged.data(), damaged.size());
+      seal(&d);
+      std::vector<Record> out;
+      const mpe::Status s = decode_events(d, damaged.data(), &out);
+      if (!s.ok()) {
+        ++reported;
+        EXPECT_EQ(s.code(), mpe::StatusCode::kCorrupt) << s.to_string();
+      } else {
+        ++intact;
+        ASSERT_EQ(out.size(), in.size());  // a changed value decodes to a changed record, in bounds
+      }
+    }
+  }
+  EXPECT_GT(reported, 0);
+  EXPECT_GT(intact, 0);
 }
 
 TEST(Codec, PingPongRecordsCompressWell) {

@@ -46,6 +46,13 @@ class ByteReader {
   bool f64(double* v) { return raw(v, 8); }
   bool str(std::string* s);
   bool raw(void* out, size_t n);
+  // The next n bytes in place (*at points at them), skipped; false when fewer are left.
+  bool view(size_t n, const char** at) {
+    if (left() < n) return false;
+    *at = p_;
+    p_ += n;
+    return true;
+  }
   // ByteWriter::pod's value; T{} when too few bytes are left.
   template <class T>
   T pod() {

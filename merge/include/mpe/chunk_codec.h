@@ -16,6 +16,10 @@ namespace mpe::format {
 // (delta, shuffle, zstd level 1). Also fills the header's time range and summary.
 void encode_events(const Record* records, uint32_t n, uint32_t rank, uint32_t thread, int zstd_level,
                    std::string* out);
+// The byte shuffle of an events payload (docs/FORMAT.md): n records to 32 streams of n bytes at
+// out, times delta-encoded. With the widest vectors this CPU has (AVX2, else SSE2); `widest` false
+// takes SSE2 anyway, so that tests compare the two.
+void shuffle_records(const Record* in, uint32_t n, char* out, bool widest = true);
 // A blob chunk's payload limit: the run's definitions are split into chunks of at most this many
 // bytes (v5), so that no size field (32 bits in a chunk header) limits the number of ranks.
 inline constexpr size_t kMaxBlobChunkBytes = size_t{1} << 30;

@@ -10,8 +10,9 @@ namespace mpe::format {
 // Versions: a reader accepts kMinSupportedVersion..kCurrentVersion of the same major.
 // 2: constant-plane elision (kChunkPlanes); 3: call sites; 4: counters, one-sided communication;
 // 5: definitions linear in the ranks (groups stored once; definitions in several chunks);
-// 6: each category carries its routine's class (mpe/routine.h); 7: the filter a rank logged under
-inline constexpr uint16_t kCurrentVersion = 7;
+// 6: each category carries its routine's class (mpe/routine.h); 7: the filter a rank logged under;
+// 8: sparse byte planes (kChunkSparse)
+inline constexpr uint16_t kCurrentVersion = 8;
 inline constexpr uint16_t kFirstCallsiteVersion = 3;
 inline constexpr uint16_t kFirstCounterVersion = 4;     // kCounter records, RankMeta::counters
 inline constexpr uint16_t kFirstRmaVersion = 4;         // kRmaOp, kRmaComplete, kWinCreate
@@ -112,6 +113,11 @@ inline constexpr uint16_t kChunkShuffled = 2;  // records delta-encoded and byte
 // Events chunks (v2): the byte planes that are constant are stored as one byte each ahead of the
 // (compressed) varying planes; see docs/FORMAT.md.
 inline constexpr uint16_t kChunkPlanes = 4;
+// Events chunks (v8), with kChunkPlanes: the plane header also names sparse planes (all bytes one
+// value but a few: the high bytes of times, which a preemption or the chunk's first record make
+// differ once or twice), stored as that value, and their exceptions after the varying planes.
+inline constexpr uint16_t kChunkSparse = 8;
+inline constexpr uint16_t kChunkKnownFlags = kChunkZstd | kChunkShuffled | kChunkPlanes | kChunkSparse;
 inline constexpr uint32_t kRecordPlanes = 32;  // byte planes of a shuffled record, one per byte
 static_assert(kRecordPlanes == sizeof(Record));
 

@@ -64,6 +64,14 @@ const CommInfo* comm_info(MPI_Comm c) noexcept {
   return g_comms.find(c, &info) ? reinterpret_cast<const CommInfo*>(static_cast<uintptr_t>(info)) : nullptr;
 }
 
+WorldPeer other_comm_peer(MPI_Comm c, int32_t r) noexcept {
+  const CommInfo* info = comm_info(c);
+  const uint32_t index = info ? info->index : 0;
+  if (r < 0) return {r, index};
+  if (!info || static_cast<size_t>(r) >= info->members.size()) return {traffic::kPeerUnknown, index};
+  return {info->members[static_cast<size_t>(r)], index};
+}
+
 void define_builtin_comms(int world_size) noexcept {
   try {
     std::lock_guard<std::mutex> lock(g_mutex);

@@ -46,17 +46,18 @@ inline bool is_clock(CallClass cls, Fn fn) {
   return cls == CallClass::kOther && (fn == Fn::MPI_Wtime || fn == Fn::MPI_Wtick);
 }
 
-// What the call is about to wait for. `cls` is c.cls, a constant in a solo wrapper: the switch
-// folds to its one case.
-__attribute__((always_inline)) inline void fill_wait(LiveThread* t, const Call& c, NowSlot& s,
-                                                     CallClass cls) noexcept {
+// What the call is about to wait for. `cls`, `roles` and `mode` are c's, constants in a solo
+// wrapper: the switch folds to its one case, and the tests of roles and mode fold too.
+__attribute__((always_inline)) inline void fill_wait(LiveThread* t, const Call& c, NowSlot& s, CallClass cls,
+                                                     uint64_t roles, Mode mode) noexcept {
+  auto has = [roles](uint64_t bits) { return (roles & bits) == bits; };
   s.npeers = 0;
   s.peer = traffic::kPeerUnknown;
   s.tag = -1;
   s.root = -1;
   s.wait = static_cast<uint8_t>(WaitKind::kNone);
   const MPI_Comm comm = s.comm;
-  const bool blocking = c.mode == Mode::kBlocking;
+  const bool blocking = mode == Mode::kBlocking;
   auto single = [&](int32_t peer) {
     s.peer = peer;
     if (!blocking || peer == traffic::kPeerNull) return;
@@ -70,23 +71,23 @@ __attribute__((always_inline)) inline void fill_wait(LiveThread* t, const Call& 
   };
   switch (cls) {
     case CallClass::kSend:
-      if (c.has(role::dest)) single(world_rank(comm, c.dest));
-      if (c.has(role::sendtag)) s.tag = c.sendtag;
+      if (has(role::dest)) single(world_rank(comm, c.dest));
+      if (has(role::sendtag)) s.tag = c.sendtag;
       break;
     case CallClass::kRecv:
     case CallClass::kProbe:
     case CallClass::kMprobe:
-      if (c.has(role::source)) single(world_rank(comm, c.source));
-      if (c.has(role::recvtag)) s.tag = c.recvtag;
+      if (has(role::source)) single(world_rank(comm, c.source));
+      if (has(role::recvtag)) s.tag = c.recvtag;
       break;
     case CallClass::kSendrecv:
-      if (c.has(role::source | role::dest)) {
+      if (has(role::source | role::dest)) {
         single(world_rank(comm, c.source));
         const int32_t dest = world_rank(comm, c.dest);
         if (s.wait == static_cast<uint8_t>(WaitKind::kAllOf) && dest >= 0 && dest != s.peers[0])
           s.peers[s.npeers++] = dest;
       }
-      if (c.has(role::recvtag)) s.tag = c.recvtag;
+      if (has(role::recvtag)) s.tag = c.recvtag;
       break;
     case CallClass::kWait:
     case CallClass::kWaitall:
@@ -104,17 +105,17 @@ __attribute__((always_inline)) inline void fill_wait(LiveThread* t, const Call& 
       s.npeers = 0;  // a Test waits for nobody
       break;
     case CallClass::kCommCreate:
-      if (blocking && c.has(role::comm)) s.wait = static_cast<uint8_t>(WaitKind::kCollective);
+      if (blocking && has(role::comm)) s.wait = static_cast<uint8_t>(WaitKind::kCollective);
       break;
     case CallClass::kRequestFree:
       // Forgotten before the call, which nulls the handle: MPI may hand the handle out again,
       // and a stale entry would then count a new request's traffic as the old one's.
-      if (c.has(role::requests)) t->requests.erase(*c.requests);
+      if (has(role::requests)) t->requests.erase(*c.requests);
       break;
     default:
       if (is_collective(cls)) {
-        if (c.has(role::root)) s.root = world_rank(comm, c.root);
-        if (blocking && c.has(role::comm)) s.wait = static_cast<uint8_t>(WaitKind::kCollective);
+        if (has(role::root)) s.root = world_rank(comm, c.root);
+        if (blocking && has(role::comm)) s.wait = static_cast<uint8_t>(WaitKind::kCollective);
       }
       break;
   }
@@ -125,12 +126,15 @@ constexpr bool has_traffic(CallClass cls) {
          is_collective(cls);
 }
 
-// ~60 instructions: the slot's fields, one clock read, and for a blocking call what it waits for.
-// `cls` is c.cls, a constant in a solo wrapper.
-__attribute__((always_inline)) inline void on_enter(Call& c, CallClass cls) noexcept {
-  if (c.depth != 0 || is_clock(cls, c.fn)) return;
+// ~55 instructions: the slot's fields, and for a blocking call what it waits for. `k` is the call's
+// Shape, constants in a solo wrapper, where the switch on the class and the tests of roles and mode
+// fold. `stamped`: the core has stamped c.t_enter already (a solo wrapper, Hooks::kEnterSeesTime),
+// and it is the slot's "since"; else a clock read of its own.
+template <bool stamped>
+__attribute__((always_inline)) inline void on_enter(Call& c, core::Shape k) noexcept {
+  if (c.depth != 0 || is_clock(k.cls, k.fn)) return;
   // A Wait/Test left out still takes its snapshot: the requests it completes are followed.
-  if (__builtin_expect(g_filtered, 0) && !completes_requests(cls) &&
+  if (__builtin_expect(g_filtered, 0) && !completes_requests(k.cls) &&
       (!g_filter_on.load(std::memory_order_relaxed) || (call_filter::g_active && call_filter::leaves_out(c))))
     return;
   LiveThread* t = live_thread();
@@ -138,14 +142,14 @@ __attribute__((always_inline)) inline void on_enter(Call& c, CallClass cls) noex
   NowSlot& s = t->now;
   const uint32_t q = s.begin_write();
   s.in_mpi = true;
-  s.fn = c.fn;
-  s.since = clock::now();
+  s.fn = k.fn;
+  s.since = stamped ? c.t_enter : clock::now();
+  s.comm = (k.roles & role::comm) ? c.comm : MPI_COMM_NULL;
+  fill_wait(t, c, s, k.cls, k.roles, k.mode);
   // From Python the return address names mpi4py: the site's id then rides in caller's tag bits
   // (mpe/callsite.h), read by the publisher. One load and branch for a program without Python.
   if (__builtin_expect(core::python::g_readable, 0)) core::callsite(c);
   s.caller = c.caller;
-  s.comm = c.has(role::comm) ? c.comm : MPI_COMM_NULL;
-  fill_wait(t, c, s, cls);
   s.end_write(q);
 }
 
@@ -161,30 +165,37 @@ inline void leave_slot(LiveThread* t, const Call& c) noexcept {
 }
 
 // ~40 instructions plus the event: the routine's time, the slot back to "application".
-__attribute__((always_inline)) inline void record_call(LiveThread* t, Call& c, CallClass cls) noexcept {
-  const auto fn = static_cast<size_t>(c.fn);
+__attribute__((always_inline)) inline void record_call(LiveThread* t, Call& c, core::Shape k) noexcept {
+  const auto fn = static_cast<size_t>(k.fn);
   bump(t->fn_ticks[fn], c.t_leave - c.t_enter);
   bump(t->fn_calls[fn], 1);
   leave_slot(t, c);
-  if (has_traffic(cls)) record_traffic(t, c);
+  if (has_traffic(k.cls)) record_traffic(t, c);
 }
 
-__attribute__((always_inline)) inline void on_leave(Call& c, CallClass cls) noexcept {
-  if (c.depth != 0 || is_clock(cls, c.fn)) return;
+__attribute__((always_inline)) inline void on_leave(Call& c, core::Shape k) noexcept {
+  if (c.depth != 0 || is_clock(k.cls, k.fn)) return;
   LiveThread* t = t_live;
   if (!t) return;
   if (__builtin_expect(g_filtered, 0)) return on_leave_filtered(t, c);
-  record_call(t, c, cls);
+  record_call(t, c, k);
 }
+
+// The Shape of a call as its Call holds it: the registered hooks' view.
+inline core::Shape shape_of(const Call& c) { return core::Shape{c.fn, c.cls, c.mode, c.roles}; }
 
 struct Hooks {
   static constexpr uint32_t kNeeds = kNeedsTime | kNeedsStatus;
   static constexpr uint64_t kEnterClasses = kEveryClass;
   static constexpr uint64_t kLeaveClasses = kEveryClass;
-  static void enter(Call& c) noexcept { on_enter(c, c.cls); }
-  static void leave(Call& c) noexcept { on_leave(c, c.cls); }
-  __attribute__((always_inline)) static void enter(Call& c, CallClass cls) noexcept { on_enter(c, cls); }
-  __attribute__((always_inline)) static void leave(Call& c, CallClass cls) noexcept { on_leave(c, cls); }
+  // In a solo wrapper the core stamps t_enter before the enter hook, and the slot's "since" is that
+  // stamp: one clock read fewer (~20 ns). The routine's time then includes the slot's writes
+  // (~10 ns). Registered, with other tools, the hook reads a clock of its own.
+  static constexpr bool kEnterSeesTime = true;
+  static void enter(Call& c) noexcept { on_enter<false>(c, shape_of(c)); }
+  static void leave(Call& c) noexcept { on_leave(c, shape_of(c)); }
+  __attribute__((always_inline)) static void enter(Call& c, core::Shape k) noexcept { on_enter<true>(c, k); }
+  __attribute__((always_inline)) static void leave(Call& c, core::Shape k) noexcept { on_leave(c, k); }
 };
 
 }  // namespace mpe::tools::live

@@ -145,20 +145,20 @@ struct WorldPeer {
   uint32_t comm;
 };
 
+// Rank r of a communicator other than MPI_COMM_WORLD as a world rank, with its index: a lock-free
+// table probe, out of line.
+WorldPeer other_comm_peer(MPI_Comm c, int32_t r) noexcept MPE_HIDDEN;
+
 // Rank r of communicator c as a world rank (traffic's peer codes passed through), with c's index.
 // ~2 ns on MPI_COMM_WORLD (no lookup), a lock-free table probe otherwise.
 inline WorldPeer world_peer(MPI_Comm c, int32_t r) {
-  if (c == MPI_COMM_WORLD) return {r, kWorldCommIndex};
-  const CommInfo* info = comm_info(c);
-  const uint32_t index = info ? info->index : 0;
-  if (r < 0) return {r, index};
-  if (!info || static_cast<size_t>(r) >= info->members.size()) return {traffic::kPeerUnknown, index};
-  return {info->members[static_cast<size_t>(r)], index};
+  return c == MPI_COMM_WORLD ? WorldPeer{r, kWorldCommIndex} : other_comm_peer(c, r);
 }
 
 // The world rank of rank r (an argument: MPI_ANY_SOURCE and MPI_PROC_NULL become traffic's codes).
-inline int32_t world_rank(MPI_Comm c, int r) {
-  return c == MPI_COMM_WORLD ? traffic::peer_of(r) : world_peer(c, traffic::peer_of(r)).rank;
+// Inline whole on MPI_COMM_WORLD: on every blocking call's path (GCC had made it a call).
+__attribute__((always_inline)) inline int32_t world_rank(MPI_Comm c, int r) {
+  return c == MPI_COMM_WORLD ? traffic::peer_of(r) : other_comm_peer(c, traffic::peer_of(r)).rank;
 }
 
 }  // namespace mpe::tools::live

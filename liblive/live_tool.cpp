@@ -163,7 +163,7 @@ __attribute__((noinline)) void on_leave_filtered(LiveThread* t, Call& c) noexcep
                           call_filter::records_at_level(c.has(role::level) ? c.level : 1),
                       std::memory_order_relaxed);
   const bool on = g_filter_on.load(std::memory_order_relaxed);
-  if (on && !(call_filter::g_active && call_filter::leaves_out(c))) return record_call(t, c, c.cls);
+  if (on && !(call_filter::g_active && call_filter::leaves_out(c))) return record_call(t, c, shape_of(c));
   if (c.cls == CallClass::kOther || c.cls == CallClass::kProbe) return;  // nothing to follow
   if (t->now.in_mpi) leave_slot(t, c);  // a Wait/Test left out entered its slot, for its snapshot
   if ((on && !call_filter::drops_messages()) || completes_requests(c.cls) || c.cls == CallClass::kCommCreate)

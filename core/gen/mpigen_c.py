@@ -165,16 +165,18 @@ def emit_c_body(w, name, proto, rows, roles):
     for line in status_substitution(proto, rmap, roles):
         w(line + "\n")
     w("  Call call;\n  core::poison(call);\n")
-    w("  call.fn = Fn::%s;\n  call.cls = CallClass::%s;\n" % (name, class_enumerator(row.cls if row else "other")))
-    w("  call.mode = Mode::%s;\n" % (MODES[row.mode] if row else "kBlocking"))
+    w("  constexpr core::Shape kShape{Fn::%s, CallClass::%s, Mode::%s, %s};\n"
+      % (name, class_enumerator(row.cls if row else "other"), MODES[row.mode] if row else "kBlocking",
+         role_bits(rmap)))
+    w("  call.fn = kShape.fn;\n  call.cls = kShape.cls;\n  call.mode = kShape.mode;\n")
     w("  call.flags = %s;\n" % ("kLargeCount" if large else "0"))
-    w("  call.roles = %s;\n" % role_bits(rmap))
+    w("  call.roles = kShape.roles;\n")
     w("  call.caller = mpe_caller_;\n")
     for line in emit_role_assignments(proto, rmap, roles):
         w(line + "\n")
     cls = row.cls if row else "other"
     read_back = "mpe_next_(%s)" % forwarded_arg_list(proto, rmap, roles)
-    w("  core::enter<Hooks>(ts, call, CallClass::%s);\n" % class_enumerator(cls))
+    w("  core::enter<Hooks>(ts, call, kShape);\n")
     if cls == "finalize":
         w("  core::before_finalize(ts);\n")
     target = "call.rc" if returns_rc else "%s result" % proto.ret
@@ -190,5 +192,5 @@ def emit_c_body(w, name, proto, rows, roles):
         w("  call.rc = MPI_SUCCESS;\n")
     if cls == "init":
         w("  if (call.rc == MPI_SUCCESS) core::after_init(ts);\n")
-    w("  core::leave<Hooks>(ts, call, CallClass::%s);\n" % class_enumerator(cls))
+    w("  core::leave<Hooks>(ts, call, kShape);\n")
     w("  return %s;\n}\n\n" % ("call.rc" if returns_rc else "result"))

@@ -200,16 +200,16 @@ def emit_fortran_wrapper(w, proto, row, roles, binding):
             if id(p) in index_of:
                 rmap[role] = index_of[id(p)]
     large = binding.cname.endswith("_c")
-    w("  Call call;\n  core::poison(call);\n  call.fn = Fn::%s;\n  call.cls = CallClass::%s;\n"
-      % (binding.cname, class_enumerator(cls)))
-    w("  call.mode = Mode::%s;\n  call.flags = %s;\n" % (MODES[row.mode] if row else "kBlocking",
-                                                       "kFortran | kLargeCount" if large else "kFortran"))
+    w("  constexpr core::Shape kShape{Fn::%s, CallClass::%s, Mode::%s, %s};\n"
+      % (binding.cname, class_enumerator(cls), MODES[row.mode] if row else "kBlocking", role_bits(rmap)))
+    w("  Call call;\n  core::poison(call);\n  call.fn = kShape.fn;\n  call.cls = kShape.cls;\n")
+    w("  call.mode = kShape.mode;\n  call.flags = %s;\n" % ("kFortran | kLargeCount" if large else "kFortran"))
     pre, post = fortran_conversions(binding.cname, proto, params, rmap, roles, binding)
-    w("  call.roles = %s;\n" % role_bits(rmap))
+    w("  call.roles = kShape.roles;\n")
     w("  call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));\n")
     for line in pre:
         w(line + "\n")
-    w("  core::enter<core::Registered>(ts, call, CallClass::%s);\n" % class_enumerator(cls))
+    w("  core::enter<core::Registered>(ts, call, kShape);\n")
     if cls == "finalize":
         w("  core::before_finalize(ts);\n")
     w("  core::suppress(ts);\n")
@@ -229,7 +229,7 @@ def emit_fortran_wrapper(w, proto, row, roles, binding):
         w(line + "\n")
     if cls == "init":
         w("  if (call.rc == MPI_SUCCESS) core::after_init(ts);\n")
-    w("  core::leave<core::Registered>(ts, call, CallClass::%s);\n" % class_enumerator(cls))
+    w("  core::leave<core::Registered>(ts, call, kShape);\n")
     if ret != "void":
         w("  return result;\n")
     w("}\n\n")

@@ -97,6 +97,17 @@ MPI_Status* status_scratch(ThreadState& ts, int n) MPE_HIDDEN;
 void call_rest(const HookList& hooks, Call& call) MPE_HIDDEN;
 void call_rest_reversed(const HookList& hooks, Call& call) MPE_HIDDEN;
 
+// What a wrapper knows of its call when it is compiled: the same values as the Call's fields, but
+// constants. A solo tool's hooks may take it (H::enter(Call&, Shape)), and their tests on the
+// class, the roles or the mode then fold, wherever they sit: a field read back from the Call after
+// any call out of line (a clock's fallback, a hook's rare case) is a load and a test.
+struct Shape {
+  Fn fn;
+  CallClass cls;
+  Mode mode;
+  uint64_t roles;
+};
+
 // How a wrapper reaches the hooks. Every wrapper body is a template over one of two (generated in
 // wrapper_bodies.h):
 //   Registered  through the registry: any number of tools, from any tool library. ~70
@@ -120,16 +131,17 @@ struct Registered {
   // hook runs before PMPI_X, they would otherwise have to be kept in callee-saved registers across
   // it (pushed and popped); where no hook runs, the arguments are still in their registers.
   static constexpr bool reads_back(CallClass) { return true; }
-  static void run_enter(ThreadState& ts, uint32_t s, Call& call, CallClass cls) {
-    const HookList& hooks = g_registry.enter[static_cast<int>(cls)];
+  static constexpr bool kEnterSeesTime = false;  // the stamp follows the enter hooks
+  static void run_enter(ThreadState& ts, uint32_t s, Call& call, Shape shape) {
+    const HookList& hooks = g_registry.enter[static_cast<int>(shape.cls)];
     if (const int n = hooks.n) {
       ts.state = s + kSuppressed;
       hooks.hook[0](call);  // the common case, one tool, without loop overhead
       if (__builtin_expect(n > 1, 0)) call_rest(hooks, call);
     }
   }
-  static void run_leave(ThreadState& ts, uint32_t s, Call& call, CallClass cls) {
-    const HookList& hooks = g_registry.leave[static_cast<int>(cls)];
+  static void run_leave(ThreadState& ts, uint32_t s, Call& call, Shape shape) {
+    const HookList& hooks = g_registry.leave[static_cast<int>(shape.cls)];
     if (const int n = hooks.n) {
       ts.state = s + kSuppressed;
       if (__builtin_expect(n > 1, 0)) call_rest_reversed(hooks, call);
@@ -145,28 +157,40 @@ constexpr bool in_classes(uint64_t set, CallClass cls) {
 template <class H>
 struct Solo {
   static constexpr bool needs(uint32_t what) { return (H::kNeeds & what) != 0; }
+  // Whether H's enter hook reads call.t_enter: then the core stamps it before the hook, and the
+  // routine's time includes the hook's (liblive: its slot's "since" is that stamp, one clock read
+  // fewer). Optional in H; false without it.
+  static constexpr bool kEnterSeesTime = [] {
+    if constexpr (requires { H::kEnterSeesTime; })
+      return H::kEnterSeesTime;
+    else
+      return false;
+  }();
   // An enter hook runs before PMPI_X, or a clock read whose fallback (clock_gettime) is a call.
   static constexpr bool reads_back(CallClass cls) {
     return in_classes(H::kEnterClasses, cls) || needs(kNeedsTime);
   }
-  __attribute__((always_inline)) static void run_enter(ThreadState& ts, uint32_t s, Call& call,
-                                                       CallClass cls) {
-    if (in_classes(H::kEnterClasses, cls)) {
+  __attribute__((always_inline)) static void run_enter(ThreadState& ts, uint32_t s, Call& call, Shape shape) {
+    if (in_classes(H::kEnterClasses, shape.cls)) {
       ts.state = s + kSuppressed;
-      // A hook may also take the class as an argument: a constant here, where reading call.cls
-      // back would be a load (the compiler cannot keep a field of a Call whose address escapes).
-      if constexpr (requires(Call & c, CallClass k) { H::enter(c, k); })
-        H::enter(call, cls);
+      // A hook may also take the call's Shape, or its class alone, as an argument: constants
+      // here, where reading call.cls back would be a load (the compiler cannot keep a field of a
+      // Call whose address escapes).
+      if constexpr (requires(Call & c, Shape k) { H::enter(c, k); })
+        H::enter(call, shape);
+      else if constexpr (requires(Call & c, CallClass k) { H::enter(c, k); })
+        H::enter(call, shape.cls);
       else
         H::enter(call);
     }
   }
-  __attribute__((always_inline)) static void run_leave(ThreadState& ts, uint32_t s, Call& call,
-                                                       CallClass cls) {
-    if (in_classes(H::kLeaveClasses, cls)) {
+  __attribute__((always_inline)) static void run_leave(ThreadState& ts, uint32_t s, Call& call, Shape shape) {
+    if (in_classes(H::kLeaveClasses, shape.cls)) {
       ts.state = s + kSuppressed;
-      if constexpr (requires(Call & c, CallClass k) { H::leave(c, k); })
-        H::leave(call, cls);
+      if constexpr (requires(Call & c, Shape k) { H::leave(c, k); })
+        H::leave(call, shape);
+      else if constexpr (requires(Call & c, CallClass k) { H::leave(c, k); })
+        H::leave(call, shape.cls);
       else
         H::leave(call);
     }
@@ -201,24 +225,27 @@ extern bool g_solo MPE_HIDDEN;
 // built without one).
 bool solo_accepts(const Tool& tool) MPE_HIDDEN;
 
-// Runs the enter hooks (in registration order), then stamps the time. `cls` is call.cls, passed
-// as the wrapper's constant so that the hook list's address, or the solo tool's test, is one too.
+// Runs the enter hooks (in registration order), then stamps the time, so that the hooks' time is
+// not the routine's; or, for a solo tool whose enter hook reads the stamp (kEnterSeesTime), stamps
+// first. `shape` is the wrapper's constant copy of the call's routine, class, mode and roles, so
+// that the hook list's address, or the solo tool's tests, are constants too.
 template <class Hooks>
-__attribute__((always_inline)) inline void enter(ThreadState& ts, Call& call, CallClass cls) {
+__attribute__((always_inline)) inline void enter(ThreadState& ts, Call& call, Shape shape) {
   const uint32_t s = ts.state;  // observing() held, so nothing is suppressed
   call.depth = static_cast<uint8_t>(s);
-  if (cls == CallClass::kMrecv) call.message_in = *call.message;  // a constant test: no cost elsewhere
-  Hooks::run_enter(ts, s, call, cls);
+  if (shape.cls == CallClass::kMrecv) call.message_in = *call.message;  // a constant test: no cost elsewhere
+  if (Hooks::kEnterSeesTime && Hooks::needs(kNeedsTime)) call.t_enter = clock::now();
+  Hooks::run_enter(ts, s, call, shape);
   ts.state = s + 1;
-  if (Hooks::needs(kNeedsTime)) call.t_enter = clock::now();
+  if (!Hooks::kEnterSeesTime && Hooks::needs(kNeedsTime)) call.t_enter = clock::now();
 }
 
 // Stamps the time, then runs the leave hooks in reverse order so that hooks nest.
 template <class Hooks>
-__attribute__((always_inline)) inline void leave(ThreadState& ts, Call& call, CallClass cls) {
+__attribute__((always_inline)) inline void leave(ThreadState& ts, Call& call, Shape shape) {
   if (Hooks::needs(kNeedsTime)) call.t_leave = clock::now();
   const uint32_t s = ts.state - 1;
-  Hooks::run_leave(ts, s, call, cls);
+  Hooks::run_leave(ts, s, call, shape);
   ts.state = s;
 }
 

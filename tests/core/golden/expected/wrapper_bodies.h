@@ -10,19 +10,20 @@ __attribute__((always_inline)) inline int MPI_Pcontrol(uintptr_t mpe_caller_, de
   if (!core::observing(ts)) return mpe_next_(level);
   Call call;
   core::poison(call);
-  call.fn = Fn::MPI_Pcontrol;
-  call.cls = CallClass::kPcontrol;
-  call.mode = Mode::kBlocking;
+  constexpr core::Shape kShape{Fn::MPI_Pcontrol, CallClass::kPcontrol, Mode::kBlocking, role::level};
+  call.fn = kShape.fn;
+  call.cls = kShape.cls;
+  call.mode = kShape.mode;
   call.flags = 0;
-  call.roles = role::level;
+  call.roles = kShape.roles;
   call.caller = mpe_caller_;
   call.level = level;
-  core::enter<Hooks>(ts, call, CallClass::kPcontrol);
+  core::enter<Hooks>(ts, call, kShape);
   if constexpr (Hooks::reads_back(CallClass::kPcontrol))
     call.rc = mpe_next_((std::remove_cv_t<decltype(level)>)(call.level));
   else
     call.rc = mpe_next_(level);
-  core::leave<Hooks>(ts, call, CallClass::kPcontrol);
+  core::leave<Hooks>(ts, call, kShape);
   return call.rc;
 }
 
@@ -34,11 +35,12 @@ __attribute__((always_inline)) inline int MPI_Recv(uintptr_t mpe_caller_, declty
   if (Hooks::needs(kNeedsStatus) && status == MPI_STATUS_IGNORE) status = &status_storage_;
   Call call;
   core::poison(call);
-  call.fn = Fn::MPI_Recv;
-  call.cls = CallClass::kRecv;
-  call.mode = Mode::kBlocking;
+  constexpr core::Shape kShape{Fn::MPI_Recv, CallClass::kRecv, Mode::kBlocking, role::recvbuf | role::recvcount | role::recvtype | role::source | role::tag | role::comm | role::status};
+  call.fn = kShape.fn;
+  call.cls = kShape.cls;
+  call.mode = kShape.mode;
   call.flags = 0;
-  call.roles = role::recvbuf | role::recvcount | role::recvtype | role::source | role::tag | role::comm | role::status;
+  call.roles = kShape.roles;
   call.caller = mpe_caller_;
   call.recvbuf = static_cast<const void*>(buf);
   call.recvcount = static_cast<int64_t>(count);
@@ -47,12 +49,12 @@ __attribute__((always_inline)) inline int MPI_Recv(uintptr_t mpe_caller_, declty
   call.tag = tag;
   call.comm = comm;
   call.status = status;
-  core::enter<Hooks>(ts, call, CallClass::kRecv);
+  core::enter<Hooks>(ts, call, kShape);
   if constexpr (Hooks::reads_back(CallClass::kRecv))
     call.rc = mpe_next_((decltype(buf))(call.recvbuf), (decltype(count))(call.recvcount), (decltype(datatype))(call.recvtype), (decltype(source))(call.source), (decltype(tag))(call.tag), (decltype(comm))(call.comm), (decltype(status))(call.status));
   else
     call.rc = mpe_next_(buf, count, datatype, source, tag, comm, status);
-  core::leave<Hooks>(ts, call, CallClass::kRecv);
+  core::leave<Hooks>(ts, call, kShape);
   return call.rc;
 }
 
@@ -62,11 +64,12 @@ __attribute__((always_inline)) inline int MPI_Send(uintptr_t mpe_caller_, declty
   if (!core::observing(ts)) return mpe_next_(buf, count, datatype, dest, tag, comm);
   Call call;
   core::poison(call);
-  call.fn = Fn::MPI_Send;
-  call.cls = CallClass::kSend;
-  call.mode = Mode::kBlocking;
+  constexpr core::Shape kShape{Fn::MPI_Send, CallClass::kSend, Mode::kBlocking, role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm};
+  call.fn = kShape.fn;
+  call.cls = kShape.cls;
+  call.mode = kShape.mode;
   call.flags = 0;
-  call.roles = role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm;
+  call.roles = kShape.roles;
   call.caller = mpe_caller_;
   call.sendbuf = static_cast<const void*>(buf);
   call.sendcount = static_cast<int64_t>(count);
@@ -74,12 +77,12 @@ __attribute__((always_inline)) inline int MPI_Send(uintptr_t mpe_caller_, declty
   call.dest = dest;
   call.tag = tag;
   call.comm = comm;
-  core::enter<Hooks>(ts, call, CallClass::kSend);
+  core::enter<Hooks>(ts, call, kShape);
   if constexpr (Hooks::reads_back(CallClass::kSend))
     call.rc = mpe_next_((decltype(buf))(call.sendbuf), (decltype(count))(call.sendcount), (decltype(datatype))(call.sendtype), (decltype(dest))(call.dest), (decltype(tag))(call.tag), (decltype(comm))(call.comm));
   else
     call.rc = mpe_next_(buf, count, datatype, dest, tag, comm);
-  core::leave<Hooks>(ts, call, CallClass::kSend);
+  core::leave<Hooks>(ts, call, kShape);
   return call.rc;
 }
 
@@ -89,11 +92,12 @@ __attribute__((always_inline)) inline int MPI_Send_c(uintptr_t mpe_caller_, decl
   if (!core::observing(ts)) return mpe_next_(buf, count, datatype, dest, tag, comm);
   Call call;
   core::poison(call);
-  call.fn = Fn::MPI_Send_c;
-  call.cls = CallClass::kSend;
-  call.mode = Mode::kBlocking;
+  constexpr core::Shape kShape{Fn::MPI_Send_c, CallClass::kSend, Mode::kBlocking, role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm};
+  call.fn = kShape.fn;
+  call.cls = kShape.cls;
+  call.mode = kShape.mode;
   call.flags = kLargeCount;
-  call.roles = role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm;
+  call.roles = kShape.roles;
   call.caller = mpe_caller_;
   call.sendbuf = static_cast<const void*>(buf);
   call.sendcount = static_cast<int64_t>(count);
@@ -101,12 +105,12 @@ __attribute__((always_inline)) inline int MPI_Send_c(uintptr_t mpe_caller_, decl
   call.dest = dest;
   call.tag = tag;
   call.comm = comm;
-  core::enter<Hooks>(ts, call, CallClass::kSend);
+  core::enter<Hooks>(ts, call, kShape);
   if constexpr (Hooks::reads_back(CallClass::kSend))
     call.rc = mpe_next_((decltype(buf))(call.sendbuf), (decltype(count))(call.sendcount), (decltype(datatype))(call.sendtype), (decltype(dest))(call.dest), (decltype(tag))(call.tag), (decltype(comm))(call.comm));
   else
     call.rc = mpe_next_(buf, count, datatype, dest, tag, comm);
-  core::leave<Hooks>(ts, call, CallClass::kSend);
+  core::leave<Hooks>(ts, call, kShape);
   return call.rc;
 }
 
@@ -117,21 +121,22 @@ __attribute__((always_inline)) inline int MPI_Waitall(uintptr_t mpe_caller_, dec
   if (Hooks::needs(kNeedsStatus) && array_of_statuses == MPI_STATUSES_IGNORE) array_of_statuses = core::status_scratch(ts, count);
   Call call;
   core::poison(call);
-  call.fn = Fn::MPI_Waitall;
-  call.cls = CallClass::kWaitall;
-  call.mode = Mode::kBlocking;
+  constexpr core::Shape kShape{Fn::MPI_Waitall, CallClass::kWaitall, Mode::kBlocking, role::nrequests | role::requests | role::statuses};
+  call.fn = kShape.fn;
+  call.cls = kShape.cls;
+  call.mode = kShape.mode;
   call.flags = 0;
-  call.roles = role::nrequests | role::requests | role::statuses;
+  call.roles = kShape.roles;
   call.caller = mpe_caller_;
   call.nrequests = count;
   call.requests = array_of_requests;
   call.statuses = array_of_statuses;
-  core::enter<Hooks>(ts, call, CallClass::kWaitall);
+  core::enter<Hooks>(ts, call, kShape);
   if constexpr (Hooks::reads_back(CallClass::kWaitall))
     call.rc = mpe_next_((decltype(count))(call.nrequests), (decltype(array_of_requests))(call.requests), (decltype(array_of_statuses))(call.statuses));
   else
     call.rc = mpe_next_(count, array_of_requests, array_of_statuses);
-  core::leave<Hooks>(ts, call, CallClass::kWaitall);
+  core::leave<Hooks>(ts, call, kShape);
   return call.rc;
 }
 
@@ -141,20 +146,21 @@ __attribute__((always_inline)) inline int MPI_Win_create(uintptr_t mpe_caller_, 
   if (!core::observing(ts)) return mpe_next_(base, size, disp_unit, info, comm, win);
   Call call;
   core::poison(call);
-  call.fn = Fn::MPI_Win_create;
-  call.cls = CallClass::kWinCreate;
-  call.mode = Mode::kBlocking;
+  constexpr core::Shape kShape{Fn::MPI_Win_create, CallClass::kWinCreate, Mode::kBlocking, role::comm | role::newwin};
+  call.fn = kShape.fn;
+  call.cls = kShape.cls;
+  call.mode = kShape.mode;
   call.flags = 0;
-  call.roles = role::comm | role::newwin;
+  call.roles = kShape.roles;
   call.caller = mpe_caller_;
   call.comm = comm;
   call.newwin = win;
-  core::enter<Hooks>(ts, call, CallClass::kWinCreate);
+  core::enter<Hooks>(ts, call, kShape);
   if constexpr (Hooks::reads_back(CallClass::kWinCreate))
     call.rc = mpe_next_(base, size, disp_unit, info, (decltype(comm))(call.comm), (decltype(win))(call.newwin));
   else
     call.rc = mpe_next_(base, size, disp_unit, info, comm, win);
-  core::leave<Hooks>(ts, call, CallClass::kWinCreate);
+  core::leave<Hooks>(ts, call, kShape);
   return call.rc;
 }
 
@@ -164,16 +170,17 @@ __attribute__((always_inline)) inline double MPI_Wtime(uintptr_t mpe_caller_, de
   if (!core::observing(ts)) return mpe_next_();
   Call call;
   core::poison(call);
-  call.fn = Fn::MPI_Wtime;
-  call.cls = CallClass::kOther;
-  call.mode = Mode::kBlocking;
+  constexpr core::Shape kShape{Fn::MPI_Wtime, CallClass::kOther, Mode::kBlocking, 0};
+  call.fn = kShape.fn;
+  call.cls = kShape.cls;
+  call.mode = kShape.mode;
   call.flags = 0;
-  call.roles = 0;
+  call.roles = kShape.roles;
   call.caller = mpe_caller_;
-  core::enter<Hooks>(ts, call, CallClass::kOther);
+  core::enter<Hooks>(ts, call, kShape);
   double result = mpe_next_();
   call.rc = MPI_SUCCESS;
-  core::leave<Hooks>(ts, call, CallClass::kOther);
+  core::leave<Hooks>(ts, call, kShape);
   return result;
 }
 

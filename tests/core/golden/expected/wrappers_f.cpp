@@ -16,13 +16,14 @@ extern "C" MPE_EXPORT void mpi_send_f08ts_(void* a0, void* a1, void* a2, void* a
     pmpir_send_f08ts_(a0, a1, a2, a3, a4, a5, ierr);
     return;
   }
+  constexpr core::Shape kShape{Fn::MPI_Send, CallClass::kSend, Mode::kBlocking, role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm};
   Call call;
   core::poison(call);
-  call.fn = Fn::MPI_Send;
-  call.cls = CallClass::kSend;
-  call.mode = Mode::kBlocking;
+  call.fn = kShape.fn;
+  call.cls = kShape.cls;
+  call.mode = kShape.mode;
   call.flags = kFortran;
-  call.roles = role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm;
+  call.roles = kShape.roles;
   call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   call.sendbuf = core::fortran::descriptor_buffer(a0);
   call.sendcount = static_cast<int64_t>(*static_cast<MPI_Fint*>(a1));
@@ -30,14 +31,14 @@ extern "C" MPE_EXPORT void mpi_send_f08ts_(void* a0, void* a1, void* a2, void* a
   call.dest = static_cast<int>(*static_cast<MPI_Fint*>(a3));
   call.tag = static_cast<int>(*static_cast<MPI_Fint*>(a4));
   call.comm = PMPI_Comm_f2c(*static_cast<MPI_Fint*>(a5));
-  core::enter<core::Registered>(ts, call, CallClass::kSend);
+  core::enter<core::Registered>(ts, call, kShape);
   core::suppress(ts);
   MPI_Fint ierr_ = MPI_SUCCESS;
   pmpir_send_f08ts_(a0, a1, a2, a3, a4, a5, &ierr_);
   core::unsuppress(ts);
   if (ierr) *ierr = ierr_;
   call.rc = ierr_;
-  core::leave<core::Registered>(ts, call, CallClass::kSend);
+  core::leave<core::Registered>(ts, call, kShape);
 }
 
 extern "C" void pmpir_send_f08ts_large_(void*, void*, void*, void*, void*, void*, MPI_Fint*);
@@ -47,13 +48,14 @@ extern "C" MPE_EXPORT void mpi_send_f08ts_large_(void* a0, void* a1, void* a2, v
     pmpir_send_f08ts_large_(a0, a1, a2, a3, a4, a5, ierr);
     return;
   }
+  constexpr core::Shape kShape{Fn::MPI_Send_c, CallClass::kSend, Mode::kBlocking, role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm};
   Call call;
   core::poison(call);
-  call.fn = Fn::MPI_Send_c;
-  call.cls = CallClass::kSend;
-  call.mode = Mode::kBlocking;
+  call.fn = kShape.fn;
+  call.cls = kShape.cls;
+  call.mode = kShape.mode;
   call.flags = kFortran | kLargeCount;
-  call.roles = role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm;
+  call.roles = kShape.roles;
   call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   call.sendbuf = core::fortran::descriptor_buffer(a0);
   call.sendcount = static_cast<int64_t>(*static_cast<MPI_Count*>(a1));
@@ -61,14 +63,14 @@ extern "C" MPE_EXPORT void mpi_send_f08ts_large_(void* a0, void* a1, void* a2, v
   call.dest = static_cast<int>(*static_cast<MPI_Fint*>(a3));
   call.tag = static_cast<int>(*static_cast<MPI_Fint*>(a4));
   call.comm = PMPI_Comm_f2c(*static_cast<MPI_Fint*>(a5));
-  core::enter<core::Registered>(ts, call, CallClass::kSend);
+  core::enter<core::Registered>(ts, call, kShape);
   core::suppress(ts);
   MPI_Fint ierr_ = MPI_SUCCESS;
   pmpir_send_f08ts_large_(a0, a1, a2, a3, a4, a5, &ierr_);
   core::unsuppress(ts);
   if (ierr) *ierr = ierr_;
   call.rc = ierr_;
-  core::leave<core::Registered>(ts, call, CallClass::kSend);
+  core::leave<core::Registered>(ts, call, kShape);
 }
 
 extern "C" void pmpi_waitall_f08_(void*, void*, void*, MPI_Fint*);
@@ -78,13 +80,14 @@ extern "C" MPE_EXPORT void mpi_waitall_f08_(void* a0, void* a1, void* a2, MPI_Fi
     pmpi_waitall_f08_(a0, a1, a2, ierr);
     return;
   }
+  constexpr core::Shape kShape{Fn::MPI_Waitall, CallClass::kWaitall, Mode::kBlocking, role::nrequests | role::requests | role::statuses};
   Call call;
   core::poison(call);
-  call.fn = Fn::MPI_Waitall;
-  call.cls = CallClass::kWaitall;
-  call.mode = Mode::kBlocking;
+  call.fn = kShape.fn;
+  call.cls = kShape.cls;
+  call.mode = kShape.mode;
   call.flags = kFortran;
-  call.roles = role::nrequests | role::requests | role::statuses;
+  call.roles = kShape.roles;
   call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   call.nrequests = static_cast<int>(*static_cast<MPI_Fint*>(a0));
   call.requests = core::fortran::requests(ts, a1, call.nrequests);
@@ -98,7 +101,7 @@ extern "C" MPE_EXPORT void mpi_waitall_f08_(void* a0, void* a1, void* a2, MPI_Fi
     if (fstatuses_) a2 = fstatuses_;
   }
   call.statuses = MPI_STATUSES_IGNORE;
-  core::enter<core::Registered>(ts, call, CallClass::kWaitall);
+  core::enter<core::Registered>(ts, call, kShape);
   core::suppress(ts);
   MPI_Fint ierr_ = MPI_SUCCESS;
   pmpi_waitall_f08_(a0, a1, a2, &ierr_);
@@ -113,7 +116,7 @@ extern "C" MPE_EXPORT void mpi_waitall_f08_(void* a0, void* a1, void* a2, MPI_Fi
       call.statuses = MPI_STATUSES_IGNORE;
     }
   }
-  core::leave<core::Registered>(ts, call, CallClass::kWaitall);
+  core::leave<core::Registered>(ts, call, kShape);
 }
 
 extern "C" void pmpi_recv_(void*, void*, void*, void*, void*, void*, void*, MPI_Fint*);
@@ -123,13 +126,14 @@ extern "C" MPE_EXPORT void mpi_recv_(void* a0, void* a1, void* a2, void* a3, voi
     pmpi_recv_(a0, a1, a2, a3, a4, a5, a6, ierr);
     return;
   }
+  constexpr core::Shape kShape{Fn::MPI_Recv, CallClass::kRecv, Mode::kBlocking, role::recvbuf | role::recvcount | role::recvtype | role::source | role::tag | role::comm | role::status};
   Call call;
   core::poison(call);
-  call.fn = Fn::MPI_Recv;
-  call.cls = CallClass::kRecv;
-  call.mode = Mode::kBlocking;
+  call.fn = kShape.fn;
+  call.cls = kShape.cls;
+  call.mode = kShape.mode;
   call.flags = kFortran;
-  call.roles = role::recvbuf | role::recvcount | role::recvtype | role::source | role::tag | role::comm | role::status;
+  call.roles = kShape.roles;
   call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   call.recvbuf = core::fortran::buffer(a0);
   call.recvcount = static_cast<int64_t>(*static_cast<MPI_Fint*>(a1));
@@ -143,14 +147,14 @@ extern "C" MPE_EXPORT void mpi_recv_(void* a0, void* a1, void* a2, void* a3, voi
     fstatus_ = core::Registered::needs(kNeedsStatus) ? static_cast<MPI_Fint*>(a6 = fstatus_storage_) : nullptr;
   MPI_Status status_c_;
   call.status = &status_c_;
-  core::enter<core::Registered>(ts, call, CallClass::kRecv);
+  core::enter<core::Registered>(ts, call, kShape);
   core::suppress(ts);
   pmpi_recv_(a0, a1, a2, a3, a4, a5, a6, ierr);
   core::unsuppress(ts);
   call.rc = *ierr;
   if (fstatus_ && call.rc == MPI_SUCCESS) PMPI_Status_f2c(fstatus_, &status_c_);
   else call.status = MPI_STATUS_IGNORE;
-  core::leave<core::Registered>(ts, call, CallClass::kRecv);
+  core::leave<core::Registered>(ts, call, kShape);
 }
 
 extern "C" void pmpi_send_(void*, void*, void*, void*, void*, void*, MPI_Fint*);
@@ -160,13 +164,14 @@ extern "C" MPE_EXPORT void mpi_send_(void* a0, void* a1, void* a2, void* a3, voi
     pmpi_send_(a0, a1, a2, a3, a4, a5, ierr);
     return;
   }
+  constexpr core::Shape kShape{Fn::MPI_Send, CallClass::kSend, Mode::kBlocking, role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm};
   Call call;
   core::poison(call);
-  call.fn = Fn::MPI_Send;
-  call.cls = CallClass::kSend;
-  call.mode = Mode::kBlocking;
+  call.fn = kShape.fn;
+  call.cls = kShape.cls;
+  call.mode = kShape.mode;
   call.flags = kFortran;
-  call.roles = role::sendbuf | role::sendcount | role::sendtype | role::dest | role::tag | role::comm;
+  call.roles = kShape.roles;
   call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   call.sendbuf = core::fortran::buffer(a0);
   call.sendcount = static_cast<int64_t>(*static_cast<MPI_Fint*>(a1));
@@ -174,12 +179,12 @@ extern "C" MPE_EXPORT void mpi_send_(void* a0, void* a1, void* a2, void* a3, voi
   call.dest = static_cast<int>(*static_cast<MPI_Fint*>(a3));
   call.tag = static_cast<int>(*static_cast<MPI_Fint*>(a4));
   call.comm = PMPI_Comm_f2c(*static_cast<MPI_Fint*>(a5));
-  core::enter<core::Registered>(ts, call, CallClass::kSend);
+  core::enter<core::Registered>(ts, call, kShape);
   core::suppress(ts);
   pmpi_send_(a0, a1, a2, a3, a4, a5, ierr);
   core::unsuppress(ts);
   call.rc = *ierr;
-  core::leave<core::Registered>(ts, call, CallClass::kSend);
+  core::leave<core::Registered>(ts, call, kShape);
 }
 
 extern "C" void pmpi_waitall_(void*, void*, void*, MPI_Fint*);
@@ -189,13 +194,14 @@ extern "C" MPE_EXPORT void mpi_waitall_(void* a0, void* a1, void* a2, MPI_Fint* 
     pmpi_waitall_(a0, a1, a2, ierr);
     return;
   }
+  constexpr core::Shape kShape{Fn::MPI_Waitall, CallClass::kWaitall, Mode::kBlocking, role::nrequests | role::requests | role::statuses};
   Call call;
   core::poison(call);
-  call.fn = Fn::MPI_Waitall;
-  call.cls = CallClass::kWaitall;
-  call.mode = Mode::kBlocking;
+  call.fn = kShape.fn;
+  call.cls = kShape.cls;
+  call.mode = kShape.mode;
   call.flags = kFortran;
-  call.roles = role::nrequests | role::requests | role::statuses;
+  call.roles = kShape.roles;
   call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   call.nrequests = static_cast<int>(*static_cast<MPI_Fint*>(a0));
   call.requests = core::fortran::requests(ts, a1, call.nrequests);
@@ -209,7 +215,7 @@ extern "C" MPE_EXPORT void mpi_waitall_(void* a0, void* a1, void* a2, MPI_Fint* 
     if (fstatuses_) a2 = fstatuses_;
   }
   call.statuses = MPI_STATUSES_IGNORE;
-  core::enter<core::Registered>(ts, call, CallClass::kWaitall);
+  core::enter<core::Registered>(ts, call, kShape);
   core::suppress(ts);
   pmpi_waitall_(a0, a1, a2, ierr);
   core::unsuppress(ts);
@@ -222,7 +228,7 @@ extern "C" MPE_EXPORT void mpi_waitall_(void* a0, void* a1, void* a2, MPI_Fint* 
       call.statuses = MPI_STATUSES_IGNORE;
     }
   }
-  core::leave<core::Registered>(ts, call, CallClass::kWaitall);
+  core::leave<core::Registered>(ts, call, kShape);
 }
 
 extern "C" void pmpi_win_create_(void*, void*, void*, void*, void*, void*, MPI_Fint*);
@@ -232,44 +238,46 @@ extern "C" MPE_EXPORT void mpi_win_create_(void* a0, void* a1, void* a2, void* a
     pmpi_win_create_(a0, a1, a2, a3, a4, a5, ierr);
     return;
   }
+  constexpr core::Shape kShape{Fn::MPI_Win_create, CallClass::kWinCreate, Mode::kBlocking, role::comm | role::newwin};
   Call call;
   core::poison(call);
-  call.fn = Fn::MPI_Win_create;
-  call.cls = CallClass::kWinCreate;
-  call.mode = Mode::kBlocking;
+  call.fn = kShape.fn;
+  call.cls = kShape.cls;
+  call.mode = kShape.mode;
   call.flags = kFortran;
-  call.roles = role::comm | role::newwin;
+  call.roles = kShape.roles;
   call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
   call.comm = PMPI_Comm_f2c(*static_cast<MPI_Fint*>(a4));
   MPI_Win newwin_c_ = PMPI_Win_f2c(*static_cast<MPI_Fint*>(a5));
   call.newwin = &newwin_c_;
-  core::enter<core::Registered>(ts, call, CallClass::kWinCreate);
+  core::enter<core::Registered>(ts, call, kShape);
   core::suppress(ts);
   pmpi_win_create_(a0, a1, a2, a3, a4, a5, ierr);
   core::unsuppress(ts);
   call.rc = *ierr;
   newwin_c_ = PMPI_Win_f2c(*static_cast<MPI_Fint*>(a5));
-  core::leave<core::Registered>(ts, call, CallClass::kWinCreate);
+  core::leave<core::Registered>(ts, call, kShape);
 }
 
 extern "C" double pmpi_wtime_(void);
 extern "C" MPE_EXPORT double mpi_wtime_(void) {
   core::ThreadState& ts = core::thread_state();
   if (!core::observing(ts)) return pmpi_wtime_();
+  constexpr core::Shape kShape{Fn::MPI_Wtime, CallClass::kOther, Mode::kBlocking, 0};
   Call call;
   core::poison(call);
-  call.fn = Fn::MPI_Wtime;
-  call.cls = CallClass::kOther;
-  call.mode = Mode::kBlocking;
+  call.fn = kShape.fn;
+  call.cls = kShape.cls;
+  call.mode = kShape.mode;
   call.flags = kFortran;
-  call.roles = 0;
+  call.roles = kShape.roles;
   call.caller = reinterpret_cast<uintptr_t>(__builtin_return_address(0));
-  core::enter<core::Registered>(ts, call, CallClass::kOther);
+  core::enter<core::Registered>(ts, call, kShape);
   core::suppress(ts);
   double result = pmpi_wtime_();
   core::unsuppress(ts);
   call.rc = MPI_SUCCESS;
-  core::leave<core::Registered>(ts, call, CallClass::kOther);
+  core::leave<core::Registered>(ts, call, kShape);
   return result;
 }
 

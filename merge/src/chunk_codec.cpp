@@ -59,7 +59,7 @@ inline void transpose16(__m128i x[16]) {
   interleave_halves(y, x);
 }
 
-// The records past the last full 16 of shuffle(), one byte at a time; `prev` is the time before.
+// The records past the last full 16 of a shuffle, one byte at a time; `prev` is the time before.
 void shuffle_tail(const Record* in, uint32_t i0, uint32_t n, uint64_t prev, char* out) {
   for (; i0 < n; ++i0) {
     Record r = in[i0];
@@ -103,7 +103,7 @@ void shuffle_sse2(const Record* in, uint32_t n, char* out) {
 
 // The same with AVX2, where a whole record is one register: its unpacks work on each 128-bit lane
 // apart, so one transpose network does both halves at once, and they take three operands (no
-// copies). ~12 instructions per record (callgrind, bench/encode_log).
+// copies). ~17 instructions per record (callgrind, bench/encode_cost.sh).
 __attribute__((target("avx2"), always_inline)) inline void interleave_halves(const __m256i in[16],
                                                                              __m256i out[16]) {
 #pragma GCC unroll 8
@@ -138,7 +138,7 @@ __attribute__((target("avx2"))) void shuffle_avx2(const Record* in, uint32_t n, 
   shuffle_tail(in, i0, n, prev, out);
 }
 
-// The inverse of shuffle(): the same transposes (a transpose is its own inverse), then the
+// The inverse of shuffle_records(): the same transposes (a transpose is its own inverse), then the
 // running sum of the time deltas.
 void unshuffle(const char* in, uint32_t n, Record* out) {
   uint64_t prev = 0;
@@ -533,19 +533,19 @@ Status inflate(const ChunkHeader& h, const char* payload, size_t size, size_t ex
 
 // Writes a sparse plane's `count` exceptions (write_exceptions) from [*at, end) into `plane`.
 Status apply_exceptions(const char** at, const char* end, uint32_t count, uint32_t n, char* plane) {
-  const Status bad = Status::corrupt("chunk plane exceptions do not fit their plane");
+  auto bad = [] { return Status::corrupt("chunk plane exceptions do not fit their plane"); };
   const char* p = *at;
   int64_t prev = -1;
   for (uint32_t k = 0; k < count; ++k) {
     uint64_t gap = 0;
     for (int shift = 0;; shift += 7) {
-      if (p == end || shift > 35) return bad;
+      if (p == end || shift > 35) return bad();
       const auto byte = static_cast<unsigned char>(*p++);
       gap |= static_cast<uint64_t>(byte & 0x7F) << shift;
       if (!(byte & 0x80)) break;
     }
     if (gap == 0 || gap > n || prev + static_cast<int64_t>(gap) >= static_cast<int64_t>(n) || p == end)
-      return bad;
+      return bad();
     prev += static_cast<int64_t>(gap);
     plane[prev] = *p++;
   }
@@ -557,7 +557,7 @@ Status apply_exceptions(const char** at, const char* end, uint32_t count, uint32
 // kChunkSparse, sparse ones are filled with their value and then their exceptions.
 Status join_planes(const ChunkHeader& h, const char* payload, std::string* out) {
   const uint32_t n = h.nrecords;
-  const Status cut = Status::corrupt("chunk plane header cut short");
+  auto cut = [] { return Status::corrupt("chunk plane header cut short"); };
   ByteReader head(payload, h.payload_size);
   uint32_t constant_mask = 0, sparse_mask = 0, exception_bytes = 0;
   const char* constants = nullptr;
@@ -567,12 +567,12 @@ Status join_planes(const ChunkHeader& h, const char* payload, std::string* out) 
   } sparse[kRecordPlanes];
   if (!head.u32(&constant_mask) ||
       !head.view(static_cast<size_t>(__builtin_popcount(constant_mask)), &constants))
-    return cut;
+    return cut();
   if (h.flags & kChunkSparse) {
-    if (!head.u32(&sparse_mask)) return cut;
+    if (!head.u32(&sparse_mask)) return cut();
     for (int k = 0; k < __builtin_popcount(sparse_mask); ++k)
-      if (!head.u8(&sparse[k].value) || !head.u32(&sparse[k].count)) return cut;
-    if (!head.u32(&exception_bytes)) return cut;
+      if (!head.u8(&sparse[k].value) || !head.u32(&sparse[k].count)) return cut();
+    if (!head.u32(&exception_bytes)) return cut();
     if (sparse_mask & constant_mask)
       return Status::corrupt("chunk plane header says a plane is constant and sparse");
   }

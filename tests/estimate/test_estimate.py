@@ -15,6 +15,9 @@ BYTES_TOLERANCE = 0.30
 
 # The poller's log is about one byte a record, and how many is the clock's jitter: the same run
 # measured 0.77, 1.09 and 1.25 bytes a record (docs/estimate.md). Its bytes get this bound instead.
+# So do nbc_requests's: 4 ranks polling their requests on 2 cores, the same binary's log measured
+# 78 605, 122 664 and 123 519 bytes in three runs (and 107 902 to 126 189 after the sparse planes,
+# 2026-11-30), against an estimate of 77 775: a 30% bound failed one run in three.
 JITTER_TOLERANCE = 0.50
 
 # (name, ranks, argv after the program, bytes tolerance): the bytes of the ping-pong's log, whose
@@ -25,7 +28,7 @@ PROGRAMS = [
     ("halo2d", 4, ["200"], BYTES_TOLERANCE),
     ("flood", 4, ["200"], BYTES_TOLERANCE),
     ("pingpong", 2, ["8", "2000"], None),
-    ("nbc_requests", 4, [], BYTES_TOLERANCE),
+    ("nbc_requests", 4, [], JITTER_TOLERANCE),
     ("isendrecv_ring", 4, [], BYTES_TOLERANCE),
     ("subcomm", 4, ["50"], BYTES_TOLERANCE),
     ("comm_rounds", 3, ["50", "100"], BYTES_TOLERANCE),

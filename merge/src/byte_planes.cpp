@@ -233,7 +233,8 @@ constexpr uint32_t sparse_limit(uint32_t n) { return n / 32; }
 // Returns the body's size; `body` holds raw_size bytes, which the exceptions never exceed.
 size_t split_planes(const char* shuffled, uint32_t n, std::string* head, char* body) {
   uint32_t constant_mask = 0, sparse_mask = 0;
-  std::string constants, sparse;  // the plane header's values; for sparse ones, and the counts
+  std::string constants, sparse;  // the plane header's parts: values; for sparse ones, value and count
+  char sparse_value[kRecordPlanes];
   size_t size = 0;
   for (uint32_t j = 0; j < kRecordPlanes; ++j) {
     const char* plane = shuffled + static_cast<size_t>(j) * n;
@@ -244,6 +245,7 @@ size_t split_planes(const char* shuffled, uint32_t n, std::string* head, char* b
       constants.push_back(value);
     } else if (other <= sparse_limit(n)) {
       sparse_mask |= 1u << j;
+      sparse_value[j] = value;
       sparse.push_back(value);
       sparse.append(reinterpret_cast<const char*>(&other), sizeof other);
     } else {
@@ -252,10 +254,10 @@ size_t split_planes(const char* shuffled, uint32_t n, std::string* head, char* b
     }
   }
   const size_t varying = size;
-  for (uint32_t j = 0, k = 0; j < kRecordPlanes; ++j)
+  for (uint32_t j = 0; j < kRecordPlanes; ++j)
     if (sparse_mask & (1u << j)) {
       const char* plane = shuffled + static_cast<size_t>(j) * n;
-      size = static_cast<size_t>(write_exceptions(plane, n, sparse[5 * k++], body + size) - body);
+      size = static_cast<size_t>(write_exceptions(plane, n, sparse_value[j], body + size) - body);
     }
   const auto exception_bytes = static_cast<uint32_t>(size - varying);
   auto put32 = [&](uint32_t v) { head->append(reinterpret_cast<const char*>(&v), sizeof v); };

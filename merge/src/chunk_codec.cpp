@@ -39,77 +39,6 @@ uint64_t hash64(const void* data, size_t n) {
   return h;
 }
 
-namespace {
-
-// Adds a run of `count` depth-0 states of category `cat` to the chunk's sums by category; `v`
-// lists the categories touched.
-__attribute__((noinline)) void add_run(CategoryTime* acc, std::vector<CategoryTime>* v, uint32_t cat,
-                                       uint32_t count, uint64_t ticks) {
-  if (count == 0) return;
-  CategoryTime& ct = acc[cat];
-  if (ct.count == 0) v->push_back(CategoryTime{cat, 0, 0});
-  ct.count += count;
-  ct.ticks += ticks;
-}
-
-void fill_range_and_summary(const Record* r, uint32_t n, ChunkHeader* h) {
-  // By category, reused across chunks: only the touched entries are read back and cleared, so a
-  // small chunk does not pay for zeroing all 64 Ki entries.
-  static thread_local std::vector<CategoryTime> acc_of_thread(0x10000, CategoryTime{0, 0, 0});
-  // Its data pointer, loaded once per chunk: in a shared library each use of a thread_local is a
-  // call to __tls_get_addr, and GCC recomputes a thread_local's address (even one bound to a
-  // reference) inside the loop rather than keep it: 11 instructions a record.
-  CategoryTime* const acc = acc_of_thread.data();
-  std::vector<CategoryTime> v;
-  // Depth-0 states summed by runs of one category first, then into acc: a loop of one routine
-  // then costs a compare per record rather than a table update. The run's sums are plain locals
-  // (a lambda capturing them would keep them in memory), added by a call.
-  uint32_t run_cat = UINT32_MAX, run_count = 0;
-  uint64_t run_ticks = 0;
-  // The range in locals: kept in h, it would be stored and loaded again on every record, since
-  // the stores to acc might alias it.
-  uint64_t first = n ? UINT64_MAX : 0, last = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    const Record& x = r[i];
-    first = std::min(first, x.time);
-    uint64_t end = x.time;
-    if (kind_of(x) == RecordKind::kState) {
-      const StateRecord s = as<StateRecord>(x);
-      end += s.duration;
-      if (s.depth == 0) {
-        if (s.cat != run_cat) {
-          add_run(acc, &v, run_cat, run_count, run_ticks);
-          run_cat = s.cat;
-          run_count = 0;
-          run_ticks = 0;
-        }
-        ++run_count;
-        run_ticks += s.duration;
-      }
-    }
-    last = std::max(last, end);
-  }
-  add_run(acc, &v, run_cat, run_count, run_ticks);
-  h->t_first = first;
-  h->t_last = last;
-  for (auto& ct : v) {
-    ct.count = acc[ct.cat].count;
-    ct.ticks = acc[ct.cat].ticks;
-    acc[ct.cat] = CategoryTime{0, 0, 0};
-  }
-  std::sort(v.begin(), v.end(), [](const CategoryTime& a, const CategoryTime& b) {
-    return a.ticks != b.ticks ? a.ticks > b.ticks : a.cat < b.cat;
-  });
-  for (int s = 0; s < kSummarySlots; ++s) {
-    if (s < static_cast<int>(v.size()))
-      h->summary[s] = v[s];
-    else
-      h->summary[s] = CategoryTime{0xFFFFFFFFu, 0, 0};
-  }
-}
-
-}  // namespace
-
 void seal(ChunkHeader* h) { h->header_hash = hash64(h, offsetof(ChunkHeader, header_hash)); }
 void seal(FileHeader* h) { h->header_hash = hash64(h, offsetof(FileHeader, header_hash)); }
 void seal(Footer* f) { f->footer_hash = hash64(f, offsetof(Footer, footer_hash)); }
@@ -146,7 +75,7 @@ void encode_events(const Record* records, uint32_t n, uint32_t rank, uint32_t th
   h.thread = thread;
   h.nrecords = n;
   h.raw_size = n * static_cast<uint32_t>(sizeof(Record));
-  fill_range_and_summary(records, n, &h);
+  summarize_events(records, n, &h);
   // Reused per thread: fresh multi-MiB buffers per chunk cost page faults.
   static thread_local Scratch raw, varying, packed;
   static thread_local std::string head;

@@ -199,6 +199,19 @@ TEST(Codec, NearlyConstantPlanesAreSparseAndRoundTrip) {
   }
 }
 
+// The sparse limit is exact, n / 32 bytes that differ, however far apart: the count runs over
+// the whole plane (in batches of 4032 bytes), not only its start.
+TEST(Codec, SparseLimitHoldsAcrossAWholePlane) {
+  const uint32_t n = 20000, limit = n / 32;
+  for (uint32_t differing : {limit, limit + 1}) {
+    std::vector<Record> in(n, rec(RecordKind::kState, 0, 42, 0, 7, 0, 100));
+    for (uint32_t i = 0; i < n; ++i) in[i].time = i * 16;  // byte 0 of the time deltas: constant 16
+    for (uint32_t k = 0; k < differing; ++k) in[k * 31 + 5].c = 100 + 256 * (1 + k % 3);  // spread
+    const uint32_t sparse = sparse_mask_of(expect_round_trip(in));
+    EXPECT_EQ((sparse >> 25) & 1, differing <= limit ? 1u : 0u) << differing << " of " << n;
+  }
+}
+
 // A damaged exception list is named, whatever byte the damage hits, once the checksums are
 // repaired to let it through: no crash, no write outside the plane.
 TEST(Codec, DamagedSparsePlanesAreReportedNotTrusted) {

@@ -20,6 +20,9 @@ void encode_events(const Record* records, uint32_t n, uint32_t rank, uint32_t th
 // out, times delta-encoded. With the widest vectors this CPU has (AVX2, else SSE2); `widest` false
 // takes SSE2 anyway, so that tests compare the two.
 void shuffle_records(const Record* in, uint32_t n, char* out, bool widest = true);
+// Fills an events chunk header's time range and summary from its n records. With AVX2 when this
+// CPU has it; `widest` false scans one record at a time anyway, so that tests compare the two.
+void summarize_events(const Record* records, uint32_t n, ChunkHeader* h, bool widest = true);
 // A blob chunk's payload limit: the run's definitions are split into chunks of at most this many
 // bytes (v5), so that no size field (32 bits in a chunk header) limits the number of ranks.
 inline constexpr size_t kMaxBlobChunkBytes = size_t{1} << 30;

@@ -11,14 +11,25 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import mpitest  # noqa: E402
 
 RECORDS_TOLERANCE = 0.10
-BYTES_TOLERANCE = 0.30
 
-# The poller's log is about one byte a record, and how many is the clock's jitter: the same run
-# measured 0.77, 1.09 and 1.25 bytes a record (docs/estimate.md). Its bytes get this bound instead.
-# So do nbc_requests's: 4 ranks polling their requests on 2 cores, the same binary's log measured
-# 78 605, 122 664 and 123 519 bytes in three runs (and 107 902 to 126 189 after the sparse planes,
-# 2026-11-30), against an estimate of 77 775: a 30% bound failed one run in three.
-JITTER_TOLERANCE = 0.50
+
+def within_relative(bound):
+    return lambda estimated, actual: abs(err(estimated, actual)) <= bound
+
+
+def within_factor(factor):
+    return lambda estimated, actual: 1 / factor <= estimated / actual <= factor
+
+
+BYTES_TOLERANCE = within_relative(0.30)
+
+# A polling loop's log is a fraction of a byte a record, and how large a fraction is the clock's
+# jitter, which a profile does not hold: since format version 8 the same poller's log measured
+# 0.31 to 0.39 bytes a record on an idle machine (2026-12-07) and up to 1.2 on a busy one, a
+# range of four that no relative bound around one estimate covers (docs/estimate.md). Its bytes
+# are held within a factor of 2.5 either way. So are nbc_requests's: 4 ranks polling their
+# requests on 2 cores, the same binary's log measured 78 605 to 126 189 bytes (2026-11-30).
+JITTER_TOLERANCE = within_factor(2.5)
 
 # (name, ranks, argv after the program, bytes tolerance): the bytes of the ping-pong's log, whose
 # records compress better than its timings say, are printed, not checked (None; docs/estimate.md).
@@ -66,7 +77,7 @@ def check_accuracy():
         mpitest.expect(e["messages_exact"], "%s: the report counts messages" % name)
         mpitest.expect(abs(rec_err) <= RECORDS_TOLERANCE,
                        "%s: records %d estimated as %d" % (name, records, e["records"]))
-        mpitest.expect(bytes_tolerance is None or abs(byte_err) <= bytes_tolerance,
+        mpitest.expect(bytes_tolerance is None or bytes_tolerance(e["mpelog_bytes"], size),
                        "%s: %d bytes estimated as %d" % (name, size, e["mpelog_bytes"]))
         runs[name] = (run, report, records, size, e)
     print("\n".join(table))

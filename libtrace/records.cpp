@@ -292,19 +292,36 @@ void count_left_out(ThreadLog* t, Fn fn) noexcept {
 
 }  // namespace
 
+namespace {
+
+// The state record of a call past on_leave's common case (the thread's first call, a full buffer,
+// a filter, a call-site cache miss, logging paused). Returns whether the call's messages are
+// recorded: a call the filter leaves out keeps them unless it says `drop messages`.
+bool put_state(ThreadLog* t, Fn fn, uint8_t depth, uintptr_t& caller, uint64_t t_enter, uint64_t t_leave,
+               bool logging) {
+  if (!logging) return false;
+  if (call_filter::g_active && call_filter::leaves_out(fn, caller)) {
+    count_left_out(t, fn);
+    return !call_filter::drops_messages();
+  }
+  put(t, format::StateRecord{t_enter, static_cast<uint16_t>(fn), depth, core::callsite_of(caller),
+                             t_leave - t_enter}
+             .to_record());
+  return true;
+}
+
+}  // namespace
+
 __attribute__((noinline)) void on_leave_general(ThreadLog* t, Call& c, bool logging) noexcept {
   if (!t && !(t = new_thread_log())) return;  // the thread's first call
-  bool state = logging, messages = logging;
-  if (logging && call_filter::g_active && call_filter::leaves_out(c)) {
-    count_left_out(t, c.fn);
-    state = false;
-    messages = !call_filter::drops_messages();
-  }
-  if (state)
-    put(t, format::StateRecord{c.t_enter, static_cast<uint16_t>(c.fn), c.depth, core::callsite(c),
-                               c.t_leave - c.t_enter}
-               .to_record());
+  const bool messages = put_state(t, c.fn, c.depth, c.caller, c.t_enter, c.t_leave, logging);
   if (!writes_state_only(c.cls)) on_leave_slow(t, c, logging, messages);
+}
+
+__attribute__((noinline)) void on_leave_state(ThreadLog* t, Fn fn, bool logging, uint64_t t_enter,
+                                              uint64_t t_leave, uint8_t depth, uintptr_t caller) noexcept {
+  if (!t && !(t = new_thread_log())) return;  // the thread's first call
+  put_state(t, fn, depth, caller, t_enter, t_leave, logging);
 }
 
 }  // namespace mpe::tools::log

@@ -33,10 +33,11 @@ void load(const char* tool) noexcept MPE_HIDDEN;
 bool site_left_out(uint32_t site) noexcept MPE_HIDDEN;
 
 // Whether the filter leaves this call's state out.
-inline bool leaves_out(Call& c) noexcept {
-  if (g_routine_left_out[static_cast<size_t>(c.fn)]) return true;
-  return g_site_rules && site_left_out(core::callsite(c));
+inline bool leaves_out(Fn fn, uintptr_t& caller) noexcept {
+  if (g_routine_left_out[static_cast<size_t>(fn)]) return true;
+  return g_site_rules && site_left_out(core::callsite_of(caller));
 }
+inline bool leaves_out(Call& c) noexcept { return leaves_out(c.fn, c.caller); }
 
 // The rules' other parts, false/true without a filter.
 bool records_rank(int rank) noexcept MPE_HIDDEN;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <vector>
 
 #include "mpe/chunk_codec.h"
@@ -68,16 +69,21 @@ inline void scan_records(Scan& s, CategoryTime* acc, std::vector<CategoryTime>* 
 // registers: their duration sum, earliest start and latest end, ~12 instructions a record against
 // ~24 one at a time. Other blocks are scanned one record at a time. Returns where it stopped.
 // Times are compared as signed after flipping the top bit, which orders them as unsigned.
-__attribute__((target("avx2"))) uint32_t scan_blocks_avx2(Scan& s, CategoryTime* acc,
+__attribute__((target("avx2"))) uint32_t scan_blocks_avx2(Scan& scan, CategoryTime* acc,
                                                           std::vector<CategoryTime>* v, const Record* r,
                                                           uint32_t n) {
+  Scan s = scan;  // a local, in registers: add_run's stores through acc might alias the caller's
   const __m256i flip = _mm256_set1_epi64x(LLONG_MIN);
   __m256i lo = _mm256_set1_epi64x(LLONG_MAX), hi = flip;  // UINT64_MAX and 0, flipped
   uint32_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const auto* p = reinterpret_cast<const __m256i*>(r + i);
     const StateRecord head = as<StateRecord>(r[i]);
-    if (kind_of(r[i]) != RecordKind::kState || r[i].flags != 0 || head.depth != 0) {
+    // The first and last records' bytes 8-15 compared first: a block of mixed records (a message
+    // loop's Irecv, Send, Wait, their messages and requests) then costs no vector work.
+    if (kind_of(r[i]) != RecordKind::kState || r[i].flags != 0 || head.depth != 0 ||
+        std::memcmp(reinterpret_cast<const char*>(&r[i]) + 8, reinterpret_cast<const char*>(&r[i + 15]) + 8,
+                    8) != 0) {
       scan_records(s, acc, v, r, i, i + 16);
       continue;
     }
@@ -107,6 +113,7 @@ __attribute__((target("avx2"))) uint32_t scan_blocks_avx2(Scan& s, CategoryTime*
   s.first = std::min(s.first, static_cast<uint64_t>(_mm256_extract_epi64(lo, 0)) ^ (uint64_t{1} << 63));
   if (_mm256_extract_epi64(hi, 0) != LLONG_MIN)  // a block was taken whole
     s.last = std::max(s.last, static_cast<uint64_t>(_mm256_extract_epi64(hi, 0)) ^ (uint64_t{1} << 63));
+  scan = s;
   return i;
 }
 
@@ -122,8 +129,9 @@ void summarize_events(const Record* r, uint32_t n, ChunkHeader* h, bool widest) 
   CategoryTime* const acc = acc_of_thread.data();
   static const bool has_avx2 = __builtin_cpu_supports("avx2");
   std::vector<CategoryTime> v;
-  Scan s{n ? UINT64_MAX : 0, 0};
-  const uint32_t done = widest && has_avx2 ? scan_blocks_avx2(s, acc, &v, r, n) : 0;
+  Scan start{n ? UINT64_MAX : 0, 0};
+  const uint32_t done = widest && has_avx2 ? scan_blocks_avx2(start, acc, &v, r, n) : 0;
+  Scan s = start;  // not the one whose address scan_blocks_avx2 took, for the same reason
   scan_records(s, acc, &v, r, done, n);
   add_run(acc, &v, s.run_cat, s.run_count, s.run_ticks);
   h->t_first = s.first;

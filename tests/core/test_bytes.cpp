@@ -90,6 +90,80 @@ TEST(StatusBytes, FromARealReceive) {
   EXPECT_EQ(mpe::status_bytes(nullptr), 0);
 }
 
+// The predefined types' sizes come from a table built once: each must be the library's.
+TEST(TypeSize, EveryPredefinedTypeAsTheLibrarySays) {
+  for (MPI_Datatype t : {MPI_CHAR,
+                         MPI_BYTE,
+                         MPI_SHORT,
+                         MPI_INT,
+                         MPI_LONG,
+                         MPI_LONG_LONG,
+                         MPI_FLOAT,
+                         MPI_DOUBLE,
+                         MPI_LONG_DOUBLE,
+                         MPI_C_BOOL,
+                         MPI_INT8_T,
+                         MPI_UINT64_T,
+                         MPI_C_DOUBLE_COMPLEX,
+                         MPI_AINT,
+                         MPI_COUNT,
+                         MPI_PACKED,
+                         MPI_DOUBLE_INT,
+                         MPI_2INT,
+                         MPI_SHORT_INT,
+                         MPI_LONG_INT,
+                         MPI_INTEGER,
+                         MPI_REAL,
+                         MPI_DOUBLE_PRECISION,
+                         MPI_DOUBLE_COMPLEX,
+                         MPI_2DOUBLE_PRECISION}) {
+    if (t == MPI_DATATYPE_NULL) continue;
+    MPI_Count size = -1;
+    MPI_Type_size_x(t, &size);
+    EXPECT_EQ(mpe::type_size(t), size);
+  }
+  // A derived type's handle, reused after a free, is asked for again: never a stale size.
+  for (int n : {1, 3, 7}) {
+    MPI_Datatype block;
+    MPI_Type_contiguous(n, MPI_DOUBLE, &block);
+    MPI_Type_commit(&block);
+    EXPECT_EQ(mpe::type_size(block), 8 * n);
+    MPI_Type_free(&block);
+  }
+}
+
+// Statuses the library itself fills, read from their fields on MPICH and Open MPI: counts past
+// 2^31 and 2^32, the cancel flag both ways, and a receive really cancelled.
+TEST(StatusBytes, FieldsAgreeWithTheLibrary) {
+#if defined(MPICH_NUMVERSION) || defined(OPEN_MPI)
+  EXPECT_TRUE(mpe::reads_status_fields());
+#endif
+  for (MPI_Count bytes : {MPI_Count{0}, MPI_Count{7}, (MPI_Count{1} << 31) + 1, (MPI_Count{1} << 32) + 9})
+    for (int cancel : {0, 1}) {
+      MPI_Status st{};
+      st.MPI_SOURCE = 0;
+      MPI_Status_set_elements_x(&st, MPI_BYTE, bytes);
+      MPI_Status_set_cancelled(&st, cancel);
+      MPI_Count n = -1;
+      int flag = -1;
+      MPI_Get_elements_x(&st, MPI_BYTE, &n);
+      MPI_Test_cancelled(&st, &flag);
+      EXPECT_EQ(mpe::status_bytes(&st), n);
+      EXPECT_EQ(mpe::status_cancelled(&st), flag != 0);
+    }
+  int in[4];
+  MPI_Request req;
+  MPI_Status st;
+  MPI_Irecv(in, 4, MPI_INT, g_rank, 4242, MPI_COMM_WORLD, &req);
+  MPI_Cancel(&req);
+  MPI_Wait(&req, &st);
+  int flag = 0;
+  MPI_Test_cancelled(&st, &flag);
+  EXPECT_TRUE(flag);
+  EXPECT_TRUE(mpe::status_cancelled(&st));
+  EXPECT_FALSE(mpe::status_cancelled(MPI_STATUS_IGNORE));
+}
+
 TEST(CollectiveBytes, BcastRootSendsOthersReceive) {
   Call c =
       make(CallClass::kBcast, role::sendbuf | role::sendcount | role::sendtype | role::root | role::comm);

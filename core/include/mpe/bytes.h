@@ -16,6 +16,11 @@ namespace mpe {
 int64_t type_size(MPI_Datatype t) noexcept MPE_HIDDEN;
 // Bytes a completed receive delivered, from its status; 0 for MPI_STATUS_IGNORE or PROC_NULL.
 int64_t status_bytes(const MPI_Status* st) noexcept MPE_HIDDEN;
+// Whether st says its request was cancelled (MPI_Test_cancelled); false for MPI_STATUS_IGNORE.
+bool status_cancelled(const MPI_Status* st) noexcept MPE_HIDDEN;
+// Whether the two above read the status's fields (MPICH, Open MPI, once seen to agree with the
+// library) rather than ask the library; after MPI_Init.
+bool reads_status_fields() noexcept MPE_HIDDEN;
 // A call's status, or MPI_STATUS_IGNORE when its role bit is not set.
 inline const MPI_Status* status_of(const Call& c) {
   return c.has(role::status) ? c.status : MPI_STATUS_IGNORE;

@@ -91,11 +91,7 @@ class ProbedMessages {
 };
 
 // True when st says its request was cancelled.
-inline bool cancelled(const MPI_Status* st) {
-  int flag = 0;
-  if (st != nullptr && st != MPI_STATUS_IGNORE) PMPI_Test_cancelled(st, &flag);
-  return flag != 0;
-}
+inline bool cancelled(const MPI_Status* st) { return status_cancelled(st); }
 
 // The message a completed receive posted as `p` delivered, from its status (which the core
 // makes real when a tool asks for kNeedsStatus); false when it delivered none: cancelled, from

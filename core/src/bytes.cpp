@@ -22,7 +22,8 @@ int64_t size_from_library(MPI_Datatype t) noexcept {
 // the library. Open addressing on the handle's bits (an integer in MPICH, an address in Open MPI).
 class PredefinedSizes {
  public:
-  PredefinedSizes() noexcept {
+  // Out of line and cold: inlined, its frame would be type_size's on every call.
+  __attribute__((noinline, cold)) PredefinedSizes() noexcept {
     const MPI_Datatype kPredefined[] = {MPI_CHAR,
                                         MPI_SIGNED_CHAR,
                                         MPI_UNSIGNED_CHAR,

@@ -6,7 +6,6 @@
 
 namespace mpe {
 
-// Bytes of one element of a datatype; 0 for MPI_DATATYPE_NULL or on error.
 namespace {
 
 int64_t size_from_library(MPI_Datatype t) noexcept {
@@ -15,128 +14,71 @@ int64_t size_from_library(MPI_Datatype t) noexcept {
   return size;
 }
 
-// The sizes of the predefined datatypes, by handle. PMPI_Type_size_x costs about 200 instructions
-// in MPICH (its checks, then the datatype's object: a fifth of what libmpetime adds to a message),
-// and most messages are of a predefined type. A predefined handle is never freed, so its size
-// cannot go stale; a derived type's handle may be reused after MPI_Type_free, so those still ask
-// the library. Open addressing on the handle's bits (an integer in MPICH, an address in Open MPI).
-class PredefinedSizes {
- public:
-  // Out of line and cold: inlined, its frame would be type_size's on every call.
-  __attribute__((noinline, cold)) PredefinedSizes() noexcept {
-    const MPI_Datatype kPredefined[] = {MPI_CHAR,
-                                        MPI_SIGNED_CHAR,
-                                        MPI_UNSIGNED_CHAR,
-                                        MPI_BYTE,
-                                        MPI_WCHAR,
-                                        MPI_SHORT,
-                                        MPI_UNSIGNED_SHORT,
-                                        MPI_INT,
-                                        MPI_UNSIGNED,
-                                        MPI_LONG,
-                                        MPI_UNSIGNED_LONG,
-                                        MPI_LONG_LONG,
-                                        MPI_UNSIGNED_LONG_LONG,
-                                        MPI_FLOAT,
-                                        MPI_DOUBLE,
-                                        MPI_LONG_DOUBLE,
-                                        MPI_C_BOOL,
-                                        MPI_INT8_T,
-                                        MPI_INT16_T,
-                                        MPI_INT32_T,
-                                        MPI_INT64_T,
-                                        MPI_UINT8_T,
-                                        MPI_UINT16_T,
-                                        MPI_UINT32_T,
-                                        MPI_UINT64_T,
-                                        MPI_C_FLOAT_COMPLEX,
-                                        MPI_C_DOUBLE_COMPLEX,
-                                        MPI_AINT,
-                                        MPI_OFFSET,
-                                        MPI_COUNT,
-                                        MPI_PACKED,
-                                        MPI_FLOAT_INT,
-                                        MPI_DOUBLE_INT,
-                                        MPI_LONG_INT,
-                                        MPI_2INT,
-                                        MPI_SHORT_INT,
-                                        MPI_INTEGER,
-                                        MPI_REAL,
-                                        MPI_DOUBLE_PRECISION,
-                                        MPI_COMPLEX,
-                                        MPI_DOUBLE_COMPLEX,
-                                        MPI_LOGICAL,
-                                        MPI_CHARACTER,
-                                        MPI_2REAL,
-                                        MPI_2DOUBLE_PRECISION,
-                                        MPI_2INTEGER};
-    for (MPI_Datatype t : kPredefined) {
-      if (t == MPI_DATATYPE_NULL) continue;  // a type this MPI was built without (Fortran's)
-      const int64_t size = size_from_library(t);
-      uint32_t slot = slot_of(t);
-      while (used_[slot] && handle_[slot] != t) slot = (slot + 1) % kSlots;
-      handle_[slot] = t;
-      size_[slot] = size;
-      used_[slot] = true;
-    }
+// The predefined datatypes' table (mpe/bytes.h), filled at the first type_size_slow, after
+// MPI_Init: PMPI_Type_size_x needs MPI started.
+__attribute__((cold)) const TypeSizeTable* make_type_sizes() noexcept {
+  static TypeSizeTable table;
+  const MPI_Datatype kPredefined[] = {MPI_CHAR,
+                                      MPI_SIGNED_CHAR,
+                                      MPI_UNSIGNED_CHAR,
+                                      MPI_BYTE,
+                                      MPI_WCHAR,
+                                      MPI_SHORT,
+                                      MPI_UNSIGNED_SHORT,
+                                      MPI_INT,
+                                      MPI_UNSIGNED,
+                                      MPI_LONG,
+                                      MPI_UNSIGNED_LONG,
+                                      MPI_LONG_LONG,
+                                      MPI_UNSIGNED_LONG_LONG,
+                                      MPI_FLOAT,
+                                      MPI_DOUBLE,
+                                      MPI_LONG_DOUBLE,
+                                      MPI_C_BOOL,
+                                      MPI_INT8_T,
+                                      MPI_INT16_T,
+                                      MPI_INT32_T,
+                                      MPI_INT64_T,
+                                      MPI_UINT8_T,
+                                      MPI_UINT16_T,
+                                      MPI_UINT32_T,
+                                      MPI_UINT64_T,
+                                      MPI_C_FLOAT_COMPLEX,
+                                      MPI_C_DOUBLE_COMPLEX,
+                                      MPI_AINT,
+                                      MPI_OFFSET,
+                                      MPI_COUNT,
+                                      MPI_PACKED,
+                                      MPI_FLOAT_INT,
+                                      MPI_DOUBLE_INT,
+                                      MPI_LONG_INT,
+                                      MPI_2INT,
+                                      MPI_SHORT_INT,
+                                      MPI_INTEGER,
+                                      MPI_REAL,
+                                      MPI_DOUBLE_PRECISION,
+                                      MPI_COMPLEX,
+                                      MPI_DOUBLE_COMPLEX,
+                                      MPI_LOGICAL,
+                                      MPI_CHARACTER,
+                                      MPI_2REAL,
+                                      MPI_2DOUBLE_PRECISION,
+                                      MPI_2INTEGER};
+  for (MPI_Datatype t : kPredefined) {
+    if (t == MPI_DATATYPE_NULL) continue;  // a type this MPI was built without (Fortran's)
+    const int64_t size = size_from_library(t);
+    uint32_t slot = TypeSizeTable::slot_of(t);
+    while (table.used[slot] && table.handle[slot] != t) slot = (slot + 1) % TypeSizeTable::kSlots;
+    table.handle[slot] = t;
+    table.size[slot] = size;
+    table.used[slot] = true;
   }
-  // The size of t when it is predefined, else null.
-  const int64_t* find(MPI_Datatype t) const noexcept {
-    for (uint32_t slot = slot_of(t);; slot = (slot + 1) % kSlots) {
-      if (!used_[slot]) return nullptr;
-      if (handle_[slot] == t) return &size_[slot];
-    }
-  }
-
- private:
-  static constexpr uint32_t kSlots = 128;  // over twice the predefined types: short probes
-  static uint32_t slot_of(MPI_Datatype t) noexcept {
-    uint64_t bits = 0;
-    std::memcpy(&bits, &t, sizeof t < sizeof bits ? sizeof t : sizeof bits);
-    return static_cast<uint32_t>((bits * 0x9E3779B97F4A7C15ull) >> 57);  // the top 7 bits
-  }
-  MPI_Datatype handle_[kSlots] = {};
-  int64_t size_[kSlots] = {};
-  bool used_[kSlots] = {};
-};
-
-}  // namespace
-
-int64_t type_size(MPI_Datatype t) noexcept {
-  if (t == MPI_DATATYPE_NULL) return 0;
-  // Built at the first message a tool counts, after MPI_Init: PMPI_Type_size_x needs MPI started.
-  static const PredefinedSizes predefined;
-  if (const int64_t* size = predefined.find(t)) return *size;
-  return size_from_library(t);
+  return &table;
 }
 
-namespace {
-
-// A status's byte count and cancel flag, read from the fields where this MPI keeps them: asking
-// the library (PMPI_Get_elements_x, PMPI_Test_cancelled) costs about 150 instructions per
-// completed receive in MPICH, paid by libmpetime and by liblog alike. The fields are the
-// library's own, so they are used only after the library itself has been seen to write them
-// there (fields_agree); elsewhere, and on another MPI, the tools ask the library.
-#if defined(MPICH_NUMVERSION) && !defined(MPI_ABI_VERSION)
-constexpr bool kHasStatusFields = true;
-// MPICH: the low 32 bits of the count in count_lo, the rest above the cancel bit.
-int64_t field_bytes(const MPI_Status* st) {
-  const uint64_t high = static_cast<unsigned>(st->count_hi_and_cancelled) >> 1;
-  return static_cast<int64_t>((high << 32) + static_cast<unsigned>(st->count_lo));
-}
-bool field_cancelled(const MPI_Status* st) { return (st->count_hi_and_cancelled & 1) != 0; }
-#elif defined(OPEN_MPI)
-constexpr bool kHasStatusFields = true;
-int64_t field_bytes(const MPI_Status* st) { return static_cast<int64_t>(st->_ucount); }
-bool field_cancelled(const MPI_Status* st) { return st->_cancelled != 0; }
-#else
-constexpr bool kHasStatusFields = false;
-int64_t field_bytes(const MPI_Status*) { return 0; }
-bool field_cancelled(const MPI_Status*) { return false; }
-#endif
-
-// Whether the library writes counts and cancel flags where field_bytes and field_cancelled read
-// them: statuses set through the standard's own calls, for counts on either side of 2^31 and 2^32.
+// Whether the library writes counts and cancel flags where status_field_bytes and
+// status_field_cancelled read them: statuses set through the standard's own calls, for counts on
+// either side of 2^31 and 2^32.
 bool fields_agree() noexcept {
   if (!kHasStatusFields) return false;
   for (const MPI_Count bytes :
@@ -144,8 +86,8 @@ bool fields_agree() noexcept {
     for (const int cancelled : {0, 1}) {
       MPI_Status st{};
       if (PMPI_Status_set_elements_x(&st, MPI_BYTE, bytes) != MPI_SUCCESS ||
-          PMPI_Status_set_cancelled(&st, cancelled) != MPI_SUCCESS || field_bytes(&st) != bytes ||
-          field_cancelled(&st) != (cancelled != 0))
+          PMPI_Status_set_cancelled(&st, cancelled) != MPI_SUCCESS || status_field_bytes(&st) != bytes ||
+          status_field_cancelled(&st) != (cancelled != 0))
         return false;
     }
   return true;
@@ -153,24 +95,37 @@ bool fields_agree() noexcept {
 
 }  // namespace
 
-// Checked at the first completed receive a tool looks at, after MPI_Init.
-bool reads_status_fields() noexcept {
-  static const bool usable = fields_agree();
-  return usable;
+std::atomic<const TypeSizeTable*> g_type_sizes{nullptr};
+std::atomic<int> g_status_fields{-1};
+
+int64_t type_size_slow(MPI_Datatype t) noexcept {
+  if (t == MPI_DATATYPE_NULL) return 0;
+  if (!g_type_sizes.load(std::memory_order_acquire)) {
+    static const TypeSizeTable* const made = make_type_sizes();  // once, whichever thread is first
+    g_type_sizes.store(made, std::memory_order_release);
+    if (const int64_t* size = made->find(t)) return *size;
+  }
+  return size_from_library(t);
 }
 
-// Bytes a completed receive delivered, from its status.
-int64_t status_bytes(const MPI_Status* st) noexcept {
-  if (st == nullptr || st == MPI_STATUS_IGNORE || st->MPI_SOURCE == MPI_PROC_NULL) return 0;
-  if (reads_status_fields()) return std::max<int64_t>(field_bytes(st), 0);
+bool reads_status_fields() noexcept {
+  int known = g_status_fields.load(std::memory_order_relaxed);
+  if (known < 0) {
+    known = fields_agree() ? 1 : 0;  // the same answer in every thread that races here
+    g_status_fields.store(known, std::memory_order_relaxed);
+  }
+  return known > 0;
+}
+
+int64_t status_bytes_slow(const MPI_Status* st) noexcept {
+  if (reads_status_fields()) return std::max<int64_t>(status_field_bytes(st), 0);
   MPI_Count n = 0;
   if (PMPI_Get_elements_x(st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0) return 0;
   return n;
 }
 
-bool status_cancelled(const MPI_Status* st) noexcept {
-  if (st == nullptr || st == MPI_STATUS_IGNORE) return false;
-  if (reads_status_fields()) return field_cancelled(st);
+bool status_cancelled_slow(const MPI_Status* st) noexcept {
+  if (reads_status_fields()) return status_field_cancelled(st);
   int flag = 0;
   PMPI_Test_cancelled(st, &flag);
   return flag != 0;

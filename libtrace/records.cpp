@@ -290,10 +290,6 @@ void count_left_out(ThreadLog* t, Fn fn) noexcept {
   ++t->left_out[static_cast<size_t>(fn)];
 }
 
-}  // namespace
-
-namespace {
-
 // The state record of a call past on_leave's common case (the thread's first call, a full buffer,
 // a filter, a call-site cache miss, logging paused). Returns whether the call's messages are
 // recorded: a call the filter leaves out keeps them unless it says `drop messages`.

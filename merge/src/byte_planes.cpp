@@ -14,6 +14,7 @@
 namespace mpe::format {
 
 namespace {
+
 // Transposes a 16x16 byte matrix in place: afterwards x[j] byte i is the former x[i] byte j.
 // Interleaving row i with row i+8 byte by byte, four times over, rotates the four row-index
 // bits into the column index: 64 SSE2 unpacks in all (SSE2 is part of x86-64, so no dispatch).

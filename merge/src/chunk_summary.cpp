@@ -67,8 +67,9 @@ inline void scan_records(Scan& s, CategoryTime* acc, std::vector<CategoryTime>* 
 // Blocks of 16 records that are depth-0 states of one routine (a loop of one call, the commonest
 // block of a large log: its bytes 8-15, the kind, flags, category and depth, all equal) in AVX2
 // registers: their duration sum, earliest start and latest end, ~12 instructions a record against
-// ~24 one at a time. Other blocks are scanned one record at a time. Returns where it stopped.
-// Times are compared as signed after flipping the top bit, which orders them as unsigned.
+// ~19 one at a time (callgrind, bench/encode_cost.sh). Other blocks are scanned one record at a
+// time. Returns where it stopped. Times are compared as signed after flipping the top bit, which
+// orders them as unsigned.
 __attribute__((target("avx2"))) uint32_t scan_blocks_avx2(Scan& scan, CategoryTime* acc,
                                                           std::vector<CategoryTime>* v, const Record* r,
                                                           uint32_t n) {

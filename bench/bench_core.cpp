@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   int rank, size;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
-  const int rounds = argc > 1 ? std::atoi(argv[1]) : 31;
+  const int rounds = count_arg(argc, argv, 1, 31);
   if (size != 2) {
     if (rank == 0) std::fprintf(stderr, "bench_core: run with 2 ranks\n");
     MPI_Abort(MPI_COMM_WORLD, 1);

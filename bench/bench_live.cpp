@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
   const std::string mode = argc > 1 ? argv[1] : "cost";
   if (mode == "cost") {
-    if (rank == 0) cost(argc > 2 ? std::atoi(argv[2]) : 21);
+    if (rank == 0) cost(count_arg(argc, argv, 2, 21));
     PMPI_Barrier(MPI_COMM_WORLD);
   } else if (mode == "memory") {
     memory(rank, size, argc > 2 ? std::atof(argv[2]) : 10.0);

@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
   const std::string mode = argc > 1 ? argv[1] : "cost";
   if (mode == "cost") {
-    const int reps = argc > 2 ? std::atoi(argv[2]) : 31;
+    const int reps = count_arg(argc, argv, 2, 31);
     constexpr int kIters = 200000;
     if (rank == 0) {
       iprobe_ns(PMPI_Iprobe, kIters);  // warm up both paths
@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "pvar") {
-    const int reps = argc > 2 ? std::atoi(argv[2]) : 31;
+    const int reps = count_arg(argc, argv, 2, 31);
     constexpr int kIters = 200000;
     int provided;
     PMPI_T_init_thread(MPI_THREAD_SINGLE, &provided);

@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_stack_iprobe: cannot find the MPI library's own PMPI_Iprobe\n");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  const int rounds = argc > 1 ? std::atoi(argv[1]) : 31;
+  const int rounds = count_arg(argc, argv, 1, 31);
   constexpr int kIters = 200000;
   iprobe_ns(g_mpi_own, kIters);  // warm up both paths
   iprobe_ns(MPI_Iprobe, kIters);

@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const int reps = argc > 1 ? std::atoi(argv[1]) : 31;
+  const int reps = count_arg(argc, argv, 1, 31);
   constexpr int kIters = 200000;
   iprobe_ns(PMPI_Iprobe, kIters);  // warm up both paths (and the tool's thread table)
   iprobe_ns(MPI_Iprobe, kIters);

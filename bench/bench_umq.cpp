@@ -44,7 +44,7 @@ __attribute__((noinline)) int capture_at(int level) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  const int reps = argc > 1 ? std::atoi(argv[1]) : 31;
+  const int reps = mpe::bench::count_arg(argc, argv, 1, 31);
   const int iters = 200000;
   int provided;
   PMPI_T_init_thread(MPI_THREAD_SINGLE, &provided);

@@ -6,9 +6,25 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 namespace mpe::bench {
+
+// A count from the command line (rounds, repetitions): argv[i] when given, else `fallback`. A
+// value that is not a positive number stops the benchmark with one line, before it times nothing
+// and takes the median of no rounds.
+inline int count_arg(int argc, char** argv, int i, int fallback) {
+  if (argc <= i) return fallback;
+  char* end = nullptr;
+  const long v = std::strtol(argv[i], &end, 10);
+  if (end == argv[i] || *end != '\0' || v < 1 || v > 1000000) {
+    std::fprintf(stderr, "%s: argument %d, '%s', is not a count from 1 to 1000000\n", argv[0], i, argv[i]);
+    std::exit(2);
+  }
+  return static_cast<int>(v);
+}
 
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

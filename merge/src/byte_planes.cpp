@@ -34,7 +34,7 @@ inline void transpose16(__m128i x[16]) {
 }
 
 // The records past the last full 16 of a shuffle, one byte at a time; `prev` is the time before.
-void shuffle_tail(const Record* in, uint32_t i0, uint32_t n, uint64_t prev, char* out) {
+void shuffle_tail(const Record* in, uint32_t i0, uint32_t n, uint64_t prev, char* out, size_t stride) {
   for (; i0 < n; ++i0) {
     Record r = in[i0];
     const uint64_t t = r.time;
@@ -42,7 +42,7 @@ void shuffle_tail(const Record* in, uint32_t i0, uint32_t n, uint64_t prev, char
     prev = t;
     unsigned char b[sizeof(Record)];
     std::memcpy(b, &r, sizeof r);
-    for (size_t j = 0; j < sizeof(Record); ++j) out[j * n + i0] = static_cast<char>(b[j]);
+    for (size_t j = 0; j < sizeof(Record); ++j) out[j * stride + i0] = static_cast<char>(b[j]);
   }
 }
 
@@ -50,7 +50,7 @@ void shuffle_tail(const Record* in, uint32_t i0, uint32_t n, uint64_t prev, char
 // delta-encoded times, 16 records at a time: each half of the 32-byte records is one 16x16
 // byte transpose. ~33 instructions per record: SSE2's unpacks overwrite an operand, so each
 // comes with a copy, and 32 vectors do not fit in 16 registers (the scalar version took 179).
-void shuffle_sse2(const Record* in, uint32_t n, char* out) {
+void shuffle_sse2(const Record* in, uint32_t n, char* out, size_t stride) {
   uint64_t prev = 0;
   uint32_t i0 = 0;
   for (; i0 + 16 <= n; i0 += 16) {
@@ -68,11 +68,11 @@ void shuffle_sse2(const Record* in, uint32_t n, char* out) {
     transpose16(hi);
 #pragma GCC unroll 16
     for (int j = 0; j < 16; ++j) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + static_cast<size_t>(j) * n + i0), lo[j]);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + static_cast<size_t>(j + 16) * n + i0), hi[j]);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + static_cast<size_t>(j) * stride + i0), lo[j]);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + static_cast<size_t>(j + 16) * stride + i0), hi[j]);
     }
   }
-  shuffle_tail(in, i0, n, prev, out);
+  shuffle_tail(in, i0, n, prev, out, stride);
 }
 
 // The same with AVX2, where a whole record is one register: its unpacks work on each 128-bit lane
@@ -86,7 +86,7 @@ __attribute__((target("avx2"), always_inline)) inline void interleave_halves(con
     out[2 * i + 1] = _mm256_unpackhi_epi8(in[i], in[i + 8]);
   }
 }
-__attribute__((target("avx2"))) void shuffle_avx2(const Record* in, uint32_t n, char* out) {
+__attribute__((target("avx2"))) void shuffle_avx2(const Record* in, uint32_t n, char* out, size_t stride) {
   uint64_t prev = 0;
   uint32_t i0 = 0;
   for (; i0 + 16 <= n; i0 += 16) {
@@ -103,26 +103,27 @@ __attribute__((target("avx2"))) void shuffle_avx2(const Record* in, uint32_t n, 
     interleave_halves(y, x);
 #pragma GCC unroll 16
     for (int j = 0; j < 16; ++j) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + static_cast<size_t>(j) * n + i0),
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + static_cast<size_t>(j) * stride + i0),
                        _mm256_castsi256_si128(x[j]));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + static_cast<size_t>(j + 16) * n + i0),
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + static_cast<size_t>(j + 16) * stride + i0),
                        _mm256_extracti128_si256(x[j], 1));
     }
   }
-  shuffle_tail(in, i0, n, prev, out);
+  shuffle_tail(in, i0, n, prev, out, stride);
 }
 
 }  // namespace
 
-void unshuffle_records(const char* in, uint32_t n, Record* out) {
+void unshuffle_records(const char* in, uint32_t n, size_t stride, Record* out) {
   uint64_t prev = 0;
   uint32_t i0 = 0;
   for (; i0 + 16 <= n; i0 += 16) {
     __m128i lo[16], hi[16];
 #pragma GCC unroll 16
     for (int j = 0; j < 16; ++j) {
-      lo[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + static_cast<size_t>(j) * n + i0));
-      hi[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + static_cast<size_t>(j + 16) * n + i0));
+      lo[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + static_cast<size_t>(j) * stride + i0));
+      hi[j] =
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + static_cast<size_t>(j + 16) * stride + i0));
     }
     transpose16(lo);
     transpose16(hi);
@@ -137,19 +138,19 @@ void unshuffle_records(const char* in, uint32_t n, Record* out) {
   }
   for (; i0 < n; ++i0) {
     unsigned char b[sizeof(Record)];
-    for (size_t j = 0; j < sizeof(Record); ++j) b[j] = static_cast<unsigned char>(in[j * n + i0]);
+    for (size_t j = 0; j < sizeof(Record); ++j) b[j] = static_cast<unsigned char>(in[j * stride + i0]);
     std::memcpy(&out[i0], b, sizeof(Record));
     out[i0].time += prev;
     prev = out[i0].time;
   }
 }
 
-void shuffle_records(const Record* in, uint32_t n, char* out, bool widest) {
+void shuffle_records(const Record* in, uint32_t n, char* out, size_t stride, bool widest) {
   static const bool has_avx2 = __builtin_cpu_supports("avx2");
   if (widest && has_avx2)
-    shuffle_avx2(in, n, out);
+    shuffle_avx2(in, n, out, stride);
   else
-    shuffle_sse2(in, n, out);
+    shuffle_sse2(in, n, out, stride);
 }
 
 namespace {
@@ -240,13 +241,13 @@ constexpr uint32_t sparse_limit(uint32_t n) { return n / 32; }
 // of cheap calls. Before sparse planes, one preemption in a chunk made a whole high-byte plane of
 // times "varying", and the first record's absolute time four of them, all given to zstd.
 // Returns the body's size; `body` holds raw_size bytes, which the exceptions never exceed.
-size_t split_planes(const char* shuffled, uint32_t n, std::string* head, char* body) {
+size_t split_planes(const char* shuffled, uint32_t n, size_t stride, std::string* head, char* body) {
   uint32_t constant_mask = 0, sparse_mask = 0;
   std::string constants, sparse;  // the plane header's parts: values; for sparse ones, value and count
   char sparse_value[kRecordPlanes];
   size_t size = 0;
   for (uint32_t j = 0; j < kRecordPlanes; ++j) {
-    const char* plane = shuffled + static_cast<size_t>(j) * n;
+    const char* plane = shuffled + static_cast<size_t>(j) * stride;
     const char value = common_value(plane, n);
     const uint32_t other = count_other(plane, n, value, sparse_limit(n));
     if (other == 0) {
@@ -265,7 +266,7 @@ size_t split_planes(const char* shuffled, uint32_t n, std::string* head, char* b
   const size_t varying = size;
   for (uint32_t j = 0; j < kRecordPlanes; ++j)
     if (sparse_mask & (1u << j)) {
-      const char* plane = shuffled + static_cast<size_t>(j) * n;
+      const char* plane = shuffled + static_cast<size_t>(j) * stride;
       size = static_cast<size_t>(write_exceptions(plane, n, sparse_value[j], body + size) - body);
     }
   const auto exception_bytes = static_cast<uint32_t>(size - varying);

@@ -79,14 +79,16 @@ void encode_events(const Record* records, uint32_t n, uint32_t rank, uint32_t th
   // Reused per thread: fresh multi-MiB buffers per chunk cost page faults.
   static thread_local Scratch raw, varying, packed;
   static thread_local std::string head;
-  char* const shuffled = raw.get(h.raw_size);
-  shuffle_records(records, n, shuffled);
+  const size_t stride = plane_stride(n);
+  char* const shuffled = raw.get(kRecordPlanes * stride);
+  shuffle_records(records, n, shuffled, stride);
+  // Without records there are no planes: the body is empty.
   const char* body = shuffled;
-  size_t body_size = h.raw_size;
+  size_t body_size = 0;
   head.clear();
   if (h.flags & kChunkPlanes) {
     char* const planes = varying.get(h.raw_size);
-    body_size = split_planes(shuffled, n, &head, planes);
+    body_size = split_planes(shuffled, n, stride, &head, planes);
     body = planes;
   }
   const size_t bound = ZSTD_compressBound(body_size);
@@ -210,9 +212,10 @@ Status inflate(const ChunkHeader& h, const char* payload, size_t size, size_t ex
   return Status();
 }
 
-// The inverse of split_planes(): the full shuffled buffer. Constant planes are filled in; with
-// kChunkSparse, sparse ones are filled with their value and then their exceptions.
-Status join_planes(const ChunkHeader& h, const char* payload, std::string* out) {
+// The inverse of split_planes(): the full shuffled buffer, its planes `stride` bytes apart.
+// Constant planes are filled in; with kChunkSparse, sparse ones are filled with their value and
+// then their exceptions.
+Status join_planes(const ChunkHeader& h, const char* payload, size_t stride, std::string* out) {
   const uint32_t n = h.nrecords;
   auto cut = [] { return Status::corrupt("chunk plane header cut short"); };
   ByteReader head(payload, h.payload_size);
@@ -239,13 +242,13 @@ Status join_planes(const ChunkHeader& h, const char* payload, std::string* out) 
   std::string body;
   MPE_RETURN_IF_ERROR(inflate(h, payload + used, h.payload_size - used,
                               static_cast<size_t>(nvarying) * n + exception_bytes, &body));
-  out->resize(h.raw_size);
+  out->resize(kRecordPlanes * stride);
   const char* next = body.data();
   const char* exceptions = body.data() + static_cast<size_t>(nvarying) * n;
   const char* const end = body.data() + body.size();
   int nsparse_seen = 0;
   for (uint32_t j = 0; j < kRecordPlanes; ++j) {
-    char* plane = out->data() + static_cast<size_t>(j) * n;
+    char* plane = out->data() + static_cast<size_t>(j) * stride;
     if (constant_mask & (1u << j)) {
       std::memset(plane, *constants++, n);
     } else if (sparse_mask & (1u << j)) {
@@ -261,10 +264,12 @@ Status join_planes(const ChunkHeader& h, const char* payload, std::string* out) 
   return Status();
 }
 
-Status payload_bytes(const ChunkHeader& h, const char* payload, std::string* out) {
+// The payload's bytes; an events chunk's planes `stride` bytes apart (a payload without planes
+// has them n apart, as the format lays them out).
+Status payload_bytes(const ChunkHeader& h, const char* payload, size_t stride, std::string* out) {
   if (hash64(payload, h.payload_size) != h.payload_hash)
     return Status::corrupt("chunk payload checksum mismatch");
-  if (h.flags & kChunkPlanes) return join_planes(h, payload, out);
+  if (h.flags & kChunkPlanes) return join_planes(h, payload, stride, out);
   return inflate(h, payload, h.payload_size, h.raw_size, out);
 }
 }  // namespace
@@ -273,17 +278,20 @@ Status decode_events(const ChunkHeader& h, const char* payload, std::vector<Reco
                      std::string* scratch) {
   std::string local;
   std::string& raw = scratch ? *scratch : local;
-  MPE_RETURN_IF_ERROR(payload_bytes(h, payload, &raw));
+  // Planes joined at the codec's stride: the unshuffle's 32 streams of loads then fall in
+  // different cache sets (plane_stride).
+  const size_t stride = h.flags & kChunkPlanes ? plane_stride(h.nrecords) : h.nrecords;
+  MPE_RETURN_IF_ERROR(payload_bytes(h, payload, stride, &raw));
   out->resize(h.nrecords);
   if (h.flags & kChunkShuffled)
-    unshuffle_records(raw.data(), h.nrecords, out->data());
+    unshuffle_records(raw.data(), h.nrecords, stride, out->data());
   else if (h.nrecords)
     std::memcpy(out->data(), raw.data(), raw.size());
   return Status();
 }
 
 Status decode_blob(const ChunkHeader& h, const char* payload, std::string* out) {
-  return payload_bytes(h, payload, out);
+  return payload_bytes(h, payload, h.nrecords, out);
 }
 
 }  // namespace mpe::format

@@ -137,13 +137,25 @@ std::string expect_round_trip(const std::vector<Record>& in) {
   EXPECT_TRUE(decode_blob(h, chunk.data() + sizeof h, &raw).ok()) << "n=" << n;
   EXPECT_EQ(raw, reference_shuffle(in)) << "n=" << n;
   std::string narrow(raw.size(), '\0');
-  shuffle_records(in.data(), n, narrow.data(), false);
+  shuffle_records(in.data(), n, narrow.data(), n, false);
   EXPECT_EQ(narrow, raw) << "n=" << n;
   std::vector<Record> out;
   EXPECT_TRUE(decode_events(h, chunk.data() + sizeof h, &out).ok()) << "n=" << n;
   EXPECT_TRUE(out.size() == in.size() && std::memcmp(out.data(), in.data(), in.size() * sizeof(Record)) == 0)
       << "n=" << n;
   return chunk;
+}
+
+// Whole pages of records (liblog's default buffer is 131072), where the codec pads its planes apart.
+TEST(Codec, ChunksOfWholePagesOfRecordsRoundTrip) {
+  std::mt19937_64 rng(11);
+  for (uint32_t n : {4096u, 131072u}) {
+    std::vector<Record> in;
+    for (uint32_t i = 0; i < n; ++i)
+      in.push_back(rec(static_cast<RecordKind>(1 + rng() % 8), i * 300 + rng() % 200, rng() % 9, 0, 1, 2,
+                       rng() % 4000));
+    expect_round_trip(in);
+  }
 }
 
 TEST(Codec, ShuffleKeepsTheFormatsByteLayoutForEveryLength) {

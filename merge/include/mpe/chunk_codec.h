@@ -16,10 +16,18 @@ namespace mpe::format {
 // (delta, shuffle, zstd level 1). Also fills the header's time range and summary.
 void encode_events(const Record* records, uint32_t n, uint32_t rank, uint32_t thread, int zstd_level,
                    std::string* out);
+// How far apart in memory the codec keeps the 32 byte planes of n records while it shuffles them:
+// n rounded up to an odd number of 64-byte cache lines. Why: at a stride of n = 131072 (a 4 MiB
+// buffer) every plane's bytes for the same records fall in the same cache set, and the shuffle's
+// 32 interleaved streams of stores then thrashed L1 and L2 (8 ways each): the shuffle took more
+// time than zstd, about 6% of a logged ping-pong's run. An odd number of lines puts the 32 planes
+// in 32 different sets of both.
+constexpr size_t plane_stride(uint32_t n) { return ((static_cast<size_t>(n) + 63) / 64 | 1) * 64; }
 // The byte shuffle of an events payload (docs/FORMAT.md): n records to 32 streams of n bytes at
-// out, times delta-encoded. With the widest vectors this CPU has (AVX2, else SSE2); `widest` false
-// takes SSE2 anyway, so that tests compare the two.
-void shuffle_records(const Record* in, uint32_t n, char* out, bool widest = true);
+// out, `stride` bytes apart (n for the format's layout, plane_stride(n) in the codec), times
+// delta-encoded. With the widest vectors this CPU has (AVX2, else SSE2); `widest` false takes SSE2
+// anyway, so that tests compare the two.
+void shuffle_records(const Record* in, uint32_t n, char* out, size_t stride, bool widest = true);
 // Fills an events chunk header's time range and summary from its n records. With AVX2 when this
 // CPU has it; `widest` false scans one record at a time anyway, so that tests compare the two.
 void summarize_events(const Record* records, uint32_t n, ChunkHeader* h, bool widest = true);

@@ -251,7 +251,7 @@ Bytes rma_bytes(const Call& c) noexcept {
   return b;
 }
 
-Bytes collective_bytes(const Call& c) noexcept {
+Bytes collective_bytes_general(const Call& c) noexcept {
   const bool in_place = c.has(role::sendbuf) && c.sendbuf == MPI_IN_PLACE;
   auto sbytes = [&] { return c.sendcount * type_size(c.sendtype); };
   auto rbytes = [&] { return c.recvcount * type_size(c.recvtype); };

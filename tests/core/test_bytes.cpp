@@ -195,6 +195,30 @@ TEST(CollectiveBytes, ReduceAllreduceExscan) {
   EXPECT_EQ(b.recv, g_rank == 0 ? 0 : 20);  // rank 0's result is undefined: nothing arrives
 }
 
+// The classes collective_bytes takes inline give what the general rule gives, in place or not,
+// for counts of zero and over 2^31 bytes, and for a derived type.
+TEST(CollectiveBytes, InlineClassesAgreeWithTheGeneralRule) {
+  MPI_Datatype pair;
+  MPI_Type_contiguous(2, MPI_DOUBLE, &pair);
+  MPI_Type_commit(&pair);
+  int dummy = 0;
+  for (CallClass cls : {CallClass::kAllreduce, CallClass::kScan, CallClass::kBarrier})
+    for (const void* buf : {static_cast<const void*>(&dummy), static_cast<const void*>(MPI_IN_PLACE)})
+      for (int64_t count : {int64_t{0}, int64_t{3}, int64_t{1} << 31})
+        for (MPI_Datatype type : {MPI_INT, pair}) {
+          Call c = make(
+              cls, role::sendbuf | role::recvbuf | role::sendcount | role::sendtype | role::op | role::comm);
+          c.sendbuf = buf;
+          c.sendcount = count;
+          c.sendtype = type;
+          const mpe::Bytes inline_rule = mpe::collective_bytes(c), general = mpe::collective_bytes_general(c);
+          EXPECT_EQ(inline_rule.sent, general.sent) << static_cast<int>(cls) << " count " << count;
+          EXPECT_EQ(inline_rule.recv, general.recv) << static_cast<int>(cls) << " count " << count;
+          if (cls != CallClass::kBarrier) EXPECT_EQ(inline_rule.sent, count * (type == pair ? 16 : 4));
+        }
+  MPI_Type_free(&pair);
+}
+
 TEST(CollectiveBytes, GatherWithAndWithoutInPlace) {
   int dummy = 0;
   Call c = make(CallClass::kGather, kRooted);

@@ -27,8 +27,8 @@ struct RequestInfo {
   // liblog's index of posted.msg.comm, taken when posted: the application may free the
   // communicator before the request completes.
   uint32_t comm = 0;
-  uint32_t serial = 0;    // kRecv, kSend, kCollective: the request's serial in its kRequestPost record
-  uint32_t snapshot = 0;  // the Wait/Test snapshot that last took this entry (see records.cpp)
+  uint32_t serial = 0;      // kRecv, kSend, kCollective: the request's serial in its kRequestPost record
+  uint32_t completion = 0;  // the Wait/Test that last completed this entry (see records.cpp)
 };
 
 // One thread's log: its record buffer, its requests, and what a Wait/Test in progress was given.
@@ -39,8 +39,8 @@ struct ThreadLog {
   uint32_t index = 0;
   RequestTable<RequestInfo> requests;
   uint32_t last_request = 0;         // serial of the last nonblocking request posted on this thread
-  uint32_t snapshots = 0;            // Wait/Test snapshots taken on this thread
-  std::vector<RequestInfo> snap[2];  // per call depth 0/1: what each request of a Wait/Test was
+  uint32_t completions = 0;          // Wait/Test calls whose completions this thread recorded
+  std::vector<MPI_Request> snap[2];  // per call depth 0/1: the request handles a Wait/Test was given
   traffic::ProbedMessages probed;    // Mprobe'd messages awaiting their Mrecv
   uint64_t* left_out = nullptr;      // MPE_LOG_FILTER: calls left out per routine (kFnCount), once one is
   ThreadLog* next = nullptr;

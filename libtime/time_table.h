@@ -52,13 +52,6 @@ struct TrackedRequest {
   bool file_read = false;
 };
 
-// For the Wait/Test in progress: request i's handle and what it was, since MPI overwrites
-// completed handles.
-struct SnapEntry {
-  MPI_Request request;
-  TrackedRequest what;
-};
-
 // The core's call-site cache of a thread before its first lookup: empty slots (pc 0, id 0).
 constexpr mpe::core::SiteCache kNoCache = {};
 
@@ -77,7 +70,9 @@ struct Table {
   Row unknown[mpe::kFnCount];  // site 0 ("unknown call site", out of memory) by routine
   Aliases aliases;
   mpe::RequestTable<TrackedRequest> requests;
-  SnapEntry snap[kSnapMax];
+  // For the Wait/Test in progress: request i's handle, since MPI overwrites completed handles.
+  // What it stands for stays in `requests` until the completion reads and erases it.
+  MPI_Request snap[kSnapMax];
   mpe::traffic::ProbedMessages probed;  // Mprobe'd messages awaiting their Mrecv
   Table* next;
 };

@@ -36,8 +36,10 @@ BYTES_TOLERANCE = within_relative(0.50)
 # are held within a factor of 2.5 either way. So are nbc_requests's: 4 ranks polling their
 # requests on 2 cores, the same binary's log measured 78 605 to 126 189 bytes (2026-11-30). And
 # flood's, bursts of thousands of messages in microseconds whose compression follows how the
-# bursts fell: +7% to +18% on MPICH, +30% to +45% on Open MPI in the runs above.
-JITTER_TOLERANCE = within_factor(2.5)
+# bursts fell: +7% to +18% on MPICH, +30% to +45% on Open MPI in the runs above. On 2026-12-08's
+# VM (an AMD EPYC, quieter still) nbc_requests's log was 0.40-0.45 bytes a record and its estimate
+# +95% to +171% over ten runs (2.7 times once), iprobe_poll's +79% to +115%: held within 3.
+JITTER_TOLERANCE = within_factor(3.0)
 
 # (name, ranks, argv after the program, bytes tolerance): the bytes of the ping-pong's log, whose
 # records compress better than its timings say, are printed, not checked (None; docs/estimate.md).

@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
   }
   MPI_Request requests[1024];
   char buffer[1024];
-  for (int i = 0; i < k; ++i) MPI_Irecv(buffer + i, 1, MPI_CHAR, MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &requests[i]);
+  for (int i = 0; i < k; ++i)
+    MPI_Irecv(buffer + i, 1, MPI_CHAR, MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &requests[i]);
   int index, flag;
   for (long i = 0; i < n; ++i) MPI_Testany(k, requests, &index, &flag, MPI_STATUS_IGNORE);
   for (int i = 0; i < k; ++i) {

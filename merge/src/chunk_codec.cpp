@@ -279,8 +279,10 @@ Status decode_events(const ChunkHeader& h, const char* payload, std::vector<Reco
   std::string local;
   std::string& raw = scratch ? *scratch : local;
   // Planes joined at the codec's stride: the unshuffle's 32 streams of loads then fall in
-  // different cache sets (plane_stride).
-  const size_t stride = h.flags & kChunkPlanes ? plane_stride(h.nrecords) : h.nrecords;
+  // different cache sets (plane_stride). Unshuffled bytes are copied as they are, n apart
+  // (check_chunk_header rejects planes without the shuffle; this does not rely on it).
+  const bool padded = (h.flags & kChunkPlanes) && (h.flags & kChunkShuffled);
+  const size_t stride = padded ? plane_stride(h.nrecords) : h.nrecords;
   MPE_RETURN_IF_ERROR(payload_bytes(h, payload, stride, &raw));
   out->resize(h.nrecords);
   if (h.flags & kChunkShuffled)

@@ -6,7 +6,6 @@
 //        encode_log --time LOG: encodes and decodes all chunks, in memory, 5 times, and prints
 //        the medians in ns per record (wall clock: run it on a quiet machine, or A/B two builds
 //        alternately).
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +15,7 @@
 
 #include "mpe/chunk_codec.h"
 #include "mpe/log_reader.h"
+#include "paired.h"
 
 namespace {
 
@@ -38,11 +38,6 @@ bool read_chunks(const char* path, std::vector<std::vector<Record>>* chunks) {
     chunks->push_back(std::move(chunk));
   }
   return true;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 int time_codec(const std::vector<std::vector<Record>>& chunks) {
@@ -83,7 +78,7 @@ int time_codec(const std::vector<std::vector<Record>>& chunks) {
   std::printf(
       "%zu records: encode %.1f ns a record, decode %.1f ns a record (medians of 5 passes), %.3f bytes a "
       "record\n",
-      records, median(encode_ns), median(decode_ns),
+      records, mpe::bench::median(encode_ns), mpe::bench::median(decode_ns),
       static_cast<double>(bytes) / static_cast<double>(records));
   return 0;
 }
